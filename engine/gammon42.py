@@ -1,0 +1,81 @@
+"""Gammon42 Elo with the doubling cube.
+
+Source: seed 002 ("How ELO Rating Works in Gammon42", version 1.3.1) and SPEC 2.1. This module
+follows the article's Go server code (``KFor``, ``CalculateChangeWithK``, ``expectedScore``)
+step for step, in the same order of float operations, so that our numbers match theirs:
+
+    expected = 1 / (1 + 10^((opponent - you) / divisor))
+    change   = round_half_away(K * (result - expected) * coefficient)
+    coefficient = 1 + log2(cube) / 6,  cube in {1, 2, 4, ..., 64}
+
+Each player uses their own K (32, or 16 after a heavy ranked week), so the two changes differ
+when the Ks do. Go's ratings are ints; ours are floats holding whole numbers, used as they are.
+"""
+
+import math
+from typing import Final
+
+from engine.curves import pow10
+from engine.rounding import round_half_away
+from engine.rulesets import Gammon42Rules
+from engine.types import Game, PlayerState, RatingChange, SideChange
+
+__all__ = ["CUBE_VALUES", "cube_coefficient", "expected_score", "k_for", "rate"]
+
+# Seed 002's cube table: 1 to 64. Anything else (3, 0, 128) is an invalid event (SPEC 3).
+CUBE_VALUES: Final[frozenset[int]] = frozenset(2**i for i in range(7))
+
+# "Each doubling adds one sixth of the way to the maximum" of 2.0 at cube 64.
+_CUBE_DOUBLINGS_TO_MAX: Final = 6
+
+
+def expected_score(player: float, opponent: float, divisor: float) -> float:
+    """Return ``player``'s expected score against ``opponent`` (Go ``expectedScore``)."""
+    return 1.0 / (1.0 + pow10((opponent - player) / divisor))
+
+
+def cube_coefficient(cube: int) -> float:
+    """Return the cube multiplier ``1 + log2(cube) / 6``; ``ValueError`` outside 1..64."""
+    if isinstance(cube, bool) or cube not in CUBE_VALUES:
+        raise ValueError(f"cube: must be one of {sorted(CUBE_VALUES)}, got {cube!r}")
+    return 1.0 + math.log2(cube) / _CUBE_DOUBLINGS_TO_MAX
+
+
+def k_for(recent_ranked_games: int, rules: Gammon42Rules) -> int:
+    """Return the K for a player with this many ranked games in the window (Go ``KFor``).
+
+    Versions before 1.3.1 had no heavy-volume K, hence the ``heavy_volume`` switch.
+    """
+    if rules.heavy_volume and recent_ranked_games >= rules.heavy_games:
+        return rules.heavy_k
+    return rules.k
+
+
+def rate(rules: Gammon42Rules, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
+    """Score one ranked game (Go ``CalculateChangeWithK``)."""
+    coefficient = cube_coefficient(game.cube)
+    winner_k = k_for(winner.recent_ranked_games, rules)
+    loser_k = k_for(loser.recent_ranked_games, rules)
+    expected_winner = expected_score(winner.rating, loser.rating, rules.divisor)
+    # The Go code derives the loser's expectation from the winner's rather than recomputing it;
+    # doing the same keeps equal-K games exactly zero-sum.
+    expected_loser = 1 - expected_winner
+    winner_delta = round_half_away(float(winner_k) * (1 - expected_winner) * coefficient)
+    loser_delta = round_half_away(float(loser_k) * (0 - expected_loser) * coefficient)
+    return RatingChange(
+        winner=SideChange(
+            before=winner.rating,
+            after=winner.rating + winner_delta,
+            delta=float(winner_delta),
+            k=float(winner_k),
+            expected=expected_winner,
+        ),
+        loser=SideChange(
+            before=loser.rating,
+            after=loser.rating + loser_delta,
+            delta=float(loser_delta),
+            k=float(loser_k),
+            expected=expected_loser,
+        ),
+        coefficient=coefficient,
+    )

@@ -1,0 +1,63 @@
+"""ProStriker: classic Elo with K tiers by rated games.
+
+Source: seed 004 ("Wie die Rangliste funktioniert") and SPEC 2.3:
+
+    expected_A = 1 / (1 + 10^((B - A) / 400))
+    change     = round_half_away(K * (result - expected))
+    K          = 40 below 30 rated games, 24 for 30-199, 16 from 200; no floor or ceiling
+
+Each player uses their own K. The seed does not state the rounding, but its worked example
+lands on whole ratings (1212 / 1388, 1196 / 1404), so SPEC 2.3 rounds half away from zero.
+"""
+
+from engine.curves import pow10
+from engine.rounding import round_half_away
+from engine.rulesets import ProStrikerRules
+from engine.types import Game, PlayerState, RatingChange, SideChange
+
+__all__ = ["expected_score", "k_for", "rate"]
+
+
+def expected_score(a: float, b: float, divisor: float) -> float:
+    """Return A's expected score against B."""
+    return 1.0 / (1.0 + pow10((b - a) / divisor))
+
+
+def k_for(rated_games: int, rules: ProStrikerRules) -> int:
+    """Return the K for a player with ``rated_games`` rated games so far (seed 004's tiers)."""
+    for games_below, k in rules.k_tiers:
+        if rated_games < games_below:
+            return k
+    return rules.k_established
+
+
+def rate(
+    rules: ProStrikerRules, winner: PlayerState, loser: PlayerState, game: Game
+) -> RatingChange:
+    """Score one rated game; ``game`` carries nothing ProStriker uses (no cube, no match)."""
+    del game  # same signature as the other rulesets, so dispatch stays uniform
+    winner_k = k_for(winner.rated_games, rules)
+    loser_k = k_for(loser.rated_games, rules)
+    expected_winner = expected_score(winner.rating, loser.rating, rules.divisor)
+    # Seed 004: "the two expectations add up to one". Deriving one from the other keeps
+    # equal-K games exactly zero-sum even at a rounding tie.
+    expected_loser = 1 - expected_winner
+    winner_delta = round_half_away(winner_k * (1 - expected_winner))
+    loser_delta = round_half_away(loser_k * (0 - expected_loser))
+    return RatingChange(
+        winner=SideChange(
+            before=winner.rating,
+            after=winner.rating + winner_delta,
+            delta=float(winner_delta),
+            k=float(winner_k),
+            expected=expected_winner,
+        ),
+        loser=SideChange(
+            before=loser.rating,
+            after=loser.rating + loser_delta,
+            delta=float(loser_delta),
+            k=float(loser_k),
+            expected=expected_loser,
+        ),
+        coefficient=1.0,
+    )

@@ -1,0 +1,69 @@
+"""Engine-side values: a player's state before a game, the game, and the rating change.
+
+These are separate from the wire contracts in ``schemas/`` (SPEC 3) so that a contract change
+is a mapping change in the worker, never a change to the maths here.
+"""
+
+import math
+from dataclasses import dataclass
+
+__all__ = ["Game", "PlayerState", "Preview", "RatingChange", "SideChange"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerState:
+    """One player's state on one ladder immediately before a game."""
+
+    rating: float
+    rated_games: int = 0  # rated games so far on this ladder (prostriker K tiers)
+    experience: int = 0  # fibs: total length of rated matches so far
+    recent_ranked_games: int = 0  # gammon42: ranked games in the window before this game
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.rating):
+            raise ValueError(f"rating: must be a finite number, got {self.rating!r}")
+        for field in ("rated_games", "experience", "recent_ranked_games"):
+            value = getattr(self, field)
+            if value < 0:
+                raise ValueError(f"{field}: must be >= 0, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """What a ruleset needs to know about one finished game or match."""
+
+    cube: int = 1  # gammon42: the cube on the board at the end (validated by gammon42)
+    match_length: int = 1  # fibs: N, the match length in points
+
+    def __post_init__(self) -> None:
+        if self.match_length < 1:
+            raise ValueError(f"match_length: must be >= 1, got {self.match_length!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class SideChange:
+    """One side's rating change."""
+
+    before: float
+    after: float
+    delta: float  # int-valued float for gammon42/prostriker, unrounded for fibs
+    k: float  # K used (gammon42/prostriker); for fibs the newcomer multiplier
+    expected: float  # this side's expected score / win probability
+
+
+@dataclass(frozen=True, slots=True)
+class RatingChange:
+    """Both sides' changes for one rated game."""
+
+    winner: SideChange
+    loser: SideChange
+    coefficient: float  # gammon42 cube coefficient; 1.0 elsewhere
+
+
+@dataclass(frozen=True, slots=True)
+class Preview:
+    """What a game would do to player a's rating (SPEC 4 preview, seed 003 calculator)."""
+
+    win_probability: float  # for player a
+    if_win: float  # a's delta if a wins
+    if_lose: float  # a's delta if a loses (negative)

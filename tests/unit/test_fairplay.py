@@ -1,0 +1,221 @@
+"""Fair-play verdicts (SPEC 2.4, seeds 003 and 004) and network tokens (SPEC 2.4 step 4)."""
+
+import dataclasses
+import hashlib
+import hmac
+
+import pytest
+
+from engine.fairplay import (
+    FILTERS,
+    FairPlayConfig,
+    FairPlayFacts,
+    Reason,
+    bot,
+    not_ranked,
+    pair_limit,
+    shared_network,
+    verdict,
+)
+from engine.network import network_token
+
+DEFAULTS = FairPlayConfig()
+CLEAN = FairPlayFacts(
+    mode="ranked",
+    winner_is_bot=False,
+    loser_is_bot=False,
+    winner_network="net-a",
+    loser_network="net-b",
+    pair_rated_games=0,
+)
+KEY = b"test-network-key"
+
+
+def facts(**changes: object) -> FairPlayFacts:
+    return dataclasses.replace(CLEAN, **changes)  # type: ignore[arg-type]
+
+
+def test_a_clean_ranked_game_is_rated() -> None:
+    """No filter matches a ranked game between two humans on different networks."""
+    assert None is verdict(CLEAN, DEFAULTS)
+
+
+def test_filters_run_in_spec_order() -> None:
+    """SPEC 2.4: not ranked, then bot, then shared network, then the pair limit."""
+    assert (not_ranked, bot, shared_network, pair_limit) == FILTERS
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"mode": "boosted"}, Reason.NOT_RANKED),
+        ({"mode": "tournament"}, Reason.NOT_RANKED),
+        ({"winner_is_bot": True}, Reason.BOT),
+        ({"loser_is_bot": True}, Reason.BOT),
+        ({"loser_network": "net-a"}, Reason.SHARED_NETWORK),
+        ({"pair_rated_games": 3}, Reason.PAIR_LIMIT),
+        ({"mode": "boosted", "winner_is_bot": True}, Reason.NOT_RANKED),
+        ({"winner_is_bot": True, "loser_network": "net-a"}, Reason.BOT),
+        ({"loser_network": "net-a", "pair_rated_games": 9}, Reason.SHARED_NETWORK),
+        (
+            {
+                "mode": "tournament",
+                "loser_is_bot": True,
+                "loser_network": "net-a",
+                "pair_rated_games": 9,
+            },
+            Reason.NOT_RANKED,
+        ),
+    ],
+)
+def test_the_first_matching_filter_decides(changes: dict[str, object], reason: Reason) -> None:
+    """SPEC 2.4: the first filter that matches decides (a boosted bot game ⇒ not_ranked)."""
+    assert reason == verdict(facts(**changes), DEFAULTS)
+
+
+@pytest.mark.parametrize(
+    ("switch", "changes"),
+    [
+        ("not_ranked", {"mode": "boosted"}),
+        ("bots", {"winner_is_bot": True}),
+        ("shared_network", {"loser_network": "net-a"}),
+        ("pair_limit", {"pair_rated_games": 3}),
+    ],
+)
+def test_each_filter_can_be_switched_off(switch: str, changes: dict[str, object]) -> None:
+    """SPEC 2.4: each filter can be switched off in the ladder's config."""
+    off = dataclasses.replace(DEFAULTS, **{switch: False})
+    assert None is verdict(facts(**changes), off)
+
+
+def test_a_switched_off_filter_lets_the_next_one_decide() -> None:
+    """With the bot filter off, a bot game on a shared network is caught by the next filter."""
+    off = FairPlayConfig(bots=False)
+    assert Reason.SHARED_NETWORK == verdict(facts(winner_is_bot=True, loser_network="net-a"), off)
+
+
+@pytest.mark.parametrize(
+    ("winner_network", "loser_network", "reason"),
+    [
+        ("net-a", "net-a", Reason.SHARED_NETWORK),
+        ("net-a", "net-b", None),
+        (None, "net-a", None),
+        ("net-a", None, None),
+        (None, None, None),
+    ],
+)
+def test_a_network_is_shared_only_when_both_tokens_are_present_and_equal(
+    winner_network: str | None, loser_network: str | None, reason: Reason | None
+) -> None:
+    """Seed 004: players who appear to share a network; a missing token proves nothing."""
+    changes = {"winner_network": winner_network, "loser_network": loser_network}
+    assert reason == verdict(facts(**changes), DEFAULTS)
+
+
+@pytest.mark.parametrize(
+    ("pair_rated_games", "reason"),
+    [(0, None), (2, None), (3, Reason.PAIR_LIMIT), (10, Reason.PAIR_LIMIT)],
+)
+def test_only_the_first_3_rated_games_of_a_pair_in_24_hours_count(
+    pair_rated_games: int, reason: Reason | None
+) -> None:
+    """Seed 003 section 06: with 2 earlier rated games the third is rated; with 3 it is not."""
+    assert reason == verdict(facts(pair_rated_games=pair_rated_games), DEFAULTS)
+
+
+def test_the_pair_limit_is_configurable() -> None:
+    """SPEC 2.4: "N rated games (default 3)"."""
+    assert Reason.PAIR_LIMIT == verdict(
+        facts(pair_rated_games=1), FairPlayConfig(pair_limit_games=1)
+    )
+
+
+def test_reasons_store_as_their_snake_case_names() -> None:
+    """The audit row stores the reason's string value."""
+    assert ["not_ranked", "bot", "shared_network", "pair_limit"] == [str(r) for r in Reason]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"mode": "casual"}, "mode"),
+        ({"mode": "RANKED"}, "mode"),
+        ({"pair_rated_games": -1}, "pair_rated_games"),
+    ],
+)
+def test_facts_reject_values_the_engine_does_not_know(
+    changes: dict[str, object], field: str
+) -> None:
+    """The wire alias "casual" must be mapped to "boosted" before it reaches the engine."""
+    with pytest.raises(ValueError, match=field):
+        facts(**changes)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{"pair_limit_games": 0}, {"pair_window_hours": 0}],
+)
+def test_config_rejects_empty_limits(changes: dict[str, int]) -> None:
+    """A pair limit of 0 games or 0 hours is a config error; switch the filter off instead."""
+    with pytest.raises(ValueError, match=next(iter(changes))):
+        FairPlayConfig(**changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("203.0.113.9", "203.0.113.200"),
+        ("203.0.113.9", "::ffff:203.0.113.77"),
+        ("2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff"),
+        (" 203.0.113.9 ", "203.0.113.0"),
+    ],
+)
+def test_addresses_in_one_network_get_one_token(a: str, b: str) -> None:
+    """IPv4 by /24, IPv6 by /64, IPv4-mapped IPv6 as IPv4 (SPEC 2.4 step 4)."""
+    assert network_token(a, KEY) == network_token(b, KEY)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("203.0.113.9", "203.0.114.9"),
+        ("2001:db8:1:2::1", "2001:db8:1:3::1"),
+        ("10.0.0.1", "::a00:1"),  # IPv4-compatible is not IPv4-mapped
+    ],
+)
+def test_addresses_in_different_networks_get_different_tokens(a: str, b: str) -> None:
+    """A different /24 (IPv4) or /64 (IPv6) gives a different token."""
+    assert network_token(a, KEY) != network_token(b, KEY)
+
+
+def test_tokens_depend_on_the_key() -> None:
+    """The hash is keyed, so a token cannot be reversed by hashing all 2^24 /24s."""
+    assert network_token("203.0.113.9", KEY) != network_token("203.0.113.9", b"other key")
+
+
+def test_a_token_is_ip_dash_32_hex_digits_of_the_hmac() -> None:
+    """The token is "ip-" + the first 32 hex digits of HMAC-SHA256(key, "a.b.c.0/24")."""
+    expected = "ip-" + hmac.new(KEY, b"203.0.113.0/24", hashlib.sha256).hexdigest()[:32]
+    assert expected == network_token("203.0.113.9", KEY)
+
+
+@pytest.mark.parametrize("ip", ["203.0.113.9", "2001:db8:1:2::1", "::ffff:203.0.113.9"])
+def test_the_raw_address_never_appears_in_the_token(ip: str) -> None:
+    """SPEC 2.4 decision: the worker never stores or logs the raw address."""
+    token = network_token(ip, KEY)
+    assert ip not in token and "203.0.113" not in token and "2001:db8" not in token
+
+
+@pytest.mark.parametrize("ip", ["", "not-an-ip", "203.0.113", "203.0.113.256", "2001:db8::g"])
+def test_an_unparsable_address_raises_without_quoting_it(ip: str) -> None:
+    """A bad address is a ValueError whose message does not repeat the input."""
+    with pytest.raises(ValueError) as raised:
+        network_token(ip, KEY)
+    assert ip == "" or ip not in str(raised.value)
+    assert raised.value.__cause__ is None and raised.value.__suppress_context__
+
+
+def test_an_empty_key_is_rejected() -> None:
+    """An empty HMAC key would make the token an unkeyed, reversible hash."""
+    with pytest.raises(ValueError, match="key"):
+        network_token("203.0.113.9", b"")
