@@ -1,0 +1,86 @@
+"""Shared fixtures: every test gets its own PostgreSQL schema and its own flushed Redis db.
+
+``LADDER_TEST_DATABASE_URL`` (default ``postgresql://root@127.0.0.1/test``) and
+``LADDER_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379``) name the servers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from redis import Redis
+from sqlalchemy import create_engine, text
+
+from worker.settings import Settings, normalise_database_url
+
+BASE_DATABASE_URL = normalise_database_url(
+    os.environ.get("LADDER_TEST_DATABASE_URL", "postgresql://root@127.0.0.1/test")
+)
+BASE_REDIS_URL = os.environ.get("LADDER_TEST_REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
+
+
+def _redis_db() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return 1 + int(worker.removeprefix("gw") or 0) % 14
+
+
+@pytest.fixture
+def database_url() -> Iterator[str]:
+    """A fresh, empty PostgreSQL schema, dropped afterwards."""
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    admin = create_engine(BASE_DATABASE_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    sep = "&" if "?" in BASE_DATABASE_URL else "?"
+    yield f"{BASE_DATABASE_URL}{sep}options={quote(f'-csearch_path={schema}')}"
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+@pytest.fixture
+def redis_url() -> Iterator[str]:
+    """A Redis database number of this test's own, flushed before and after."""
+    url = f"{BASE_REDIS_URL}/{_redis_db()}"
+    client = Redis.from_url(url)
+    client.flushdb()
+    yield url
+    client.flushdb()
+    client.close()
+
+
+@pytest.fixture
+def settings(database_url: str, redis_url: str) -> Settings:
+    return Settings(redis_url=redis_url, database_url=database_url, job_retry_intervals=(0,) * 5)
+
+
+@pytest.fixture
+def runtime(settings: Settings) -> Iterator[Any]:
+    """A migrated Runtime wired to this test's PostgreSQL schema and Redis db."""
+    from worker.migrate import upgrade
+    from worker.runtime import Runtime
+
+    rt = Runtime(settings)
+    upgrade(rt.engine)
+    yield rt
+    rt.close()
+
+
+def publish(rt: Any, *events: dict[str, Any] | str) -> None:
+    """RPUSH events onto the inbox exactly as a game server would."""
+    from worker import keys
+
+    for event in events:
+        rt.redis.rpush(keys.INBOX, event if isinstance(event, str) else json.dumps(event))
+
+
+def drain(rt: Any) -> None:
+    from worker import runner
+
+    runner.run_burst(rt)

@@ -1,0 +1,50 @@
+"""Reading back what the pipeline wrote, from PostgreSQL and Redis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+
+from worker import keys
+from worker.db import events, players, rating_changes
+
+
+def board(rt: Any, ladder: str, kind: str = "rating") -> dict[str, float]:
+    key = {"rating": keys.rating, "public": keys.public, "boosted": keys.boosted}[kind](ladder)
+    return {m.decode(): s for m, s in rt.redis.zrange(key, 0, -1, withscores=True)}
+
+
+def card(rt: Any, ladder: str, player_id: str) -> dict[str, str]:
+    raw = rt.redis.hgetall(keys.player(ladder, player_id))
+    return {k.decode(): v.decode() for k, v in raw.items()}
+
+
+def audit(rt: Any, ladder: str | None = None) -> list[dict[str, Any]]:
+    query = select(events).order_by(events.c.processed_at, events.c.event_id)
+    if ladder:
+        query = query.where(events.c.ladder == ladder)
+    with rt.engine.connect() as conn:
+        return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def ledger(rt: Any, ladder: str, player_id: str) -> list[dict[str, Any]]:
+    query = (
+        select(rating_changes)
+        .where(rating_changes.c.ladder == ladder, rating_changes.c.player_id == player_id)
+        .order_by(rating_changes.c.id)
+    )
+    with rt.engine.connect() as conn:
+        return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def stored_players(rt: Any, ladder: str) -> dict[str, dict[str, Any]]:
+    with rt.engine.connect() as conn:
+        rows = conn.execute(select(players).where(players.c.ladder == ladder)).mappings()
+        return {row["player_id"]: dict(row) for row in rows}
+
+
+def outcome(rt: Any, ladder: str, event_id: str) -> tuple[str, str | None]:
+    rows = [r for r in audit(rt, ladder) if r["event_id"] == event_id]
+    assert len(rows) == 1, f"expected one audit row for {event_id}, found {len(rows)}"
+    return rows[0]["outcome"], rows[0]["reason"]

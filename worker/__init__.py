@@ -1,0 +1,1 @@
+"""ladder's worker side: settings, adapters (Redis, PostgreSQL, RQ), the service and the CLI."""

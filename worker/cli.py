@@ -1,0 +1,196 @@
+"""The ``ladder`` command line. Settings are read once here and passed down."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from worker.config import ConfigError
+from worker.settings import Settings, SettingsError
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from worker import logs
+
+    logs.configure(args.log_level)
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"ladder: {exc}", file=sys.stderr)
+        return 2
+    from worker.runtime import Runtime
+
+    rt = Runtime(settings)
+    try:
+        result: int = args.handler(rt, args)
+        return result
+    except ConfigError as exc:
+        print(f"ladder: configuration refused: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        rt.close()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ladder", description=__doc__)
+    parser.add_argument("--log-level", default="INFO")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("migrate", help="create or upgrade the PostgreSQL schema")
+    p.set_defaults(handler=cmd_migrate)
+
+    p = sub.add_parser("worker", help="run a worker")
+    p.add_argument("--burst", action="store_true", help="drain inbox and queue, then exit")
+    p.set_defaults(handler=cmd_worker)
+
+    p = sub.add_parser("publish", help="publish JSON-lines events to the inbox")
+    p.add_argument("file", help="a file of one JSON event per line, or - for standard input")
+    p.set_defaults(handler=cmd_publish)
+
+    p = sub.add_parser("top", help="the top of a leaderboard")
+    p.add_argument("ladder")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--board", choices=["rating", "public", "boosted"], default="rating")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_top)
+
+    dlq = sub.add_parser("dlq", help="the dead-letter queue").add_subparsers(
+        dest="dlq_command", required=True
+    )
+    p = dlq.add_parser("list", help="list dead-lettered events")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--reason")
+    p.add_argument("--ladder")
+    p.set_defaults(handler=cmd_dlq_list)
+
+    config = sub.add_parser("config", help="the ladder configuration").add_subparsers(
+        dest="config_command", required=True
+    )
+    p = config.add_parser("show", help="print the effective configuration")
+    p.add_argument("--path", action="store_true", help="print the file in use as the last line")
+    p.set_defaults(handler=cmd_config_show)
+    return parser
+
+
+def cmd_migrate(rt: Any, args: argparse.Namespace) -> int:
+    from worker.migrate import upgrade
+
+    upgrade(rt.engine)
+    print("ladder: schema is up to date")
+    return 0
+
+
+def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
+    from worker import runner
+
+    rt.config  # refuse a broken configuration before touching the queue  # noqa: B018
+    if rt.settings.network_key_is_default:
+        print(
+            "ladder: LADDER_NETWORK_KEY is not set; raw IPs are hashed with a development key",
+            file=sys.stderr,
+        )
+    if args.burst:
+        runner.run_burst(rt)
+    else:
+        runner.run_forever(rt)
+    return 0
+
+
+def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
+    from worker import keys
+
+    stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+    count = 0
+    with stream, rt.redis.pipeline(transaction=False) as pipe:
+        for line in stream:
+            line = line.strip()
+            if not line:
+                continue
+            pipe.rpush(keys.INBOX, line)
+            count += 1
+            if count % 1000 == 0:
+                pipe.execute()
+        pipe.execute()
+    print(f"ladder: published {count} events", file=sys.stderr)
+    return 0
+
+
+def cmd_top(rt: Any, args: argparse.Namespace) -> int:
+    from engine import display_rating
+    from worker import reader
+
+    ladder_config = rt.config.ladder(args.ladder)
+    if ladder_config is None:
+        print(f"ladder: no ladder named {args.ladder!r}", file=sys.stderr)
+        return 2
+    entries = reader.top(rt.redis, args.ladder, args.limit, args.board)
+    if args.json:
+        print(json.dumps([e.as_json() for e in entries]))
+        return 0
+    print(f"{args.ladder} ({args.board})")
+    print(f"{'rank':>5}  {'player':<24} {'rating':>9}")
+    for entry in entries:
+        shown = (
+            str(int(entry.rating))
+            if args.board == "boosted"
+            else display_rating(ladder_config.current, entry.rating)
+        )
+        print(f"{entry.rank:>5}  {entry.player_id:<24} {shown:>9}")
+    if not entries:
+        print("  (no rated players yet)")
+    return 0
+
+
+def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
+    now = datetime.now(UTC)
+    letters = [
+        letter
+        for letter in rt.dead_letters.list()
+        if (args.reason is None or letter.reason == args.reason)
+        and (args.ladder is None or letter.ladder == args.ladder)
+    ]
+    if args.json:
+        print(json.dumps([letter.as_json(now) for letter in letters]))
+        return 0
+    print(f"{'id':<45} {'event_id':<20} {'ladder':<12} {'reason':<22} age")
+    for letter in letters:
+        item = letter.as_json(now)
+        print(
+            f"{letter.id:<45} {str(letter.event_id):<20} {str(letter.ladder):<12} "
+            f"{letter.reason:<22} {item['age_seconds']}s"
+        )
+    return 0
+
+
+def cmd_config_show(rt: Any, args: argparse.Namespace) -> int:
+    config = rt.config
+    shown = {
+        name: {
+            "ruleset": lc.ruleset,
+            "boosted_board": lc.boosted_board,
+            "public_board": lc.public_board,
+            "linking": lc.linking,
+            "fairplay": dataclasses.asdict(lc.fairplay),
+            "versions": [
+                {"effective_from": v.effective_from.isoformat(), **dataclasses.asdict(v.rules)}
+                for v in lc.versions
+            ],
+        }
+        for name, lc in config.ladders.items()
+    }
+    print(json.dumps(shown, indent=2))
+    if args.path:
+        print(Path(config.path).resolve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""Ladder configuration: which ladders exist, their ruleset and its versioned parameters.
+
+Read from a TOML file (``LADDER_CONFIG``, else the shipped ``defaults/ladders.toml``) once
+at start-up. A file that cannot be used is refused with a ``ConfigError`` that names the
+line and the field, so a worker never starts on a half-understood configuration.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from engine import RULESET_KINDS, FairPlayConfig, Ruleset
+
+DEFAULT_CONFIG = "defaults/ladders.toml"
+LADDER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+LADDER_OPTIONS = {"ruleset", "boosted_board", "public_board", "linking", "fairplay", "versions"}
+
+
+class ConfigError(ValueError):
+    """The ladder configuration file cannot be used."""
+
+
+@dataclass(frozen=True)
+class RulesVersion:
+    effective_from: datetime
+    rules: Ruleset
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    name: str
+    ruleset: str
+    versions: tuple[RulesVersion, ...]
+    fairplay: FairPlayConfig
+    boosted_board: bool = False
+    public_board: bool = False
+    linking: bool = True
+
+    def rules_at(self, when: datetime) -> Ruleset:
+        """The parameters in force at ``when`` (the first version for anything earlier)."""
+        starts = [v.effective_from for v in self.versions]
+        index = bisect.bisect_right(starts, when) - 1
+        return self.versions[max(index, 0)].rules
+
+    @property
+    def current(self) -> Ruleset:
+        return self.rules_at(datetime.now(UTC))
+
+
+@dataclass(frozen=True)
+class Config:
+    ladders: dict[str, LadderConfig]
+    path: str
+
+    def ladder(self, name: str) -> LadderConfig | None:
+        return self.ladders.get(name)
+
+
+def default_config_path() -> Path:
+    return Path(str(resources.files("worker").joinpath(DEFAULT_CONFIG)))
+
+
+def load_config(path: Path | None = None) -> Config:
+    path = path or default_config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the ladder configuration: {exc.strerror}") from None
+    return parse_config(text, str(path))
+
+
+def parse_config(text: str, source: str = "<config>") -> Config:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+    lines = _LineIndex(text)
+    ladders_table = data.get("ladders")
+    if not isinstance(ladders_table, dict) or not ladders_table:
+        raise ConfigError(f"{source}: no [ladders.<name>] table: at least one ladder is needed")
+    ladders = {}
+    for name, table in ladders_table.items():
+        ladders[name] = _parse_ladder(name, table, source, lines)
+    return Config(ladders=ladders, path=source)
+
+
+def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> LadderConfig:
+    def fail(field: str, message: str, *path: str | int) -> ConfigError:
+        line = lines.find(("ladders", name, *path), field)
+        where = f"{source}, line {line}" if line else source
+        dotted = ".".join([f"ladders.{name}", *(f"{p}" for p in path if isinstance(p, str))])
+        index = next((p for p in path if isinstance(p, int)), None)
+        if index is not None:
+            dotted = f"ladders.{name}.versions[{index}]"
+        return ConfigError(f"{where}: field {dotted}.{field}: {message}")
+
+    if not LADDER_NAME.match(name):
+        raise ConfigError(f"{source}: ladder name {name!r} must be 1-64 of A-Z a-z 0-9 _ . -")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: ladders.{name} must be a table")
+    for key in table:
+        if key not in LADDER_OPTIONS:
+            raise fail(key, "unknown option")
+    kind = table.get("ruleset")
+    if kind not in RULESET_KINDS:
+        raise fail("ruleset", f"must be one of {', '.join(sorted(RULESET_KINDS))}, not {kind!r}")
+    flags = {}
+    for flag in ("boosted_board", "public_board", "linking"):
+        value = table.get(flag, flag == "linking")
+        if not isinstance(value, bool):
+            raise fail(flag, "must be true or false")
+        flags[flag] = value
+    fairplay = _build(
+        FairPlayConfig, table.get("fairplay", {}), lambda f, m: fail(f, m, "fairplay")
+    )
+    raw_versions = table.get("versions")
+    if not isinstance(raw_versions, list) or not raw_versions:
+        raise fail("versions", "at least one [[ladders.<name>.versions]] entry is needed")
+    rules_class = RULESET_KINDS[kind]
+    versions: list[RulesVersion] = []
+    params: dict[str, Any] = {}
+    for index, entry in enumerate(raw_versions):
+
+        def vfail(field: str, message: str, _i: int = index) -> ConfigError:
+            return fail(field, message, "versions", _i)
+
+        if not isinstance(entry, dict):
+            raise vfail("", "must be a table")
+        when = entry.get("effective_from")
+        if isinstance(when, datetime) and when.tzinfo is not None:
+            when = when.astimezone(UTC)
+        else:
+            raise vfail(
+                "effective_from", "must be a date-time with an offset, e.g. 2026-10-01T00:00:00Z"
+            )
+        if versions and when <= versions[-1].effective_from:
+            raise vfail("effective_from", "must be later than the version before it")
+        version_name = entry.get("version")
+        if not isinstance(version_name, str) or not version_name:
+            raise vfail("version", "must be a non-empty string")
+        params.update({k: v for k, v in entry.items() if k != "effective_from"})
+        rules = _build(rules_class, params, vfail)
+        versions.append(RulesVersion(effective_from=when, rules=rules))
+    return LadderConfig(
+        name=name,
+        ruleset=kind,
+        versions=tuple(versions),
+        fairplay=fairplay,
+        **flags,
+    )
+
+
+def _build(cls: Any, values: Any, fail: Any) -> Any:
+    """Build a parameter dataclass, checking each value against the field's default type."""
+    if not isinstance(values, dict):
+        raise fail("", "must be a table")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        field = fields.get(key)
+        if field is None:
+            raise fail(key, f"unknown parameter for {getattr(cls, 'kind', cls.__name__)}")
+        kwargs[key] = _coerce(field.default, value, lambda m, k=key: fail(k, m))
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise fail(_field_named_in(str(exc), fields), str(exc)) from None
+
+
+def _coerce(default: Any, value: Any, fail: Any) -> Any:
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise fail("must be true or false")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise fail("must be a whole number")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise fail("must be a number")
+        return float(value)
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise fail("must be a string")
+        return value
+    if isinstance(default, tuple):
+        if not isinstance(value, list):
+            raise fail("must be an array")
+        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
+    return value
+
+
+def _field_named_in(message: str, fields: dict[str, Any]) -> str:
+    return next((name for name in fields if name in message), "")
+
+
+class _LineIndex:
+    """Maps (table path, key) to the line it is set on, for error messages."""
+
+    def __init__(self, text: str) -> None:
+        self._lines: dict[tuple[tuple[str | int, ...], str], int] = {}
+        self._tables: dict[tuple[str | int, ...], int] = {}
+        counters: dict[tuple[str, ...], int] = {}
+        current: tuple[str | int, ...] = ()
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.split("#", 1)[0].strip()
+            if line.startswith("[["):
+                parts = tuple(p.strip().strip('"') for p in line.strip("[]").split("."))
+                index = counters.get(parts, 0)
+                counters[parts] = index + 1
+                current = (*parts, index)
+                self._tables[current] = number
+            elif line.startswith("["):
+                current = tuple(p.strip().strip('"') for p in line.strip("[]").split("."))
+                self._tables[current] = number
+            elif "=" in line:
+                key = line.split("=", 1)[0].strip().strip('"')
+                self._lines[(current, key)] = number
+
+    def find(self, table: tuple[str | int, ...], key: str) -> int | None:
+        if key and (table, key) in self._lines:
+            return self._lines[(table, key)]
+        if (table[:2], key) in self._lines:
+            return self._lines[(table[:2], key)]
+        return self._tables.get(table) or self._tables.get(table[:2])

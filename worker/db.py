@@ -1,0 +1,127 @@
+"""PostgreSQL tables (SQLAlchemy Core). PostgreSQL is the system of record.
+
+- ``players``: each player's current state per ladder (the Redis projection's source).
+- ``events``: one audit row per accepted event: its outcome, the reason when unrated, the
+  ruleset version used and the game's facts (raw IP addresses are never stored).
+- ``rating_changes``: the ledger, one row per change of a player's rating (game, prize,
+  link adoption): before, after, delta, K. Per player, each ``before`` equals the previous
+  ``after``.
+- ``links``: anonymous id -> account links (each side at most once per ladder).
+- ``tournaments``: tournaments that have been settled (pays out at most once).
+
+Migrations (``worker/migrations``) create these; this module only describes them.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    UniqueConstraint,
+    create_engine,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Engine
+
+metadata = MetaData()
+Json = JSON().with_variant(JSONB(), "postgresql")
+Id = String(128)
+LadderName = String(64)
+
+players = Table(
+    "players",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("player_id", Id, primary_key=True),
+    Column("rating", Float(53), nullable=False),
+    Column("rated_games", Integer, nullable=False, server_default="0"),
+    Column("experience", Integer, nullable=False, server_default="0"),
+    Column("listed", Boolean, nullable=False, server_default="false"),
+    Column("boosted_points", BigInteger, nullable=False, server_default="0"),
+    Column("email_verified", Boolean, nullable=False, server_default="false"),
+    Column("display_name_chosen", Boolean, nullable=False, server_default="false"),
+    Column("linked_to", Id, nullable=True),
+    Column("version", BigInteger, nullable=False, server_default="0"),
+    Column("last_game_at", DateTime(timezone=True), nullable=True),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("event_id", Id, primary_key=True),
+    Column("type", String(32), nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("reason", String(32), nullable=True),
+    Column("ruleset", String(32), nullable=False),
+    Column("ruleset_version", String(32), nullable=False),
+    Column("ended_at", DateTime(timezone=True), nullable=True),
+    Column("processed_at", DateTime(timezone=True), nullable=False),
+    Column("mode", String(16), nullable=True),
+    Column("winner_id", Id, nullable=True),
+    Column("loser_id", Id, nullable=True),
+    Column("cube", Integer, nullable=True),
+    Column("coefficient", Float(53), nullable=True),
+    Column("match_length", Integer, nullable=True),
+    Column("payload", Json, nullable=False),
+    Index("events_winner_window", "ladder", "winner_id", "ended_at"),
+    Index("events_loser_window", "ladder", "loser_id", "ended_at"),
+)
+
+rating_changes = Table(
+    "rating_changes",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("ladder", LadderName, nullable=False),
+    Column("player_id", Id, nullable=False),
+    Column("event_id", Id, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("rating_before", Float(53), nullable=False),
+    Column("rating_after", Float(53), nullable=False),
+    Column("delta", Float(53), nullable=False),
+    Column("k", Float(53), nullable=True),
+    Column("expected", Float(53), nullable=True),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Index("rating_changes_player", "ladder", "player_id", "id"),
+)
+
+links = Table(
+    "links",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("anonymous_id", Id, primary_key=True),
+    Column("account_id", Id, nullable=False),
+    Column("event_id", Id, nullable=False),
+    Column("adopted", Boolean, nullable=False),
+    Column("linked_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("ladder", "account_id", name="links_account_once"),
+)
+
+tournaments = Table(
+    "tournaments",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("tournament_id", Id, primary_key=True),
+    Column("event_id", Id, nullable=False),
+    Column("public", Boolean, nullable=False),
+    Column("settled_at", DateTime(timezone=True), nullable=False),
+)
+
+
+def make_engine(url: str) -> Engine:
+    """One engine per process; pool_pre_ping so a restarted database is noticed, not fatal."""
+    if url.startswith("sqlite"):
+        return create_engine(url, connect_args={"timeout": 30})
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)

@@ -1,0 +1,71 @@
+"""RQ job functions. Thin: they hand the raw payloads to the service.
+
+``process_batch`` runs a batch taken from the inbox: invalid events are dead-lettered one by
+one; a transient error is raised so RQ retries the batch with back-off, and on the last
+attempt the batch is split into per-event dead letters (reason ``retries_exhausted``) so an
+operator replays events, never opaque batches. ``process_event`` is the job of one
+dead-lettered event; replaying it runs it again, and an event still invalid fails again.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from rq import get_current_job
+
+from schemas import InvalidEvent
+from worker.runtime import Runtime
+from worker.settings import Settings
+
+_runtime: Runtime | None = None
+
+
+def install(runtime: Runtime) -> None:
+    """Called by ``ladder worker`` so jobs share the process's connections."""
+    global _runtime
+    _runtime = runtime
+
+
+def runtime() -> Runtime:
+    global _runtime
+    if _runtime is None:  # a job run by a plain ``rq worker``: build from the environment
+        _runtime = Runtime(Settings.from_env())
+    return _runtime
+
+
+def process_batch(payloads: list[str]) -> int:
+    rt = runtime()
+    try:
+        outcomes = rt.service.process(payloads, on_invalid=rt.dead_letters.add_invalid)
+    except Exception as exc:
+        job = get_current_job()
+        if job is not None and not job.retries_left:
+            detail = traceback.format_exc()
+            for payload in payloads:
+                rt.dead_letters.add(
+                    payload,
+                    InvalidEvent("retries_exhausted", f"{type(exc).__name__}: {exc}"[:500]),
+                    traceback=detail,
+                )
+            return 0
+        raise
+    return len(outcomes)
+
+
+class EventStillInvalid(Exception):
+    """A replayed event failed validation again; RQ puts it back in the failed registry."""
+
+
+def process_event(payload: str) -> str:
+    rt = runtime()
+
+    def refuse(raw: str | bytes, error: InvalidEvent) -> None:
+        job = get_current_job()
+        if job is not None:
+            job.meta.update({"reason": error.reason, "detail": error.detail})
+            job.meta["attempts"] = int(job.meta.get("attempts", 1)) + 1
+            job.save_meta()  # type: ignore[no-untyped-call]
+        raise EventStillInvalid(str(error))
+
+    outcomes = rt.service.process([payload], on_invalid=refuse)
+    return outcomes[0].outcome if outcomes else "none"

@@ -1,0 +1,71 @@
+"""The composition root: real objects wired together once per process from ``Settings``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from redis import Redis
+from rq import Retry
+from sqlalchemy.engine import Engine
+
+from worker.config import Config, load_config
+from worker.db import make_engine
+from worker.deadletter import DeadLetters
+from worker.inbox import Inbox
+from worker.projection import Projection
+from worker.service import Service
+from worker.settings import Settings
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.settings.ladder_config)
+
+    @cached_property
+    def redis(self) -> Redis:
+        return Redis.from_url(self.settings.redis_url, health_check_interval=30)
+
+    @cached_property
+    def engine(self) -> Engine:
+        return make_engine(self.settings.database_url)
+
+    @cached_property
+    def dead_letters(self) -> DeadLetters:
+        return DeadLetters(self.redis, self.settings.dead_letter_ttl_days * 86400)
+
+    @cached_property
+    def projection(self) -> Projection:
+        return Projection(self.redis)
+
+    @cached_property
+    def inbox(self) -> Inbox:
+        retry = Retry(
+            max=self.settings.job_retries, interval=list(self.settings.job_retry_intervals)
+        )
+        return Inbox(
+            self.redis,
+            batch_size=self.settings.batch_size,
+            retry=retry,
+            failure_ttl=self.settings.dead_letter_ttl_days * 86400,
+        )
+
+    @cached_property
+    def service(self) -> Service:
+        return Service(
+            self.config,
+            self.engine,
+            self.projection,
+            network_key=self.settings.network_key,
+            max_event_bytes=self.settings.max_event_bytes,
+        )
+
+    def close(self) -> None:
+        if "engine" in self.__dict__:
+            self.engine.dispose()
+        if "redis" in self.__dict__:
+            self.redis.close()

@@ -1,0 +1,65 @@
+"""Settings, built once from the environment in ``main()`` and passed down."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+DEFAULT_DATABASE_URL = "sqlite:///ladder.sqlite3"
+DEV_NETWORK_KEY = b"ladder-development-network-key"
+
+
+class SettingsError(ValueError):
+    """The environment does not describe a usable configuration."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    redis_url: str = DEFAULT_REDIS_URL
+    database_url: str = DEFAULT_DATABASE_URL
+    ladder_config: Path | None = None
+    network_key: bytes = DEV_NETWORK_KEY
+    network_key_is_default: bool = True
+    production: bool = False
+    batch_size: int = 200
+    job_retries: int = 5
+    job_retry_intervals: tuple[int, ...] = (1, 5, 15, 60, 300)
+    dead_letter_ttl_days: int = 30
+    max_event_bytes: int = 65536
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        production = env.get("LADDER_ENV", "").lower() == "production"
+        key = env.get("LADDER_NETWORK_KEY", "")
+        if production and not key:
+            raise SettingsError("LADDER_NETWORK_KEY is required when LADDER_ENV=production")
+        config = env.get("LADDER_CONFIG") or None
+        try:
+            batch_size = int(env.get("LADDER_BATCH_SIZE", "200"))
+            ttl_days = int(env.get("LADDER_DLQ_TTL_DAYS", "30"))
+        except ValueError as exc:
+            raise SettingsError(f"not a whole number: {exc}") from None
+        if not 1 <= batch_size <= 2000:
+            raise SettingsError("LADDER_BATCH_SIZE must be between 1 and 2000")
+        return cls(
+            redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
+            database_url=normalise_database_url(env.get("DATABASE_URL") or DEFAULT_DATABASE_URL),
+            ladder_config=Path(config) if config else None,
+            network_key=key.encode() if key else DEV_NETWORK_KEY,
+            network_key_is_default=not key,
+            production=production,
+            batch_size=batch_size,
+            dead_letter_ttl_days=ttl_days,
+        )
+
+
+def normalise_database_url(url: str) -> str:
+    """Let a plain ``postgresql://`` URL select psycopg 3 (SQLAlchemy would pick psycopg2)."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
