@@ -1,0 +1,36 @@
+"""Event contracts for ladder: models, validation, reason codes and JSON Schema export.
+
+Imports only the standard library and pydantic, so game servers can vendor it.
+"""
+
+from schemas.errors import REASONS, InvalidEvent
+from schemas.events import (
+    CUBE_VALUES,
+    EVENT_MODELS,
+    EXAMPLES,
+    Event,
+    GameFinished,
+    IdentityLinked,
+    PlayerRef,
+    PlayerUpdated,
+    TournamentFinished,
+)
+from schemas.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_FUTURE, parse_event, redact
+
+__all__ = [
+    "CUBE_VALUES",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_FUTURE",
+    "EVENT_MODELS",
+    "EXAMPLES",
+    "REASONS",
+    "Event",
+    "GameFinished",
+    "IdentityLinked",
+    "InvalidEvent",
+    "PlayerRef",
+    "PlayerUpdated",
+    "TournamentFinished",
+    "parse_event",
+    "redact",
+]

@@ -1,0 +1,127 @@
+"""Publish the event contracts as JSON Schema (draft 2020-12) files.
+
+python -m schemas.export            # (re)write schemas/json/<type>.v1.json
+python -m schemas.export --check    # exit 1 if the files on disk are stale
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from schemas.events import EVENT_MODELS, EXAMPLES
+
+VERSION = 1
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+BASE_URL = "https://ladder.dev/schemas/"
+JSON_DIR = Path(__file__).resolve().parent / "json"
+
+_DESCRIPTIONS = {
+    "game.finished": (
+        "A game ended. Publish with `RPUSH ladder:inbox '<event json>'`. Unknown extra "
+        "fields are ignored. Integers must be JSON integers (no 4.0, no strings). "
+        "`ended_at` must carry an offset and must not be more than 5 minutes in the future. "
+        "Winner and loser must be different players."
+    ),
+    "tournament.finished": (
+        "A tournament ended; a public tournament's podium (first, second, third) wins "
+        "flat prizes. Unknown extra fields are ignored."
+    ),
+    "identity.linked": (
+        "A device-generated anonymous id was linked to a signed-in account (once). "
+        "Unknown extra fields are ignored."
+    ),
+    "player.updated": (
+        "A player's profile flags changed (they decide eligibility for the public "
+        "leaderboard). Unknown extra fields are ignored."
+    ),
+}
+
+
+def file_name(event_type: str) -> str:
+    return f"{event_type}.v{VERSION}.json"
+
+
+def build_schema(event_type: str) -> dict[str, Any]:
+    """The published schema for one event type."""
+    model = EVENT_MODELS[event_type]
+    generated = model.model_json_schema(mode="validation")
+    _strip_property_titles(generated)
+    schema: dict[str, Any] = {
+        "$schema": DRAFT,
+        "$id": BASE_URL + file_name(event_type),
+        "title": f"{event_type} v{VERSION}",
+        "description": _DESCRIPTIONS[event_type],
+    }
+    for key, value in generated.items():
+        if key not in ("title", "description"):
+            schema[key] = value
+    schema["examples"] = [EXAMPLES[event_type]]
+    return schema
+
+
+def build_all() -> dict[str, dict[str, Any]]:
+    """File name → schema for every event type."""
+    return {file_name(t): build_schema(t) for t in EVENT_MODELS}
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(directory: Path = JSON_DIR) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in build_all().items():
+        path = directory / name
+        path.write_text(render(schema), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def stale(directory: Path = JSON_DIR) -> list[str]:
+    """Names of the files that are missing or differ from a fresh export."""
+    out = []
+    for name, schema in build_all().items():
+        path = directory / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != render(schema):
+            out.append(name)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m schemas.export", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 if files are stale")
+    parser.add_argument("--dir", type=Path, default=JSON_DIR, help="output directory")
+    args = parser.parse_args(argv)
+    if args.check:
+        names = stale(args.dir)
+        for name in names:
+            print(f"stale: {args.dir / name}", file=sys.stderr)
+        return 1 if names else 0
+    for path in write(args.dir):
+        print(path)
+    return 0
+
+
+def _strip_property_titles(node: Any) -> None:
+    """Drop pydantic's auto-generated per-property titles ("Event Id"); keep the rest."""
+    if isinstance(node, dict):
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            for prop in properties.values():
+                if isinstance(prop, dict):
+                    prop.pop("title", None)
+        for value in node.values():
+            _strip_property_titles(value)
+    elif isinstance(node, list):
+        for item in node:
+            _strip_property_titles(item)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
