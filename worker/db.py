@@ -14,6 +14,9 @@ Migrations (``worker/migrations``) create these; this module only describes them
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -26,11 +29,30 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    TypeDecorator,
     UniqueConstraint,
     create_engine,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps are stored in UTC and always read back timezone-aware (SQLite drops it)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is not None:
+            return value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
 
 metadata = MetaData()
 Json = JSON().with_variant(JSONB(), "postgresql")
@@ -51,8 +73,8 @@ players = Table(
     Column("display_name_chosen", Boolean, nullable=False, server_default="false"),
     Column("linked_to", Id, nullable=True),
     Column("version", BigInteger, nullable=False, server_default="0"),
-    Column("last_game_at", DateTime(timezone=True), nullable=True),
-    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("last_game_at", UTCDateTime(), nullable=True),
+    Column("updated_at", UTCDateTime(), nullable=False),
 )
 
 events = Table(
@@ -65,8 +87,8 @@ events = Table(
     Column("reason", String(32), nullable=True),
     Column("ruleset", String(32), nullable=False),
     Column("ruleset_version", String(32), nullable=False),
-    Column("ended_at", DateTime(timezone=True), nullable=True),
-    Column("processed_at", DateTime(timezone=True), nullable=False),
+    Column("ended_at", UTCDateTime(), nullable=True),
+    Column("processed_at", UTCDateTime(), nullable=False),
     Column("mode", String(16), nullable=True),
     Column("winner_id", Id, nullable=True),
     Column("loser_id", Id, nullable=True),
@@ -93,7 +115,7 @@ rating_changes = Table(
     Column("delta", Float(53), nullable=False),
     Column("k", Float(53), nullable=True),
     Column("expected", Float(53), nullable=True),
-    Column("at", DateTime(timezone=True), nullable=False),
+    Column("at", UTCDateTime(), nullable=False),
     Index("rating_changes_player", "ladder", "player_id", "id"),
 )
 
@@ -105,7 +127,7 @@ links = Table(
     Column("account_id", Id, nullable=False),
     Column("event_id", Id, nullable=False),
     Column("adopted", Boolean, nullable=False),
-    Column("linked_at", DateTime(timezone=True), nullable=False),
+    Column("linked_at", UTCDateTime(), nullable=False),
     UniqueConstraint("ladder", "account_id", name="links_account_once"),
 )
 
@@ -116,7 +138,7 @@ tournaments = Table(
     Column("tournament_id", Id, primary_key=True),
     Column("event_id", Id, nullable=False),
     Column("public", Boolean, nullable=False),
-    Column("settled_at", DateTime(timezone=True), nullable=False),
+    Column("settled_at", UTCDateTime(), nullable=False),
 )
 
 

@@ -10,6 +10,7 @@ dead-lettered event; replaying it runs it again, and an event still invalid fail
 from __future__ import annotations
 
 import traceback
+from datetime import UTC, datetime
 
 from rq import get_current_job
 
@@ -40,16 +41,23 @@ def process_batch(payloads: list[str]) -> int:
     except Exception as exc:
         job = get_current_job()
         if job is not None and not job.retries_left:
-            detail = traceback.format_exc()
-            for payload in payloads:
-                rt.dead_letters.add(
-                    payload,
-                    InvalidEvent("retries_exhausted", f"{type(exc).__name__}: {exc}"[:500]),
-                    traceback=detail,
-                )
+            _dead_letter_all(rt, payloads, exc, traceback.format_exc())
             return 0
         raise
     return len(outcomes)
+
+
+def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: str) -> None:
+    """The last attempt failed: every event becomes its own dead letter, none is dropped."""
+    now = datetime.now(UTC)
+    for payload in payloads:
+        try:
+            rt.service.parse(payload, now)
+        except InvalidEvent as invalid:
+            rt.dead_letters.add(payload, invalid)  # keep its own, precise reason
+            continue
+        error = InvalidEvent("retries_exhausted", f"{type(exc).__name__}: {exc}"[:500])
+        rt.dead_letters.add(payload, error, traceback=trace)
 
 
 class EventStillInvalid(Exception):

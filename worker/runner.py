@@ -13,6 +13,7 @@ import time
 
 import structlog
 from rq import SimpleWorker
+from rq.registry import ScheduledJobRegistry
 
 from worker import jobs
 from worker.runtime import Runtime
@@ -26,16 +27,19 @@ def _worker(rt: Runtime) -> SimpleWorker:
 
 
 def run_burst(rt: Runtime) -> int:
+    """Drain the inbox and the queue, waiting for batches scheduled for a retry; then return."""
     jobs.install(rt)
     rt.inbox.recover()
-    processed = 0
+    scheduled = ScheduledJobRegistry(queue=rt.inbox.queue)
+    moved = 0
     while True:
-        moved = rt.inbox.drain()
-        worker = _worker(rt)
-        worker.work(burst=True, logging_level="WARNING")
-        processed += moved
-        if rt.inbox.pending() == 0 and rt.inbox.queue.count == 0:
-            return processed
+        moved += rt.inbox.drain()
+        _worker(rt).work(burst=True, logging_level="WARNING", with_scheduler=True)
+        if rt.inbox.pending() or rt.inbox.queue.count:
+            continue
+        if not scheduled.count:
+            return moved
+        time.sleep(0.2)  # a batch waits for its retry back-off
 
 
 def run_forever(rt: Runtime) -> None:
@@ -58,7 +62,7 @@ def run_forever(rt: Runtime) -> None:
     thread = threading.Thread(target=pump, name="ladder-inbox-pump", daemon=True)
     thread.start()
     try:
-        _worker(rt).work(burst=False, logging_level="WARNING")
+        _worker(rt).work(burst=False, logging_level="WARNING", with_scheduler=True)
     finally:
         stop.set()
         thread.join(timeout=10)

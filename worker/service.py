@@ -57,6 +57,10 @@ from worker.windows import Windows
 log = structlog.get_logger("ladder")
 
 RESULT_POINTS = {"single": 1, "gammon": 2, "backgammon": 3}
+# Every audit row carries every column: rows are inserted together with one executemany.
+AUDIT_DEFAULTS: dict[str, Any] = dict.fromkeys(
+    ("mode", "winner_id", "loser_id", "cube", "coefficient", "match_length")
+)
 CONFLICT_RETRIES = 5
 
 
@@ -299,6 +303,7 @@ class Service:
             outcome, reason, row = self._player_updated(event, batch)
         batch.audit.append(
             {
+                **AUDIT_DEFAULTS,
                 "ladder": event.ladder,
                 "event_id": event.event_id,
                 "type": event.type,
