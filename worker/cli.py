@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -13,6 +14,9 @@ from typing import Any, TextIO
 
 from worker.config import ConfigError
 from worker.settings import Settings, SettingsError
+
+# Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
+COMMAND_MODULES: tuple[str, ...] = ()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reason")
     p.add_argument("--ladder")
     p.set_defaults(handler=cmd_dlq_list)
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
 
     config = sub.add_parser("config", help="the ladder configuration").add_subparsers(
         dest="config_command", required=True
@@ -131,7 +138,7 @@ def cmd_top(rt: Any, args: argparse.Namespace) -> int:
     if ladder_config is None:
         print(f"ladder: no ladder named {args.ladder!r}", file=sys.stderr)
         return 2
-    entries = reader.top(rt.redis, args.ladder, args.limit, args.board)
+    entries = reader.top(rt.leaderboard_redis, args.ladder, args.limit, args.board)
     if args.json:
         print(json.dumps([e.as_json() for e in entries]))
         return 0

@@ -30,7 +30,7 @@ def run_burst(rt: Runtime) -> int:
     """Drain the inbox and the queue, waiting for batches scheduled for a retry; then return."""
     jobs.install(rt)
     rt.inbox.recover()
-    scheduled = ScheduledJobRegistry(queue=rt.inbox.queue)
+    scheduled = ScheduledJobRegistry(queue=rt.inbox.queue)  # type: ignore[no-untyped-call]
     moved = 0
     while True:
         moved += rt.inbox.drain()

@@ -31,6 +31,14 @@ class Runtime:
         return Redis.from_url(self.settings.redis_url, health_check_interval=30)
 
     @cached_property
+    def leaderboard_redis(self) -> Redis:
+        """Where the leaderboards live: the queue's Redis unless LEADERBOARD_REDIS_URL is set."""
+        url = self.settings.leaderboard_redis_url
+        if not url:
+            return self.redis
+        return Redis.from_url(url, health_check_interval=30)
+
+    @cached_property
     def engine(self) -> Engine:
         return make_engine(self.settings.database_url)
 
@@ -40,7 +48,7 @@ class Runtime:
 
     @cached_property
     def projection(self) -> Projection:
-        return Projection(self.redis)
+        return Projection(self.leaderboard_redis)
 
     @cached_property
     def inbox(self) -> Inbox:
@@ -67,5 +75,7 @@ class Runtime:
     def close(self) -> None:
         if "engine" in self.__dict__:
             self.engine.dispose()
+        if "leaderboard_redis" in self.__dict__ and self.leaderboard_redis is not self.redis:
+            self.leaderboard_redis.close()
         if "redis" in self.__dict__:
             self.redis.close()

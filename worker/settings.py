@@ -19,6 +19,7 @@ class SettingsError(ValueError):
 @dataclass(frozen=True)
 class Settings:
     redis_url: str = DEFAULT_REDIS_URL
+    leaderboard_redis_url: str | None = None  # leaderboards elsewhere (may be a Redis Cluster)
     database_url: str = DEFAULT_DATABASE_URL
     ladder_config: Path | None = None
     network_key: bytes = DEV_NETWORK_KEY
@@ -47,6 +48,7 @@ class Settings:
             raise SettingsError("LADDER_BATCH_SIZE must be between 1 and 2000")
         return cls(
             redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
+            leaderboard_redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
             database_url=normalise_database_url(env.get("DATABASE_URL") or DEFAULT_DATABASE_URL),
             ladder_config=Path(config) if config else None,
             network_key=key.encode() if key else DEV_NETWORK_KEY,
