@@ -25,9 +25,27 @@ BASE_DATABASE_URL = normalise_database_url(
 BASE_REDIS_URL = os.environ.get("LADDER_TEST_REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
 
 
-def _redis_db() -> int:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return 1 + int(worker.removeprefix("gw") or 0) % 14
+LEASE_SECONDS = 3 * 3600
+
+
+@pytest.fixture(scope="session")
+def redis_db() -> Iterator[int]:
+    """A Redis database number leased for this test session alone (db 0 holds the leases).
+
+    Concurrent test sessions on one machine (CI beside a developer's run, xdist workers)
+    each lease a different number, so no session ever flushes another's data.
+    """
+    admin = Redis.from_url(f"{BASE_REDIS_URL}/0")
+    token = uuid.uuid4().hex
+    for db in range(1, 16):
+        if admin.set(f"ladder-tests:lease:{db}", token, nx=True, ex=LEASE_SECONDS):
+            break
+    else:
+        pytest.exit("no free Redis database number (1-15) for this test session", returncode=3)
+    yield db
+    if admin.get(f"ladder-tests:lease:{db}") == token.encode():
+        admin.delete(f"ladder-tests:lease:{db}")
+    admin.close()
 
 
 @pytest.fixture
@@ -45,9 +63,9 @@ def database_url() -> Iterator[str]:
 
 
 @pytest.fixture
-def redis_url() -> Iterator[str]:
-    """A Redis database number of this test's own, flushed before and after."""
-    url = f"{BASE_REDIS_URL}/{_redis_db()}"
+def redis_url(redis_db: int) -> Iterator[str]:
+    """This session's Redis database, flushed before and after each test."""
+    url = f"{BASE_REDIS_URL}/{redis_db}"
     client = Redis.from_url(url)
     client.flushdb()
     yield url
