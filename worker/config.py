@@ -200,7 +200,9 @@ def _coerce(default: Any, value: Any, fail: Any) -> Any:
 
 
 def _field_named_in(message: str, fields: dict[str, Any]) -> str:
-    return next((name for name in fields if name in message), "")
+    """Parameter classes start their errors with ``<field>: ``."""
+    named = message.split(":", 1)[0].strip()
+    return named if named in fields else ""
 
 
 class _LineIndex:

@@ -89,9 +89,6 @@ class DeadLetters:
             pipe.execute()
         return job.id
 
-    def add_invalid(self, raw: str | bytes, error: InvalidEvent) -> None:
-        self.add(raw, error)
-
     def list(self) -> list[DeadLetter]:
         ids = self.registry.get_job_ids()
         letters = []

@@ -37,7 +37,7 @@ def runtime() -> Runtime:
 def process_batch(payloads: list[str]) -> int:
     rt = runtime()
     try:
-        outcomes = rt.service.process(payloads, on_invalid=rt.dead_letters.add_invalid)
+        outcomes = rt.service.process(payloads, on_invalid=rt.dead_letter)
     except Exception as exc:
         job = get_current_job()
         if job is not None and not job.retries_left:
@@ -54,10 +54,10 @@ def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: st
         try:
             rt.service.parse(payload, now)
         except InvalidEvent as invalid:
-            rt.dead_letters.add(payload, invalid)  # keep its own, precise reason
+            rt.dead_letter(payload, invalid)  # keep its own, precise reason
             continue
         error = InvalidEvent("retries_exhausted", f"{type(exc).__name__}: {exc}"[:500])
-        rt.dead_letters.add(payload, error, traceback=trace)
+        rt.dead_letter(payload, error, trace)
 
 
 class EventStillInvalid(Exception):

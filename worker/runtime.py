@@ -9,10 +9,12 @@ from redis import Redis
 from rq import Retry
 from sqlalchemy.engine import Engine
 
+from schemas import InvalidEvent
 from worker.config import Config, load_config
 from worker.db import make_engine
 from worker.deadletter import DeadLetters
 from worker.inbox import Inbox
+from worker.privacy import scrub, storable_payload
 from worker.projection import Projection
 from worker.service import Service
 from worker.settings import Settings
@@ -71,6 +73,11 @@ class Runtime:
             network_key=self.settings.network_key,
             max_event_bytes=self.settings.max_event_bytes,
         )
+
+    def dead_letter(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> None:
+        """Dead-letter one event; raw IP addresses in it are replaced before it is stored."""
+        payload = storable_payload(raw, self.settings.network_key)
+        self.dead_letters.add(payload, error, traceback=scrub(traceback))
 
     def close(self) -> None:
         if "engine" in self.__dict__:

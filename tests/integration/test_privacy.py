@@ -1,0 +1,85 @@
+"""Raw IP addresses are never written to PostgreSQL, Redis or a log line (SPEC 2.4 step 4)."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+from sqlalchemy import text
+
+from tests.conftest import drain, publish
+from tests.events import game
+from worker.db import metadata
+
+ADDRESSES = ["203.0.113.77", "203.0.113.78", "2001:db8:1234::7", "198.51.100.23"]
+
+
+def everything_in_postgres(rt) -> str:
+    with rt.engine.connect() as conn:
+        dumps = [
+            json.dumps([list(map(str, row)) for row in conn.execute(text(f"SELECT * FROM {name}"))])
+            for name in metadata.tables
+        ]
+    return "\n".join(dumps)
+
+
+def everything_in_redis(rt) -> str:
+    out = []
+    for key in rt.redis.scan_iter(count=1000):
+        kind = rt.redis.type(key).decode()
+        out.append(key.decode("utf-8", "replace"))
+        if kind == "string":
+            out.append(repr(rt.redis.get(key)))
+        elif kind == "hash":
+            fields = rt.redis.hgetall(key)
+            out.append(repr(fields))
+            if b"data" in fields:  # RQ stores job data zlib-compressed: look inside too
+                out.append(repr(zlib.decompress(fields[b"data"])))
+        elif kind == "list":
+            out.append(repr(rt.redis.lrange(key, 0, -1)))
+        elif kind == "zset":
+            out.append(repr(rt.redis.zrange(key, 0, -1, withscores=True)))
+        elif kind == "set":
+            out.append(repr(rt.redis.smembers(key)))
+    return "\n".join(out)
+
+
+def test_raw_addresses_are_found_nowhere_after_processing(runtime, capfd):
+    """A valid event, an invalid one and a broken payload carry raw IPs; none is stored or logged."""
+    publish(
+        runtime,
+        game("a", "b", winner_extra={"ip": ADDRESSES[0]}, loser_extra={"ip": ADDRESSES[1]}),
+        game("c", "d", winner_extra={"ip": ADDRESSES[2]}, cube=3),
+        f'{{"type": "game.finished", "ip": "{ADDRESSES[3]}", broken',
+    )
+    drain(runtime)
+    assert 2 == len(runtime.dead_letters.list())
+    logs = capfd.readouterr()
+    stores = {
+        "postgres": everything_in_postgres(runtime),
+        "redis": everything_in_redis(runtime),
+        "logs": logs.out + logs.err,
+    }
+    found = {(where, ip) for where, blob in stores.items() for ip in ADDRESSES if ip in blob}
+    assert set() == found
+    assert "ip-" in stores["redis"]  # the dead letter kept the network token instead
+
+
+def test_a_dead_letter_with_an_address_replays_as_the_original_would_have(runtime):
+    """The stored payload carries the token the address hashes to, so the verdict is unchanged."""
+    publish(
+        runtime,
+        game(
+            "a",
+            "b",
+            ladder="nowhere",
+            event_id="shared",
+            winner_extra={"ip": "203.0.113.1"},
+            loser_extra={"ip": "203.0.113.2"},
+        ),
+    )
+    drain(runtime)
+    (letter,) = runtime.dead_letters.list()
+    payload = json.loads(letter.payload)
+    assert payload["winner"]["network"] == payload["loser"]["network"]
+    assert "ip" not in payload["winner"]

@@ -1,0 +1,131 @@
+"""Ladder configuration: shipped defaults, versions by effective-from time, refusals."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from engine import FibsRules, Gammon42Rules, ProStrikerRules
+from worker.config import ConfigError, default_config_path, load_config, parse_config
+from worker.settings import Settings, SettingsError
+
+SHIPPED = default_config_path().read_text(encoding="utf-8")
+
+
+def at(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def test_the_shipped_configuration_has_the_three_ladders_with_their_rulesets():
+    """SPEC 2: gammon42, fibs and prostriker ship with working defaults."""
+    config = load_config()
+    assert {"gammon42": "gammon42", "fibs": "fibs", "prostriker": "prostriker"} == {
+        name: ladder.ruleset for name, ladder in config.ladders.items()
+    }
+    assert isinstance(config.ladders["fibs"].current, FibsRules)
+    assert isinstance(config.ladders["prostriker"].current, ProStrikerRules)
+
+
+@pytest.mark.parametrize(
+    ("ended_at", "version", "divisor", "heavy_volume"),
+    [
+        ("2026-01-15T12:00:00", "1.0.5", 400.0, False),  # before 1.2.0: chess's 400
+        ("2026-07-31T23:59:59", "1.0.5", 400.0, False),
+        ("2026-08-01T00:00:00", "1.2.0", 800.0, False),  # 1.2.0 moved to 800
+        ("2026-09-30T23:59:59", "1.2.0", 800.0, False),
+        ("2026-10-01T00:00:00", "1.3.1", 1200.0, True),  # 1.3.1: 1200 and K by weekly volume
+        ("2026-11-29T18:04:05", "1.3.1", 1200.0, True),
+    ],
+)
+def test_gammon42_is_scored_with_the_version_in_force_at_ended_at(
+    ended_at, version, divisor, heavy_volume
+):
+    """Seed 002: 'We changed it to 800 in version 1.2.0 and to 1200 in version 1.3.1.'"""
+    rules = load_config().ladders["gammon42"].rules_at(at(ended_at))
+    assert isinstance(rules, Gammon42Rules)
+    assert (version, divisor, heavy_volume) == (rules.version, rules.divisor, rules.heavy_volume)
+
+
+def test_a_version_inherits_what_it_does_not_set_from_the_one_before():
+    """Versions list only what changed: K 32 and the prizes carry over from 1.0.5."""
+    rules = load_config().ladders["gammon42"].rules_at(at("2026-11-01T00:00:00"))
+    assert isinstance(rules, Gammon42Rules)
+    assert (32, (50, 25, 15), 1500.0) == (rules.k, rules.prizes, rules.start)
+
+
+def test_an_operator_adds_a_ladder_by_copying_tables_under_a_new_name():
+    """[ladders.gammon42-eu] copied from gammon42 is a ladder of its own."""
+    copied = SHIPPED.split("[ladders.fibs]")[0].replace("ladders.gammon42", "ladders.gammon42-eu")
+    config = parse_config(SHIPPED + "\n" + copied)
+    assert "gammon42" == config.ladders["gammon42-eu"].ruleset
+    assert 4 == len(config.ladders)
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "field"),
+    [
+        (("divisor = 800", 'divisor = "eight hundred"'), 'divisor = "eight', "divisor"),
+        (("heavy_k = 16", "heavy_k = -3"), "heavy_k = -3", "heavy_k"),
+        (("k = 32", "kay = 32"), "kay = 32", "kay"),
+        (('ruleset = "fibs"', 'ruleset = "chess"'), 'ruleset = "chess"', "ruleset"),
+        (("pair_limit_games = 3", "pair_limit_games = 0"), "pair_limit_games = 0", "pair_limit"),
+        (
+            ("effective_from = 2026-08-01T00:00:00Z", "effective_from = 2026-08-01"),
+            "effective_from = 2026-08-01\n",
+            "effective_from",
+        ),
+    ],
+)
+def test_a_broken_configuration_is_refused_naming_the_line_and_the_field(change, line, field):
+    """A broken config file is refused at start-up with a message naming the line and the field."""
+    old, new = change
+    text = SHIPPED.replace(old, new, 1)
+    expected_line = text[: text.index(line)].count("\n") + 1
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, "ladders.toml")
+    message = str(caught.value)
+    assert f"line {expected_line}" in message
+    assert field in message
+
+
+def test_a_toml_syntax_error_is_refused_with_its_line():
+    """tomllib's own position is kept in the message."""
+    with pytest.raises(ConfigError, match="line 3"):
+        parse_config('[ladders.x]\nruleset = "fibs"\nbroken = \n', "bad.toml")
+
+
+def test_versions_must_move_forward_in_time():
+    """Two versions with the same effective-from time would make scoring ambiguous."""
+    text = SHIPPED.replace(
+        "effective_from = 2026-10-01T00:00:00Z", "effective_from = 2026-08-01T00:00:00Z"
+    )
+    with pytest.raises(ConfigError, match="effective_from"):
+        parse_config(text)
+
+
+def test_a_missing_configuration_file_is_refused_with_its_path(tmp_path: Path):
+    """LADDER_CONFIG pointing nowhere stops start-up with the path in the message."""
+    with pytest.raises(ConfigError, match="nowhere.toml"):
+        load_config(tmp_path / "nowhere.toml")
+
+
+def test_production_requires_a_network_key():
+    """SPEC 2.4 step 4 decision: LADDER_ENV=production makes LADDER_NETWORK_KEY required."""
+    with pytest.raises(SettingsError, match="LADDER_NETWORK_KEY"):
+        Settings.from_env({"LADDER_ENV": "production"})
+    settings = Settings.from_env({"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "s3cret"})
+    assert (b"s3cret", False) == (settings.network_key, settings.network_key_is_default)
+
+
+def test_a_plain_postgresql_url_selects_psycopg_3():
+    """SPEC 5: a plain postgresql://user@host/db URL works and uses psycopg 3."""
+    settings = Settings.from_env({"DATABASE_URL": "postgresql://root@127.0.0.1/test"})
+    assert "postgresql+psycopg://root@127.0.0.1/test" == settings.database_url
+
+
+def test_defaults_follow_the_specification():
+    """SPEC 5: REDIS_URL defaults to redis://127.0.0.1:6379/0; LADDER_CONFIG to the shipped file."""
+    settings = Settings.from_env({})
+    assert ("redis://127.0.0.1:6379/0", None) == (settings.redis_url, settings.ladder_config)
