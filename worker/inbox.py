@@ -45,7 +45,7 @@ class Inbox:
         batch_size: int,
         retry: Retry | None,
         failure_ttl: int,
-        job_timeout: int = 300,
+        job_timeout: int = 60,
     ) -> None:
         self.redis = redis
         self.batch_size = batch_size

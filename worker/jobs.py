@@ -13,11 +13,14 @@ import traceback
 from datetime import UTC, datetime
 
 from rq import get_current_job
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
 
 from schemas import InvalidEvent
 from worker.runtime import Runtime
 from worker.settings import Settings
 
+BATCH_PREFIX = "ladder-batch-"
 _runtime: Runtime | None = None
 
 
@@ -58,6 +61,27 @@ def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: st
             continue
         error = InvalidEvent("retries_exhausted", f"{type(exc).__name__}: {exc}"[:500])
         rt.dead_letter(payload, error, trace)
+
+
+def split_failed_batches(rt: Runtime) -> int:
+    """A batch in the failed registry (its worker died on every attempt) becomes per-event
+    dead letters, so the dead-letter queue only ever holds single events."""
+    registry = rt.dead_letters.registry
+    split = 0
+    for job_id in registry.get_job_ids():
+        if not job_id.startswith(BATCH_PREFIX):
+            continue
+        try:
+            job = Job.fetch(job_id, connection=rt.redis)
+        except NoSuchJobError:
+            registry.remove(job_id)
+            continue
+        payloads = job.args[0] if job.args else []
+        reason = (job.exc_info or "failed").strip().splitlines()[-1]
+        _dead_letter_all(rt, list(payloads), RuntimeError(reason), job.exc_info or "")
+        registry.remove(job, delete_job=True)
+        split += len(payloads)
+    return split
 
 
 class EventStillInvalid(Exception):

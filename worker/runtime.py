@@ -62,6 +62,7 @@ class Runtime:
             batch_size=self.settings.batch_size,
             retry=retry,
             failure_ttl=self.settings.dead_letter_ttl_days * 86400,
+            job_timeout=self.settings.job_timeout,
         )
 
     @cached_property

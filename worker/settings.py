@@ -26,6 +26,7 @@ class Settings:
     network_key_is_default: bool = True
     production: bool = False
     batch_size: int = 200
+    job_timeout: int = 60
     job_retries: int = 5
     job_retry_intervals: tuple[int, ...] = (1, 5, 15, 60, 300)
     dead_letter_ttl_days: int = 30
