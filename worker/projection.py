@@ -92,7 +92,7 @@ class Projection:
             1 if record.listed and not record.linked_to else 0,
             repr(float(record.rating)),
             1 if is_public(ladder_config, record) else 0,
-            record.boosted_points,
+            0 if record.linked_to else record.boosted_points,  # a linked id leaves every board
         ]
         for name, value in card(ladder_config, record).items():
             args.extend((name, value))

@@ -1,0 +1,98 @@
+"""The walking skeleton as an operator sees it: redis-cli in, ladder commands out."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from tests.events import iso
+
+NOW = datetime.now(UTC) - timedelta(seconds=5)
+
+
+def event(event_id: str, winner: str, loser: str, **extra) -> dict:
+    return {
+        "type": "game.finished",
+        "event_id": event_id,
+        "ladder": "gammon42",
+        "ended_at": iso(NOW),
+        "mode": "ranked",
+        "winner": {"player_id": winner},
+        "loser": {"player_id": loser},
+        **extra,
+    }
+
+
+def test_redis_cli_rpush_then_a_burst_worker_puts_both_players_on_the_leaderboard(cli):
+    """SPEC 3: a server publishes with one plain Redis command; the seed's +16/-16 follows."""
+    body = json.dumps(event("g-000123", "alice", "bob"))
+    assert "1" == cli.redis_cli("RPUSH", "ladder:inbox", body).strip()
+    cli.ladder("worker", "--burst")
+    top = cli.ladder_json("top", "gammon42", "--limit", "5")
+    assert [
+        {"player_id": "alice", "rank": 1, "rating": 1516.0},
+        {"player_id": "bob", "rank": 2, "rating": 1484.0},
+    ] == [{k: e[k] for k in ("player_id", "rank", "rating")} for e in top]
+    assert ["alice", "bob"] == cli.redis_cli(
+        "ZREVRANGE", "ladder:{gammon42}:rating", "0", "-1"
+    ).split()
+
+
+def test_a_cube_3_event_lands_in_the_dead_letter_queue_with_a_reason(cli):
+    """SPEC 3: cube 3 is invalid: dead-lettered with a machine-readable reason; the worker goes on."""
+    cli.publish_with_redis_cli([event("bad-cube", "alice", "bob", cube=3), event("ok", "carol", "dave")])
+    assert 0 == cli.ladder("worker", "--burst").returncode
+    letters = cli.ladder_json("dlq", "list")
+    assert [("bad-cube", "invalid_cube")] == [(d["event_id"], d["reason"]) for d in letters]
+    assert 2 == len(cli.ladder_json("top", "gammon42"))
+
+
+def test_a_payload_without_an_event_id_is_listed_with_a_null_event_id(cli):
+    """ladder dlq list --json: event_id is null where the payload had none."""
+    cli.publish_with_redis_cli(["this is not json"])
+    cli.ladder("worker", "--burst")
+    assert [{"event_id": None, "reason": "invalid_json"}] == [
+        {k: d[k] for k in ("event_id", "reason")} for d in cli.ladder_json("dlq", "list")
+    ]
+
+
+def test_the_worker_logs_one_json_line_per_event(cli):
+    """One JSON line per processed event with event_id, ladder, outcome and duration."""
+    cli.publish_with_redis_cli([event("g-1", "a", "b"), event("g-1", "a", "b")])
+    result = cli.ladder("worker", "--burst")
+    lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    events = [line for line in lines if line.get("event") == "event"]
+    assert [("g-1", "gammon42", "rated"), ("g-1", "gammon42", "duplicate")] == [
+        (e["event_id"], e["ladder"], e["outcome"]) for e in events
+    ]
+    assert all(isinstance(e["duration_ms"], float) for e in events)
+
+
+def test_migrate_is_idempotent(cli):
+    """ladder migrate twice leaves the schema as it was and exits 0."""
+    assert 0 == cli.ladder("migrate").returncode
+
+
+def test_config_show_path_prints_the_file_in_use_as_its_last_line(cli):
+    """With LADDER_CONFIG unset, the shipped default file is in use."""
+    out = cli.ladder("config", "show", "--path").stdout.strip().splitlines()
+    assert out[-1].endswith("worker/defaults/ladders.toml")
+    assert "gammon42" in json.loads("\n".join(out[:-1]))
+
+
+def test_a_broken_config_file_stops_the_worker_with_line_and_field(cli, tmp_path):
+    """A broken config file is refused at start-up with a message naming the line and the field."""
+    path = tmp_path / "ladders.toml"
+    path.write_text('[ladders.x]\nruleset = "fibs"\n[[ladders.x.versions]]\nversion = "1"\neffective_from = 2026-01-01T00:00:00Z\ndivisor = "wide"\n')
+    cli.env["LADDER_CONFIG"] = str(path)
+    result = cli.ladder("worker", "--burst", check=False)
+    assert 2 == result.returncode
+    assert "line 6" in result.stderr and "divisor" in result.stderr
+
+
+def test_ladder_publish_reads_json_lines_from_standard_input(cli, tmp_path):
+    """ladder publish - pushes each line onto the inbox exactly as RPUSH would."""
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(json.dumps(event(f"p-{i}", "a", f"o{i}")) for i in range(3)) + "\n")
+    cli.ladder("publish", str(path))
+    assert "3" == cli.redis_cli("LLEN", "ladder:inbox").strip()
