@@ -21,12 +21,16 @@ class Cli:
     def __init__(self, env: dict[str, str]) -> None:
         self.env = env
 
-    def ladder(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def ladder(
+        self, *args: str, check: bool = True, timeout: float = 300
+    ) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
             [LADDER, *args], env=self.env, capture_output=True, text=True, timeout=timeout
         )
         if check and result.returncode != 0:
-            raise AssertionError(f"ladder {' '.join(args)} exited {result.returncode}:\n{result.stderr}")
+            raise AssertionError(
+                f"ladder {' '.join(args)} exited {result.returncode}:\n{result.stderr}"
+            )
         return result
 
     def ladder_json(self, *args: str) -> Any:

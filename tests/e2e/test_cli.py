@@ -40,7 +40,9 @@ def test_redis_cli_rpush_then_a_burst_worker_puts_both_players_on_the_leaderboar
 
 def test_a_cube_3_event_lands_in_the_dead_letter_queue_with_a_reason(cli):
     """SPEC 3: cube 3 is invalid: dead-lettered with a machine-readable reason; the worker goes on."""
-    cli.publish_with_redis_cli([event("bad-cube", "alice", "bob", cube=3), event("ok", "carol", "dave")])
+    cli.publish_with_redis_cli(
+        [event("bad-cube", "alice", "bob", cube=3), event("ok", "carol", "dave")]
+    )
     assert 0 == cli.ladder("worker", "--burst").returncode
     letters = cli.ladder_json("dlq", "list")
     assert [("bad-cube", "invalid_cube")] == [(d["event_id"], d["reason"]) for d in letters]
@@ -83,7 +85,9 @@ def test_config_show_path_prints_the_file_in_use_as_its_last_line(cli):
 def test_a_broken_config_file_stops_the_worker_with_line_and_field(cli, tmp_path):
     """A broken config file is refused at start-up with a message naming the line and the field."""
     path = tmp_path / "ladders.toml"
-    path.write_text('[ladders.x]\nruleset = "fibs"\n[[ladders.x.versions]]\nversion = "1"\neffective_from = 2026-01-01T00:00:00Z\ndivisor = "wide"\n')
+    path.write_text(
+        '[ladders.x]\nruleset = "fibs"\n[[ladders.x.versions]]\nversion = "1"\neffective_from = 2026-01-01T00:00:00Z\ndivisor = "wide"\n'
+    )
     cli.env["LADDER_CONFIG"] = str(path)
     result = cli.ladder("worker", "--burst", check=False)
     assert 2 == result.returncode
