@@ -17,13 +17,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from typing import cast
+from typing import Any, cast
 
 from redis import Redis
 from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError
 
-from worker import keys
+from worker import failpoints, keys
 
 PROCESS_BATCH = "worker.jobs.process_batch"
 RECOVERY_GRACE_SECONDS = 30.0
@@ -102,24 +102,30 @@ class Inbox:
             moved += count
         return moved
 
-    def _enqueue(self, batch: str, items: list[bytes | str]) -> None:
-        payloads = [
-            i.decode("utf-8", "surrogateescape") if isinstance(i, bytes) else i for i in items
-        ]
+    def enqueue_batch(self, payloads: list[str], batch: str | None = None, **extra: Any) -> None:
+        """One RQ job for these events (its id is unique: a second enqueue is a no-op)."""
         try:
             self.queue.enqueue_call(
                 PROCESS_BATCH,
                 args=(payloads,),
-                job_id=f"ladder-batch-{batch}",
+                job_id=f"ladder-batch-{batch or uuid.uuid4().hex}",
                 retry=self.retry,
                 failure_ttl=self.failure_ttl,
                 result_ttl=0,
                 timeout=self.job_timeout,
                 description=f"ladder batch of {len(payloads)} events",
                 unique=True,
+                **extra,
             )
         except DuplicateJobError:
-            pass  # enqueued before by another process: the staging copy is no longer needed
+            pass  # enqueued before by another process
+
+    def _enqueue(self, batch: str, items: list[bytes | str]) -> None:
+        failpoints.hit("inbox.after_claim")
+        payloads = [
+            i.decode("utf-8", "surrogateescape") if isinstance(i, bytes) else i for i in items
+        ]
+        self.enqueue_batch(payloads, batch)
         with self.redis.pipeline() as pipe:
             pipe.delete(keys.staging(batch))
             pipe.zrem(keys.STAGING_INDEX, batch)

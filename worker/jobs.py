@@ -63,6 +63,12 @@ def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: st
         rt.dead_letter(payload, error, trace)
 
 
+def failure_text(job: Job) -> str:
+    """The traceback RQ stored for a job's latest failure ('' if none)."""
+    result = job.latest_result()
+    return (result.exc_string or "") if result is not None else ""
+
+
 def split_failed_batches(rt: Runtime) -> int:
     """A batch in the failed registry (its worker died on every attempt) becomes per-event
     dead letters, so the dead-letter queue only ever holds single events."""
@@ -77,8 +83,9 @@ def split_failed_batches(rt: Runtime) -> int:
             registry.remove(job_id)
             continue
         payloads = job.args[0] if job.args else []
-        reason = (job.exc_info or "failed").strip().splitlines()[-1]
-        _dead_letter_all(rt, list(payloads), RuntimeError(reason), job.exc_info or "")
+        trace = failure_text(job)
+        reason = (trace or "failed").strip().splitlines()[-1]
+        _dead_letter_all(rt, list(payloads), RuntimeError(reason), trace)
         registry.remove(job, delete_job=True)
         split += len(payloads)
     return split

@@ -14,8 +14,10 @@ import time
 import structlog
 from rq import SimpleWorker
 from rq.registry import ScheduledJobRegistry, StartedJobRegistry
+from rq.utils import now as rq_now
 
 from worker import jobs, keys
+from worker.recovery import maintain
 from worker.runtime import Runtime
 
 log = structlog.get_logger("ladder")
@@ -26,26 +28,28 @@ def _worker(rt: Runtime) -> SimpleWorker:
     return SimpleWorker([rt.inbox.queue], connection=rt.redis)
 
 
-def maintain(rt: Runtime, worker: SimpleWorker) -> None:
-    """Recover what dead processes left behind; prompt where RQ alone would be slow.
-
-    - batches stranded between the inbox and RQ are enqueued (``Inbox.recover``);
-    - RQ's registry maintenance: a batch whose worker died (its started-registry entry
-      expired: at most the job timeout, capped at 30 s, plus 60 s) is retried, and jobs stuck
-      in RQ's intermediate queue are put back; RQ itself runs this only every 10 minutes;
-    - a batch that failed for good becomes per-event dead letters.
-    """
-    rt.inbox.recover()
-    worker.clean_registries()  # type: ignore[no-untyped-call]
-    jobs.split_failed_batches(rt)
+def _work(worker: SimpleWorker, *, burst: bool) -> None:
+    """Run RQ's loop. Its start-up maintenance is skipped: ``maintain`` ran just before and
+    handles abandoned batches itself (at once, not on RQ's retry back-off)."""
+    worker.last_cleaned_at = rq_now()  # type: ignore[assignment]
+    worker.work(burst=burst, logging_level="WARNING", with_scheduler=True)
 
 
 def _in_flight(rt: Runtime) -> int:
+    """Events not yet settled. Counted with ZCARD: RQ's ``Registry.count`` runs the registry's
+    cleanup as a side effect, which would retry abandoned batches on RQ's back-off."""
     queue = rt.inbox.queue
-    scheduled = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]
-    started = StartedJobRegistry(queue=queue)
-    staged = int(rt.redis.zcard(keys.STAGING_INDEX))
-    return int(queue.count + scheduled.count + started.count + staged + rt.inbox.pending())
+    registries = (
+        ScheduledJobRegistry(queue=queue).key,  # type: ignore[no-untyped-call]
+        StartedJobRegistry(queue=queue).key,
+        keys.STAGING_INDEX,
+    )
+    with rt.redis.pipeline(transaction=False) as pipe:
+        for key in registries:
+            pipe.zcard(key)
+        pipe.llen(queue.key)
+        pipe.llen(keys.INBOX)
+        return sum(int(n) for n in pipe.execute())
 
 
 def run_burst(rt: Runtime) -> int:
@@ -60,7 +64,7 @@ def run_burst(rt: Runtime) -> int:
             maintain(rt, worker)
             last_maintenance = time.monotonic()
         moved += rt.inbox.drain()
-        _worker(rt).work(burst=True, logging_level="WARNING", with_scheduler=True)
+        _work(worker, burst=True)
         if rt.inbox.pending() or rt.inbox.queue.count:
             continue
         if not _in_flight(rt):
@@ -89,7 +93,7 @@ def run_forever(rt: Runtime) -> None:
     thread = threading.Thread(target=pump, name="ladder-inbox-pump", daemon=True)
     thread.start()
     try:
-        worker.work(burst=False, logging_level="WARNING", with_scheduler=True)
+        _work(worker, burst=False)
     finally:
         stop.set()
         thread.join(timeout=10)

@@ -48,7 +48,7 @@ from schemas import (
     TournamentFinished,
     parse_event,
 )
-from worker import store
+from worker import failpoints, store
 from worker.config import Config, LadderConfig
 from worker.projection import Projection
 from worker.store import PlayerKey, PlayerRecord
@@ -148,6 +148,7 @@ class Service:
                 outcomes.append(Outcome(exc.event_id, exc.ladder, "dead_lettered", exc.reason))
         if valid:
             applied, players = self._apply_with_retries(valid, now)
+            failpoints.hit("service.after_commit")
             self.projection.write(players, self.config)
             outcomes.extend(applied)
         per_event_ms = (time.perf_counter() - started) * 1000 / max(len(outcomes), 1)

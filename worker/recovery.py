@@ -1,0 +1,78 @@
+"""Crash recovery, run by every worker every 15 seconds (and by ``--burst`` until idle).
+
+- A batch stranded between the inbox and RQ (its mover died) is enqueued: ``Inbox.recover``.
+- A batch whose worker died mid-run is noticed when RQ's started-registry entry expires (the
+  job timeout, capped at 30 s, plus 60 s: RQ's ``SimpleWorker`` sends no heartbeat while a
+  job runs). Its events are enqueued again at once as a fresh batch, so a crash does not eat
+  into the back-off meant for outages; replaying applied events is harmless (idempotent ids).
+  After ``MAX_CRASHES`` crashes the batch is left to RQ's own retry and, in the end, to
+  per-event dead letters, so one event that kills workers cannot stop the others for long.
+- RQ's registry maintenance (intermediate queue, expired registries), which RQ itself runs
+  only every 10 minutes.
+- A batch that failed for good becomes per-event dead letters.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, cast
+
+import structlog
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.registry import StartedJobRegistry
+
+from worker.jobs import BATCH_PREFIX, split_failed_batches
+
+if TYPE_CHECKING:
+    from rq import SimpleWorker
+
+    from worker.runtime import Runtime
+
+MAX_CRASHES = 5
+log = structlog.get_logger("ladder")
+
+
+def requeue_abandoned(rt: Runtime) -> int:
+    """Enqueue again the events of batches whose worker died; returns how many batches."""
+    registry = StartedJobRegistry(queue=rt.inbox.queue)
+    requeued = 0
+    for raw in cast(list[bytes], rt.redis.zrangebyscore(registry.key, 0, time.time())):
+        entry = raw.decode()
+        job_id = entry.split(":", 1)[0]
+        if not job_id.startswith(BATCH_PREFIX):
+            continue
+        try:
+            job = Job.fetch(job_id, connection=rt.redis)
+        except NoSuchJobError:
+            continue
+        crashes = int(job.meta.get("crashes", 0)) + 1
+        if job.get_status() != JobStatus.STARTED or crashes > MAX_CRASHES:
+            continue  # finished meanwhile, or a poison batch: RQ's retry path takes it
+        payloads = list(job.args[0]) if job.args else []
+        rt.inbox.enqueue_batch(payloads, meta={"crashes": crashes})
+        # The execution record expired with the entry, so RQ's Job.delete would fail here.
+        with rt.redis.pipeline() as pipe:
+            pipe.zrem(registry.key, raw)
+            pipe.delete(job.key, job.execution_registry.key)
+            pipe.execute()
+        log.warning(
+            "abandoned_batch_requeued", job_id=job_id, events=len(payloads), crashes=crashes
+        )
+        requeued += 1
+    return requeued
+
+
+def maintain(rt: Runtime, worker: SimpleWorker) -> None:
+    """Each step runs even if another fails: one bad entry must not stop recovery."""
+    steps = (
+        rt.inbox.recover,
+        lambda: requeue_abandoned(rt),  # before RQ's cleanup, which would retry with back-off
+        worker.clean_registries,
+        lambda: split_failed_batches(rt),
+    )
+    for step in steps:
+        try:
+            step()
+        except Exception as exc:
+            log.warning("maintenance_step_failed", error=f"{type(exc).__name__}: {exc}")
