@@ -21,7 +21,16 @@ from engine import RULESET_KINDS, FairPlayConfig, Ruleset
 
 DEFAULT_CONFIG = "defaults/ladders.toml"
 LADDER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-LADDER_OPTIONS = {"ruleset", "boosted_board", "public_board", "linking", "fairplay", "versions"}
+LADDER_OPTIONS = {
+    "ruleset",
+    "boosted_board",
+    "public_board",
+    "linking",
+    "fairplay",
+    "versions",
+    "season",
+}
+SEASON_RESETS = ("none", "start", "toward_start")
 
 
 class ConfigError(ValueError):
@@ -35,6 +44,14 @@ class RulesVersion:
 
 
 @dataclass(frozen=True)
+class SeasonConfig:
+    """What closing a season does to ratings: ``[ladders.<name>.season]``."""
+
+    reset: str = "none"  # none | start | toward_start
+    fraction: float = 0.5  # toward_start: the share of the way to the start rating
+
+
+@dataclass(frozen=True)
 class LadderConfig:
     name: str
     ruleset: str
@@ -43,6 +60,7 @@ class LadderConfig:
     boosted_board: bool = False
     public_board: bool = False
     linking: bool = True
+    season: SeasonConfig = SeasonConfig()
 
     def rules_at(self, when: datetime) -> Ruleset:
         """The parameters in force at ``when`` (the first version for anything earlier)."""
@@ -121,6 +139,11 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
     fairplay = _build(
         FairPlayConfig, table.get("fairplay", {}), lambda f, m: fail(f, m, "fairplay")
     )
+    season = _build(SeasonConfig, table.get("season", {}), lambda f, m: fail(f, m, "season"))
+    if season.reset not in SEASON_RESETS:
+        raise fail("reset", f"must be one of {', '.join(SEASON_RESETS)}", "season")
+    if not 0.0 < season.fraction <= 1.0:
+        raise fail("fraction", "must be more than 0 and at most 1", "season")
     raw_versions = table.get("versions")
     if not isinstance(raw_versions, list) or not raw_versions:
         raise fail("versions", "at least one [[ladders.<name>.versions]] entry is needed")
@@ -154,6 +177,7 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
         ruleset=kind,
         versions=tuple(versions),
         fairplay=fairplay,
+        season=season,
         **flags,
     )
 

@@ -142,6 +142,36 @@ tournaments = Table(
 )
 
 
+# Seasons of a ladder (SPEC 2.3: "Season 0" is the first). The open season has no name and no
+# closed_at; closing names it, archives its standings and opens the next number.
+seasons = Table(
+    "seasons",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("number", Integer, primary_key=True),
+    Column("name", String(64), nullable=True),
+    Column("opened_at", UTCDateTime(), nullable=True),
+    Column("closed_at", UTCDateTime(), nullable=True),
+    Column("reset", String(16), nullable=True),
+    Column("fraction", Float(53), nullable=True),
+    Column("players", Integer, nullable=True),
+    UniqueConstraint("ladder", "name", name="seasons_name_once"),
+)
+
+# A closed season's final standings: the rating board at close, ranked 1, 2, 2, 4.
+season_standings = Table(
+    "season_standings",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("season", String(64), primary_key=True),
+    Column("player_id", Id, primary_key=True),
+    Column("rank", Integer, nullable=False),
+    Column("rating", Float(53), nullable=False),
+    Column("rated_games", Integer, nullable=False),
+    Column("experience", Integer, nullable=False),
+)
+
+
 def make_engine(url: str) -> Engine:
     """One engine per process; pool_pre_ping so a restarted database is noticed, not fatal."""
     if url.startswith("sqlite"):

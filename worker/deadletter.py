@@ -4,18 +4,25 @@ An invalid event becomes a failed RQ job of its own (function ``worker.jobs.proc
 with the raw payload as its argument), so ``rq info`` and rq-dashboard show it, RQ's requeue
 replays it, and its meta carries the machine-readable reason. Its id is derived from the
 payload, so dead-lettering the same payload twice (a retried batch) leaves one entry.
+
+Entries stay for ``LADDER_DLQ_TTL_DAYS`` (30 by default; 0 or less keeps them until an
+operator acts). Replaying requeues the job itself; the event then runs through the normal
+pipeline, where an event already applied is a duplicate and changes nothing.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from redis import Redis
-from rq import Queue
+from rq import Queue, get_current_job
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry
 
@@ -23,6 +30,19 @@ from schemas import InvalidEvent
 from worker import keys
 
 PROCESS_EVENT = "worker.jobs.process_event"
+PROCESS_BATCH = "worker.jobs.process_batch"
+KEEP_FOREVER = -1  # RQ's ttl for "never expires"
+RETRIES_EXHAUSTED = "retries_exhausted"
+TRACEBACK_CHARS = 20000
+
+
+class AmbiguousReference(LookupError):
+    """An event id names more than one dead letter: the operator must pick a dead-letter id."""
+
+    def __init__(self, reference: str, ids: list[str]) -> None:
+        super().__init__(f"{reference!r} names {len(ids)} dead letters: {', '.join(ids)}")
+        self.reference = reference
+        self.ids = ids
 
 
 def dead_letter_id(raw: str | bytes) -> str:
@@ -41,6 +61,9 @@ class DeadLetter:
     attempts: int
     payload: str
 
+    def age(self, now: datetime) -> timedelta | None:
+        return now - self.failed_at if self.failed_at else None
+
     def as_json(self, now: datetime) -> dict[str, Any]:
         age = (now - self.failed_at).total_seconds() if self.failed_at else None
         return {
@@ -55,16 +78,48 @@ class DeadLetter:
         }
 
 
+@dataclass(frozen=True)
+class Filter:
+    """Which dead letters an operator means: every given condition must hold."""
+
+    reason: str | None = None
+    ladder: str | None = None
+    older_than: timedelta | None = None
+    newer_than: timedelta | None = None
+
+    def matches(self, letter: DeadLetter, now: datetime) -> bool:
+        if self.reason is not None and letter.reason != self.reason:
+            return False
+        if self.ladder is not None and letter.ladder != self.ladder:
+            return False
+        age = letter.age(now)
+        if self.older_than is not None and (age is None or age < self.older_than):
+            return False
+        return not (self.newer_than is not None and (age is None or age > self.newer_than))
+
+    @property
+    def empty(self) -> bool:
+        return self == Filter()
+
+
 class DeadLetters:
     def __init__(self, redis: Redis, ttl_seconds: int) -> None:
         self.redis = redis
-        self.ttl = ttl_seconds
+        self.ttl = ttl_seconds if ttl_seconds > 0 else KEEP_FOREVER
         self.queue = Queue(keys.QUEUE_NAME, connection=redis)
         self.registry = FailedJobRegistry(queue=self.queue)
 
-    def add(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> str:
+    def add(
+        self,
+        raw: str | bytes,
+        error: InvalidEvent,
+        traceback: str = "",
+        attempts: int | None = None,
+    ) -> str:
         payload = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
         guessed = _guess_meta(payload)
+        if attempts is None:
+            attempts = _attempts_of_current_batch() if error.reason == RETRIES_EXHAUSTED else 1
         job = Job.create(
             PROCESS_EVENT,
             args=(payload,),
@@ -79,6 +134,9 @@ class DeadLetters:
                 "event_id": error.event_id or guessed.get("event_id"),
                 "ladder": error.ladder or guessed.get("ladder"),
                 "dead_lettered_at": datetime.now(UTC).isoformat(),
+                "attempts": attempts,
+                # RQ 3 keeps a registry entry's exc_string only in results; keep ours here.
+                "traceback": (traceback or str(error))[-TRACEBACK_CHARS:],
             },
         )
         job.ended_at = datetime.now(UTC)
@@ -89,19 +147,84 @@ class DeadLetters:
             pipe.execute()
         return job.id
 
-    def list(self) -> list[DeadLetter]:
+    def list(self, where: Filter | None = None, now: datetime | None = None) -> list[DeadLetter]:
+        """Dead letters, oldest failure first, that match ``where``."""
+        now = now or datetime.now(UTC)
         ids = self.registry.get_job_ids()
         letters = []
         for job in Job.fetch_many(ids, connection=self.redis):
             if job is not None:
-                letters.append(self._letter(job))
+                letter = self._letter(job)
+                if where is None or where.matches(letter, now):
+                    letters.append(letter)
         return letters
+
+    def count(self) -> int:
+        return int(self.registry.count)
 
     def get(self, job_id: str) -> tuple[DeadLetter, str] | None:
         if job_id not in self.registry:
             return None
-        job = Job.fetch(job_id, connection=self.redis)
-        return self._letter(job), job.exc_info or ""
+        try:
+            job = Job.fetch(job_id, connection=self.redis)
+        except NoSuchJobError:
+            return None
+        return self._letter(job), _traceback(job)
+
+    def resolve(self, reference: str) -> str | None:
+        """The dead-letter id ``reference`` names: a dead-letter id, or an unambiguous event id.
+
+        Raises ``AmbiguousReference`` when the event id appears in more than one dead letter
+        (two payloads with one event id, e.g. on two ladders).
+        """
+        if reference in self.registry:
+            return reference
+        ids = [letter.id for letter in self.list() if letter.event_id == reference]
+        if len(ids) > 1:
+            raise AmbiguousReference(reference, ids)
+        return ids[0] if ids else None
+
+    def replay(self, job_ids: Iterable[str]) -> builtins.list[str]:
+        """Requeue these dead letters on the ``ladder`` queue; returns the ids requeued.
+
+        The job keeps its id, payload and meta (``replays`` counts how often it was sent
+        back); an id no longer in the registry (replayed or discarded meanwhile) is skipped.
+        """
+        requeued = []
+        for job_id in job_ids:
+            try:
+                job = Job.fetch(job_id, connection=self.redis)
+            except NoSuchJobError:
+                self.registry.remove(job_id)
+                continue
+            job.meta["replays"] = int(job.meta.get("replays", 0)) + 1
+            job.meta["replayed_at"] = datetime.now(UTC).isoformat()
+            try:
+                self.registry.requeue(job)
+            except InvalidJobOperation:
+                continue  # no longer in the registry: someone else acted first
+            job.save_meta()  # type: ignore[no-untyped-call]
+            requeued.append(job_id)
+        return requeued
+
+    def discard(self, job_ids: Iterable[str]) -> builtins.list[str]:
+        """Delete these dead letters for good; returns the ids deleted."""
+        deleted = []
+        for job_id in job_ids:
+            if job_id not in self.registry:
+                continue
+            try:
+                job = Job.fetch(job_id, connection=self.redis)
+            except NoSuchJobError:
+                self.registry.remove(job_id)
+                deleted.append(job_id)
+                continue
+            with self.redis.pipeline() as pipe:
+                self.registry.remove(job, pipeline=pipe)
+                job.delete(pipeline=pipe)
+                pipe.execute()
+            deleted.append(job_id)
+        return deleted
 
     @staticmethod
     def _letter(job: Job) -> DeadLetter:
@@ -119,6 +242,25 @@ class DeadLetters:
             attempts=int(meta.get("attempts", 1)),
             payload=payload if isinstance(payload, str) else json.dumps(payload),
         )
+
+
+def _traceback(job: Job) -> str:
+    """The latest failure's traceback: a replay's own run, else the one stored at dead-lettering."""
+    result = job.latest_result()
+    if result is not None and result.exc_string:
+        return str(result.exc_string)
+    return str((job.meta or {}).get("traceback") or job._exc_info or "")
+
+
+def _attempts_of_current_batch() -> int:
+    """How often the batch job now giving up was tried: its first run plus every retry.
+
+    A dead letter written by any other job (or outside RQ) was tried once.
+    """
+    job = get_current_job()
+    if job is None or job.func_name != PROCESS_BATCH or job.retries_left:
+        return 1
+    return 1 + len(job.retry_intervals or ())
 
 
 def _aware(when: datetime | None) -> datetime | None:

@@ -8,6 +8,7 @@ would have produced, so replaying it scores exactly as the original would have.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from typing import Any
@@ -50,8 +51,17 @@ def _token_or_marker(ip: Any, key: bytes) -> str:
 
 
 def _contains_address(text: str) -> bool:
-    return bool(_IPV4.search(text) or _IPV6.search(text))
+    return scrub(text) != text
+
+
+def _scrubbed(match: re.Match[str]) -> str:
+    """Only what really parses as an address: ``18:04:05`` in a timestamp is not one."""
+    try:
+        ipaddress.ip_address(match.group(0))
+    except ValueError:
+        return match.group(0)
+    return SCRUBBED
 
 
 def scrub(text: str) -> str:
-    return _IPV6.sub(SCRUBBED, _IPV4.sub(SCRUBBED, text))
+    return _IPV6.sub(_scrubbed, _IPV4.sub(_scrubbed, text))

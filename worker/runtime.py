@@ -54,8 +54,10 @@ class Runtime:
 
     @cached_property
     def inbox(self) -> Inbox:
-        retry = Retry(
-            max=self.settings.job_retries, interval=list(self.settings.job_retry_intervals)
+        retry = (
+            Retry(max=self.settings.job_retries, interval=list(self.settings.job_retry_intervals))
+            if self.settings.job_retries > 0
+            else None  # RQ refuses Retry(max=0); no retry: the first failure dead-letters
         )
         return Inbox(
             self.redis,

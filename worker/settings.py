@@ -43,8 +43,21 @@ class Settings:
         try:
             batch_size = int(env.get("LADDER_BATCH_SIZE", "200"))
             ttl_days = int(env.get("LADDER_DLQ_TTL_DAYS", "30"))
+            job_timeout = int(env.get("LADDER_JOB_TIMEOUT", "60"))
+            retries = int(env.get("LADDER_JOB_RETRIES", "5"))
+            intervals = tuple(
+                int(part) for part in env.get("LADDER_RETRY_INTERVALS", "1,5,15,60,300").split(",")
+            )
         except ValueError as exc:
             raise SettingsError(f"not a whole number: {exc}") from None
+        if not 0 <= retries <= 100:
+            raise SettingsError("LADDER_JOB_RETRIES must be between 0 and 100")
+        if not intervals or any(i < 0 for i in intervals):
+            raise SettingsError("LADDER_RETRY_INTERVALS must be seconds >= 0, e.g. 1,5,15,60,300")
+        if ttl_days < 0:
+            raise SettingsError("LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on) or more")
+        if job_timeout < 1:
+            raise SettingsError("LADDER_JOB_TIMEOUT must be at least 1 second")
         if not 1 <= batch_size <= 2000:
             raise SettingsError("LADDER_BATCH_SIZE must be between 1 and 2000")
         return cls(
@@ -56,8 +69,22 @@ class Settings:
             network_key_is_default=not key,
             production=production,
             batch_size=batch_size,
+            job_timeout=job_timeout,
+            job_retries=retries,
+            job_retry_intervals=retry_intervals(retries, intervals),
             dead_letter_ttl_days=ttl_days,
         )
+
+
+def retry_intervals(retries: int, intervals: tuple[int, ...]) -> tuple[int, ...]:
+    """One back-off per retry: extra values are dropped, the last one repeats if too few.
+
+    RQ picks the wait before retry n as ``intervals[len(intervals) - retries_left]``, so a list
+    longer than the number of retries would skip its first values.
+    """
+    if retries == 0:
+        return ()
+    return (intervals + (intervals[-1],) * retries)[:retries]
 
 
 def normalise_database_url(url: str) -> str:
