@@ -8,7 +8,6 @@ import importlib
 import json
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -16,7 +15,7 @@ from worker.config import ConfigError
 from worker.settings import Settings, SettingsError
 
 # Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = ("worker.cli_read", "worker.cli_ops")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -58,22 +57,6 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("publish", help="publish JSON-lines events to the inbox")
     p.add_argument("file", help="a file of one JSON event per line, or - for standard input")
     p.set_defaults(handler=cmd_publish)
-
-    p = sub.add_parser("top", help="the top of a leaderboard")
-    p.add_argument("ladder")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--board", choices=["rating", "public", "boosted"], default="rating")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_top)
-
-    dlq = sub.add_parser("dlq", help="the dead-letter queue").add_subparsers(
-        dest="dlq_command", required=True
-    )
-    p = dlq.add_parser("list", help="list dead-lettered events")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--reason")
-    p.add_argument("--ladder")
-    p.set_defaults(handler=cmd_dlq_list)
 
     for module in COMMAND_MODULES:
         importlib.import_module(module).register(sub)
@@ -127,53 +110,6 @@ def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
                 pipe.execute()
         pipe.execute()
     print(f"ladder: published {count} events", file=sys.stderr)
-    return 0
-
-
-def cmd_top(rt: Any, args: argparse.Namespace) -> int:
-    from engine import display_rating
-    from worker import reader
-
-    ladder_config = rt.config.ladder(args.ladder)
-    if ladder_config is None:
-        print(f"ladder: no ladder named {args.ladder!r}", file=sys.stderr)
-        return 2
-    entries = reader.top(rt.leaderboard_redis, args.ladder, args.limit, args.board)
-    if args.json:
-        print(json.dumps([e.as_json() for e in entries]))
-        return 0
-    print(f"{args.ladder} ({args.board})")
-    print(f"{'rank':>5}  {'player':<24} {'rating':>9}")
-    for entry in entries:
-        shown = (
-            str(int(entry.rating))
-            if args.board == "boosted"
-            else display_rating(ladder_config.current, entry.rating)
-        )
-        print(f"{entry.rank:>5}  {entry.player_id:<24} {shown:>9}")
-    if not entries:
-        print("  (no rated players yet)")
-    return 0
-
-
-def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
-    now = datetime.now(UTC)
-    letters = [
-        letter
-        for letter in rt.dead_letters.list()
-        if (args.reason is None or letter.reason == args.reason)
-        and (args.ladder is None or letter.ladder == args.ladder)
-    ]
-    if args.json:
-        print(json.dumps([letter.as_json(now) for letter in letters]))
-        return 0
-    print(f"{'id':<45} {'event_id':<20} {'ladder':<12} {'reason':<22} age")
-    for letter in letters:
-        item = letter.as_json(now)
-        print(
-            f"{letter.id:<45} {str(letter.event_id):<20} {str(letter.ladder):<12} "
-            f"{letter.reason:<22} {item['age_seconds']}s"
-        )
     return 0
 
 
