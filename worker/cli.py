@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"ladder: configuration refused: {exc}", file=sys.stderr)
         return 2
+    except SettingsError as exc:
+        print(f"ladder: {exc}", file=sys.stderr)
+        return 2
     finally:
         rt.close()
 
@@ -56,6 +60,10 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("publish", help="publish JSON-lines events to the inbox")
     p.add_argument("file", help="a file of one JSON event per line, or - for standard input")
+    p.add_argument(
+        "--publisher",
+        help="sign each event as this publisher, with the secret in LADDER_PUBLISH_SECRET",
+    )
     p.set_defaults(handler=cmd_publish)
 
     for module in COMMAND_MODULES:
@@ -97,6 +105,7 @@ def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
 def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
     from worker import keys
 
+    signer = _signer(args.publisher) if args.publisher else None
     stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
     count = 0
     with stream, rt.redis.pipeline(transaction=False) as pipe:
@@ -104,6 +113,8 @@ def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
             line = line.strip()
             if not line:
                 continue
+            if signer is not None:
+                line = signer(line)
             pipe.rpush(keys.INBOX, line)
             count += 1
             if count % 1000 == 0:
@@ -111,6 +122,19 @@ def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
         pipe.execute()
     print(f"ladder: published {count} events", file=sys.stderr)
     return 0
+
+
+def _signer(publisher: str) -> Any:
+    from schemas.signing import sign
+
+    secret = os.environ.get("LADDER_PUBLISH_SECRET", "")
+    if not secret:
+        raise SettingsError("--publisher needs the secret in LADDER_PUBLISH_SECRET")
+
+    def signed(line: str) -> str:
+        return json.dumps(sign(json.loads(line), publisher, secret.encode()), ensure_ascii=False)
+
+    return signed
 
 
 def cmd_config_show(rt: Any, args: argparse.Namespace) -> int:

@@ -75,6 +75,8 @@ class Runtime:
             self.projection,
             network_key=self.settings.network_key,
             max_event_bytes=self.settings.max_event_bytes,
+            publisher_secrets=self.settings.publisher_secrets,
+            require_signature=self.settings.require_signature,
         )
 
     def dead_letter(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> None:

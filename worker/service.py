@@ -18,6 +18,7 @@ slower worker never overwrites a newer one).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ from schemas import (
     TournamentFinished,
     parse_event,
 )
+from schemas.signing import verify
 from worker import failpoints, store
 from worker.config import Config, LadderConfig
 from worker.projection import Projection
@@ -109,17 +111,30 @@ class Service:
         *,
         network_key: bytes,
         max_event_bytes: int = 65536,
+        publisher_secrets: dict[str, bytes] | None = None,
+        require_signature: bool = False,
     ) -> None:
         self.config = config
         self.engine = engine
         self.projection = projection
         self.network_key = network_key
         self.max_event_bytes = max_event_bytes
+        self.publisher_secrets = publisher_secrets or {}
+        self.require_signature = require_signature
 
     # -- validation ---------------------------------------------------------------------
 
     def parse(self, raw: str | bytes, now: datetime) -> Event:
         event = parse_event(raw, now=now, max_bytes=self.max_event_bytes)
+        if self.publisher_secrets or self.require_signature:
+            # parse_event accepted it, so it is a JSON object of bounded size and depth
+            problem = verify(
+                json.loads(raw), self.publisher_secrets, required=self.require_signature
+            )
+            if problem is not None:
+                raise InvalidEvent(
+                    "bad_signature", problem, event_id=event.event_id, ladder=event.ladder
+                )
         if self.config.ladder(event.ladder) is None:
             raise InvalidEvent(
                 "unknown_ladder",

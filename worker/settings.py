@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -22,7 +22,7 @@ class Settings:
     leaderboard_redis_url: str | None = None  # leaderboards elsewhere (may be a Redis Cluster)
     database_url: str = DEFAULT_DATABASE_URL
     ladder_config: Path | None = None
-    network_key: bytes = DEV_NETWORK_KEY
+    network_key: bytes = field(default=DEV_NETWORK_KEY, repr=False)
     network_key_is_default: bool = True
     production: bool = False
     batch_size: int = 200
@@ -31,6 +31,8 @@ class Settings:
     job_retry_intervals: tuple[int, ...] = (1, 5, 15, 60, 300)
     dead_letter_ttl_days: int = 30
     max_event_bytes: int = 65536
+    publisher_secrets: dict[str, bytes] = field(default_factory=dict, repr=False)
+    require_signature: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -54,6 +56,10 @@ class Settings:
             raise SettingsError("LADDER_JOB_RETRIES must be between 0 and 100")
         if not intervals or any(i < 0 for i in intervals):
             raise SettingsError("LADDER_RETRY_INTERVALS must be seconds >= 0, e.g. 1,5,15,60,300")
+        secrets = parse_publisher_secrets(env.get("LADDER_PUBLISHER_SECRETS", ""))
+        require = env.get("LADDER_REQUIRE_SIGNATURE", "").lower() in ("1", "true", "yes")
+        if require and not secrets:
+            raise SettingsError("LADDER_REQUIRE_SIGNATURE needs LADDER_PUBLISHER_SECRETS")
         if ttl_days < 0:
             raise SettingsError("LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on) or more")
         if job_timeout < 1:
@@ -73,7 +79,20 @@ class Settings:
             job_retries=retries,
             job_retry_intervals=retry_intervals(retries, intervals),
             dead_letter_ttl_days=ttl_days,
+            publisher_secrets=secrets,
+            require_signature=require,
         )
+
+
+def parse_publisher_secrets(spec: str) -> dict[str, bytes]:
+    """``name:secret,name:secret`` (a secret may not contain a comma). Never logged."""
+    secrets: dict[str, bytes] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, sep, secret = item.partition(":")
+        if not sep or not name or not secret:
+            raise SettingsError("LADDER_PUBLISHER_SECRETS must look like name:secret,name:secret")
+        secrets[name] = secret.encode()
+    return secrets
 
 
 def retry_intervals(retries: int, intervals: tuple[int, ...]) -> tuple[int, ...]:

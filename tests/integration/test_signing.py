@@ -1,0 +1,106 @@
+"""Optional per-publisher event signing (HMAC-SHA256 over the canonical body)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import json
+
+import pytest
+
+from schemas.signing import canonical_body, sign
+from tests.conftest import drain, publish
+from tests.events import game
+from tests.integration.helpers import board
+from worker.runtime import Runtime
+from worker.settings import Settings, SettingsError
+
+SECRETS = {"server-a": b"a-secret-of-server-a", "server-b": b"b-secret-of-server-b"}
+
+
+def test_the_canonical_body_is_sorted_compact_utf8_json_without_the_signature():
+    """Any language's JSON library reproduces it: sorted keys, no spaces, UTF-8."""
+    event = {"b": 1, "a": {"z": "é", "y": [1, 2]}, "signature": "x"}
+    assert '{"a":{"y":[1,2],"z":"é"},"b":1}'.encode() == canonical_body(event)
+    signed = sign({"b": 1}, "p", b"k")
+    body = b'{"b":1,"publisher":"p"}'
+    assert hmac.new(b"k", body, hashlib.sha256).hexdigest() == signed["signature"]
+
+
+@pytest.fixture
+def signing_runtime(settings):
+    from worker.migrate import upgrade
+
+    rt = Runtime(dataclasses.replace(settings, publisher_secrets=SECRETS, require_signature=True))
+    upgrade(rt.engine)
+    yield rt
+    rt.close()
+
+
+def reasons(rt: Runtime) -> dict[str | None, str]:
+    return {letter.event_id: letter.reason for letter in rt.dead_letters.list()}
+
+
+def test_with_signing_required_only_correctly_signed_events_change_ratings(signing_runtime):
+    """Unsigned, forged, tampered and unknown-publisher events are dead-lettered as bad_signature."""
+    rt = signing_runtime
+    good = sign(game("a", "b", event_id="good"), "server-a", SECRETS["server-a"])
+    forged = sign(game("c", "d", event_id="forged"), "server-a", b"guessed")
+    tampered = sign(game("e", "f", event_id="tampered"), "server-b", SECRETS["server-b"])
+    tampered["winner"] = {"player_id": "f"}
+    tampered["loser"] = {"player_id": "e"}
+    stranger = sign(game("g", "h", event_id="stranger"), "server-x", b"whatever")
+    publish(rt, good, game("i", "j", event_id="unsigned"), forged, tampered, stranger)
+    drain(rt)
+    assert {"a": 1516.0, "b": 1484.0} == board(rt, "gammon42")
+    assert {
+        "unsigned": "bad_signature",
+        "forged": "bad_signature",
+        "tampered": "bad_signature",
+        "stranger": "bad_signature",
+    } == reasons(rt)
+
+
+def test_without_signing_required_unsigned_events_pass_and_bad_signatures_do_not(runtime):
+    """Signing is optional by default; a signature that is present must still be right."""
+    rt = runtime
+    rt.service.publisher_secrets = SECRETS
+    publish(
+        rt,
+        game("a", "b", event_id="plain"),
+        sign(game("c", "d", event_id="forged"), "server-a", b"nope"),
+    )
+    drain(rt)
+    assert {"a", "b"} == set(board(rt, "gammon42"))
+    assert {"forged": "bad_signature"} == reasons(rt)
+
+
+def test_secrets_are_never_shown_in_settings_or_logs(signing_runtime, capfd):
+    """Secrets come from the environment and never reach a log line."""
+    rt = signing_runtime
+    publish(rt, sign(game("a", "b"), "server-a", b"wrong"))
+    drain(rt)
+    out = capfd.readouterr()
+    shown = (
+        repr(rt.settings)
+        + out.out
+        + out.err
+        + json.dumps([l.detail for l in rt.dead_letters.list()])
+    )
+    assert not any(secret.decode() in shown for secret in SECRETS.values())
+
+
+def test_publisher_secrets_are_read_from_the_environment():
+    """LADDER_PUBLISHER_SECRETS=name:secret,...; requiring signatures needs at least one."""
+    settings = Settings.from_env(
+        {"LADDER_PUBLISHER_SECRETS": "server-a:s1,server-b:s2", "LADDER_REQUIRE_SIGNATURE": "true"}
+    )
+    assert ({"server-a": b"s1", "server-b": b"s2"}, True) == (
+        settings.publisher_secrets,
+        settings.require_signature,
+    )
+    with pytest.raises(SettingsError):
+        Settings.from_env({"LADDER_REQUIRE_SIGNATURE": "true"})
+    with pytest.raises(SettingsError):
+        Settings.from_env({"LADDER_PUBLISHER_SECRETS": "no-secret-here"})
