@@ -86,7 +86,7 @@ def test_secrets_are_never_shown_in_settings_or_logs(signing_runtime, capfd):
         repr(rt.settings)
         + out.out
         + out.err
-        + json.dumps([l.detail for l in rt.dead_letters.list()])
+        + json.dumps([d.detail for d in rt.dead_letters.list()])
     )
     assert not any(secret.decode() in shown for secret in SECRETS.values())
 
