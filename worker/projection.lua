@@ -1,26 +1,37 @@
--- Project one player's state into the leaderboards, unless Redis already holds a newer one.
--- KEYS: 1 rating zset, 2 public zset, 3 boosted zset, 4 player hash
--- ARGV: 1 player_id, 2 version, 3 listed (0/1), 4 rating, 5 public (0/1),
---       6 boosted points, 7.. hash field/value pairs
-local current = tonumber(redis.call('HGET', KEYS[4], 'version') or '-1')
-if current >= tonumber(ARGV[2]) then
-  return 0
+-- Project players' states into one ladder's leaderboards; a player whose hash already holds
+-- the same or a newer version is left alone (a slow worker's late write never rolls back).
+-- All keys carry the ladder's hash tag, so one call touches one Redis Cluster slot.
+-- KEYS: 1 rating zset, 2 public zset, 3 boosted zset, 3+i player i's hash
+-- ARGV, per player in KEYS order: player_id, version, listed (0/1), rating, public (0/1),
+--       boosted points, n, then n hash field/value pairs
+-- Returns how many players were written.
+local written = 0
+local a = 1
+for i = 4, #KEYS do
+  local id, version, listed, rating, public, boosted, n =
+    ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], tonumber(ARGV[a + 6])
+  local first, last = a + 7, a + 6 + 2 * n
+  a = last + 1
+  local current = tonumber(redis.call('HGET', KEYS[i], 'version') or '-1')
+  if current < tonumber(version) then
+    if listed == '1' then
+      redis.call('ZADD', KEYS[1], rating, id)
+    else
+      redis.call('ZREM', KEYS[1], id)
+    end
+    if public == '1' then
+      redis.call('ZADD', KEYS[2], rating, id)
+    else
+      redis.call('ZREM', KEYS[2], id)
+    end
+    if tonumber(boosted) > 0 then
+      redis.call('ZADD', KEYS[3], boosted, id)
+    else
+      redis.call('ZREM', KEYS[3], id)
+    end
+    redis.call('DEL', KEYS[i])
+    redis.call('HSET', KEYS[i], unpack(ARGV, first, last))
+    written = written + 1
+  end
 end
-if ARGV[3] == '1' then
-  redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
-else
-  redis.call('ZREM', KEYS[1], ARGV[1])
-end
-if ARGV[5] == '1' then
-  redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
-else
-  redis.call('ZREM', KEYS[2], ARGV[1])
-end
-if tonumber(ARGV[6]) > 0 then
-  redis.call('ZADD', KEYS[3], ARGV[6], ARGV[1])
-else
-  redis.call('ZREM', KEYS[3], ARGV[1])
-end
-redis.call('DEL', KEYS[4])
-redis.call('HSET', KEYS[4], unpack(ARGV, 7))
-return 1
+return written

@@ -1,8 +1,13 @@
 """Redis adapter for the read model: sorted-set leaderboards and player hashes.
 
-Writes go through one Lua script per player that compares the player's ``version`` (bumped
-in PostgreSQL on every change) with the one in Redis and applies only a newer state, so a
-slow worker's late write can never roll a leaderboard back.
+Writes go through one Lua script call per ladder (in chunks) that, for each player, compares
+the ``version`` (bumped in PostgreSQL on every change) with the one in Redis and applies only
+a newer state, so a slow worker's late write can never roll a leaderboard back.
+
+The client may be a plain ``Redis`` or a ``RedisCluster``: a ladder's keys share one hash
+tag, hence one slot, so each call is a single-slot script. On one Redis the calls go in one
+non-transactional pipeline; a cluster pipeline refuses scripts, so there each call is sent
+on its own (one round trip per ladder and chunk, not per player).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from redis import Redis
+from redis.cluster import RedisCluster
 
 from engine import FibsRules, PlayerState, is_provisional
 from engine import fibs as fibs_rules
@@ -22,6 +28,7 @@ if TYPE_CHECKING:
     from worker.store import PlayerRecord
 
 SCRIPT = resources.files("worker").joinpath("projection.lua").read_text(encoding="utf-8")
+CHUNK = 256  # players per script call: keeps each call short while Redis is blocked by it
 
 
 def is_public(ladder_config: LadderConfig, record: PlayerRecord) -> bool:
@@ -57,23 +64,42 @@ def card(ladder_config: LadderConfig, record: PlayerRecord) -> dict[str, str]:
 
 
 class Projection:
-    def __init__(self, redis: Redis) -> None:
+    def __init__(self, redis: Redis | RedisCluster) -> None:
         self.redis = redis
         self._script = redis.register_script(SCRIPT)
 
     def write(self, records: Iterable[PlayerRecord], config: Config) -> None:
-        records = list(records)
-        if not records:
+        by_ladder: dict[str, list[PlayerRecord]] = {}
+        for record in records:
+            by_ladder.setdefault(record.ladder, []).append(record)
+        if not by_ladder:
+            return
+        calls = [
+            self.call_for(config.ladders[ladder], chunk)
+            for ladder, ladder_records in by_ladder.items()
+            for chunk in _chunks(ladder_records, CHUNK)
+        ]
+        if isinstance(self.redis, RedisCluster):
+            for call_keys, call_args in calls:
+                self._script(keys=call_keys, args=call_args)
             return
         pipe = self.redis.pipeline(transaction=False)
-        for record in records:
-            ladder_config = config.ladders[record.ladder]
-            self._script(
-                keys=self.keys_for(record.ladder, record.player_id),
-                args=self.args_for(ladder_config, record),
-                client=pipe,
-            )
+        for call_keys, call_args in calls:
+            self._script(keys=call_keys, args=call_args, client=pipe)
         pipe.execute()
+
+    @classmethod
+    def call_for(
+        cls, ladder_config: LadderConfig, records: list[PlayerRecord]
+    ) -> tuple[list[str], list[Any]]:
+        """KEYS and ARGV of one script call for some players of one ladder."""
+        ladder = ladder_config.name
+        call_keys = [keys.rating(ladder), keys.public(ladder), keys.boosted(ladder)]
+        call_args: list[Any] = []
+        for record in records:
+            call_keys.append(keys.player(ladder, record.player_id))
+            call_args.extend(cls.args_for(ladder_config, record))
+        return call_keys, call_args
 
     @staticmethod
     def keys_for(ladder: str, player_id: str) -> list[str]:
@@ -86,6 +112,8 @@ class Projection:
 
     @staticmethod
     def args_for(ladder_config: LadderConfig, record: PlayerRecord) -> list[Any]:
+        """One player's ARGV: six values, the number of card fields, then the card's pairs."""
+        fields = card(ladder_config, record)
         args: list[Any] = [
             record.player_id,
             record.version,
@@ -93,7 +121,12 @@ class Projection:
             repr(float(record.rating)),
             1 if is_public(ladder_config, record) else 0,
             0 if record.linked_to else record.boosted_points,  # a linked id leaves every board
+            len(fields),
         ]
-        for name, value in card(ladder_config, record).items():
+        for name, value in fields.items():
             args.extend((name, value))
         return args
+
+
+def _chunks(records: list[PlayerRecord], size: int) -> list[list[PlayerRecord]]:
+    return [records[i : i + size] for i in range(0, len(records), size)]

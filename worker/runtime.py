@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from redis import Redis
+from redis.cluster import RedisCluster
 from rq import Retry
 from sqlalchemy.engine import Engine
 
@@ -16,6 +17,7 @@ from worker.deadletter import DeadLetters
 from worker.inbox import Inbox
 from worker.privacy import scrub, storable_payload
 from worker.projection import Projection
+from worker.redis_clients import leaderboard_client
 from worker.service import Service
 from worker.settings import Settings
 
@@ -33,12 +35,15 @@ class Runtime:
         return Redis.from_url(self.settings.redis_url, health_check_interval=30)
 
     @cached_property
-    def leaderboard_redis(self) -> Redis:
-        """Where the leaderboards live: the queue's Redis unless LEADERBOARD_REDIS_URL is set."""
+    def leaderboard_redis(self) -> Redis | RedisCluster:
+        """Where the leaderboards live: the queue's Redis unless LEADERBOARD_REDIS_URL is set.
+
+        A ``redis+cluster://`` URL selects a Redis Cluster (see ``worker.redis_clients``).
+        """
         url = self.settings.leaderboard_redis_url
         if not url:
             return self.redis
-        return Redis.from_url(url, health_check_interval=30)
+        return leaderboard_client(url)
 
     @cached_property
     def engine(self) -> Engine:

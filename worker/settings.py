@@ -31,6 +31,7 @@ class Settings:
     job_retry_intervals: tuple[int, ...] = (1, 5, 15, 60, 300)
     dead_letter_ttl_days: int = 30
     max_event_bytes: int = 65536
+    metrics_port: int = 9108  # Prometheus metrics and /healthz of ``ladder worker``; 0 = off
     publisher_secrets: dict[str, bytes] = field(default_factory=dict, repr=False)
     require_signature: bool = False
 
@@ -45,6 +46,7 @@ class Settings:
         try:
             batch_size = int(env.get("LADDER_BATCH_SIZE", "200"))
             ttl_days = int(env.get("LADDER_DLQ_TTL_DAYS", "30"))
+            metrics_port = int(env.get("LADDER_METRICS_PORT", "9108"))
             job_timeout = int(env.get("LADDER_JOB_TIMEOUT", "60"))
             retries = int(env.get("LADDER_JOB_RETRIES", "5"))
             intervals = tuple(
@@ -66,6 +68,8 @@ class Settings:
             raise SettingsError("LADDER_JOB_TIMEOUT must be at least 1 second")
         if not 1 <= batch_size <= 2000:
             raise SettingsError("LADDER_BATCH_SIZE must be between 1 and 2000")
+        if not 0 <= metrics_port <= 65535:
+            raise SettingsError("LADDER_METRICS_PORT must be a port number, or 0 for none")
         return cls(
             redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
             leaderboard_redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
@@ -79,6 +83,7 @@ class Settings:
             job_retries=retries,
             job_retry_intervals=retry_intervals(retries, intervals),
             dead_letter_ttl_days=ttl_days,
+            metrics_port=metrics_port,
             publisher_secrets=secrets,
             require_signature=require,
         )

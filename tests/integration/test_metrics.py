@@ -1,0 +1,189 @@
+"""The worker's Prometheus endpoint, scraped over HTTP while real events are processed."""
+
+from __future__ import annotations
+
+import socket
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import structlog
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.conftest import publish
+from tests.events import game
+from worker import jobs, metrics
+from worker import service as service_module
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def observed(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[metrics.WorkerMetrics]:
+    """``metrics.start`` on a free port, with structlog's configuration restored afterwards."""
+    saved = structlog.get_config()
+    structlog.configure(cache_logger_on_first_use=False)
+    # a logger cached by an earlier test would keep its old chain: give the service a fresh one
+    monkeypatch.setattr(service_module, "log", structlog.get_logger("ladder"))
+    started = metrics.start(runtime, port=_free_port(), host="127.0.0.1")
+    yield started
+    started.close()
+    structlog.configure(**saved)
+
+
+def work(rt: Any, observed: metrics.WorkerMetrics) -> None:
+    """What ``ladder worker`` does, with the metered worker: pump the inbox, run the jobs."""
+    jobs.install(rt)
+    while rt.inbox.drain() or rt.inbox.queue.count:
+        observed.worker([rt.inbox.queue], rt.redis).work(burst=True, logging_level="WARNING")
+
+
+def scrape(observed: metrics.WorkerMetrics, path: str = "/metrics") -> dict[tuple[str, Any], float]:
+    assert observed.server is not None
+    url = f"http://127.0.0.1:{observed.server.port}{path}"
+    with urllib.request.urlopen(url, timeout=5) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(samples: dict[tuple[str, Any], float], name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def test_the_endpoint_counts_processed_events_by_outcome_and_reason(runtime, observed):
+    """After a batch, the counters show each event's outcome and reason, and they keep moving."""
+    publish(
+        runtime,
+        game("alice", "bob", event_id="g-1"),
+        game("alice", "bob", event_id="g-2", mode="boosted"),
+        game("alice", "bob", event_id="bad", cube=3),
+    )
+    before = scrape(observed)
+    assert 3 == value(before, "ladder_inbox_length")
+    work(runtime, observed)
+    after = scrape(observed)
+    assert 1 == value(after, "ladder_events_total", ladder="gammon42", outcome="rated", reason="")
+    assert 1 == value(
+        after, "ladder_events_total", ladder="gammon42", outcome="unrated", reason="not_ranked"
+    )
+    assert 1 == value(
+        after,
+        "ladder_events_total",
+        ladder="gammon42",
+        outcome="dead_lettered",
+        reason="invalid_cube",
+    )
+    assert 3 == value(after, "ladder_event_duration_seconds_count")
+    assert 1 == value(after, "ladder_batch_duration_seconds_count", status="ok")
+    assert 3 == value(after, "ladder_batch_events_sum")
+    assert (0, 0, 1) == (
+        value(after, "ladder_inbox_length"),
+        value(after, "ladder_queue_length"),
+        value(after, "ladder_dead_letters"),
+    )
+
+    publish(runtime, game("carol", "dave", event_id="g-3"), game("carol", "dave", event_id="g-1"))
+    work(runtime, observed)
+    later = scrape(observed)
+    assert 2 == value(later, "ladder_events_total", ladder="gammon42", outcome="rated", reason="")
+    assert 1 == value(
+        later, "ladder_events_total", ladder="gammon42", outcome="duplicate", reason=""
+    )
+    assert 2 == value(later, "ladder_batch_duration_seconds_count", status="ok")
+
+
+def test_an_unknown_ladder_is_counted_under_other_so_label_values_stay_bounded(runtime, observed):
+    """An event may name any ladder; only configured ladders become label values."""
+    publish(runtime, game("alice", "bob", ladder="no-such-ladder"))
+    work(runtime, observed)
+    samples = scrape(observed)
+    assert 1 == value(
+        samples,
+        "ladder_events_total",
+        ladder="other",
+        outcome="dead_lettered",
+        reason="unknown_ladder",
+    )
+
+
+def test_a_batch_that_fails_once_is_counted_as_a_retry(runtime, observed, monkeypatch):
+    """A transient error puts the batch back for a retry: the retry counter moves."""
+    real = runtime.service.process
+    calls = []
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ConnectionError("database away")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runtime.service, "process", flaky)
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    work(runtime, observed)
+    samples = scrape(observed)
+    assert 1 == value(samples, "ladder_batch_retries_total")
+    assert 1 == value(samples, "ladder_batch_duration_seconds_count", status="failed")
+    assert 1 == value(samples, "ladder_events_total", ladder="gammon42", outcome="rated", reason="")
+
+
+def test_healthz_answers_ok_while_the_queue_redis_answers(observed):
+    """``/healthz`` on the metrics port is 200 while Redis answers a ping."""
+    assert observed.server is not None
+    url = f"http://127.0.0.1:{observed.server.port}/healthz"
+    with urllib.request.urlopen(url, timeout=5) as response:
+        assert (200, b"ok\n") == (response.status, response.read())
+
+
+def test_healthz_is_503_when_redis_does_not_answer(runtime):
+    """A Redis that refuses connections makes ``/healthz`` answer 503."""
+    server = metrics.serve(metrics.Metrics(), 0, alive=lambda: False, host="127.0.0.1")
+    try:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"http://127.0.0.1:{server.port}/healthz", timeout=5)
+        assert 503 == refused.value.code
+        refused.value.close()
+    finally:
+        server.close()
+
+
+def test_a_scrape_while_redis_is_away_reports_it_down_instead_of_failing():
+    """The queue gauges are skipped and ``ladder_redis_up`` is 0 when Redis is unreachable."""
+    from redis import Redis
+
+    dead = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5)
+    collected = {m.name: m for m in metrics.QueueCollector(dead).collect()}
+    assert ["ladder_redis_up"] == list(collected)
+    assert 0 == collected["ladder_redis_up"].samples[0].value
+
+
+def test_port_zero_serves_nothing(runtime):
+    """``LADDER_METRICS_PORT=0`` keeps the counters but opens no port."""
+    saved = structlog.get_config()
+    try:
+        started = metrics.start(runtime, port=0)
+        assert started.server is None
+    finally:
+        structlog.configure(**saved)
+
+
+def test_a_port_already_taken_leaves_the_worker_running_without_a_server(runtime):
+    """A second worker on one host cannot bind the port: it works on, unscraped."""
+    saved = structlog.get_config()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        try:
+            started = metrics.start(runtime, port=taken.getsockname()[1], host="127.0.0.1")
+            assert started.server is None
+        finally:
+            structlog.configure(**saved)
