@@ -8,15 +8,17 @@ job in hand, the pump hand over the batch it holds, and the process exit cleanly
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 
 import structlog
+from redis.exceptions import RedisError
 from rq import SimpleWorker
 from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now as rq_now
 
-from worker import jobs, keys
+from worker import jobs, keys, metrics
 from worker.recovery import maintain
 from worker.runtime import Runtime
 
@@ -72,11 +74,37 @@ def run_burst(rt: Runtime) -> int:
         time.sleep(0.2)  # a retry back-off, or an abandoned batch not yet expired
 
 
+def _stop_was_requested(worker: SimpleWorker) -> bool:
+    """RQ records every SIGTERM/SIGINT's time; ``_stop_requested`` is set only when busy."""
+    return bool(worker._stop_requested or worker._shutdown_requested_date)
+
+
 def run_forever(rt: Runtime) -> None:
+    observed = metrics.start(rt, rt.settings.metrics_port)  # first: before anything logs
     jobs.install(rt)
-    worker = _worker(rt)
-    maintain(rt, worker)
+
     stop = threading.Event()
+
+    def new_worker() -> SimpleWorker | None:
+        """RQ's worker talks to Redis as it is built: wait for Redis rather than die."""
+        delay = 1.0
+        while not stop.is_set():
+            try:
+                return observed.worker([rt.inbox.queue], rt.redis)
+            except RedisError as exc:
+                log.warning("redis_unreachable", error=f"{type(exc).__name__}: {exc}")
+                stop.wait(delay)
+                delay = min(delay * 2, 30.0)
+        return None
+
+    # Outside RQ's loop (which installs its own handlers) a stop request is ours to keep.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    first = new_worker()
+    if first is None:
+        return
+    worker = first
+    maintain(rt, worker)
 
     def pump() -> None:
         last_maintenance = time.monotonic()
@@ -93,7 +121,24 @@ def run_forever(rt: Runtime) -> None:
     thread = threading.Thread(target=pump, name="ladder-inbox-pump", daemon=True)
     thread.start()
     try:
-        _work(worker, burst=False)
+        while True:
+            try:
+                _work(worker, burst=False)
+            except Exception as exc:
+                log.warning("worker_loop_error", error=f"{type(exc).__name__}: {exc}")
+            if _stop_was_requested(worker):
+                break
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(signum, lambda *_: stop.set())
+            # RQ's loop gave up (Redis went away mid-job): wait, then start a fresh one
+            log.warning("worker_loop_restart")
+            if stop.wait(2.0):
+                break
+            replacement = new_worker()
+            if replacement is None:
+                break
+            worker = replacement
     finally:
         stop.set()
         thread.join(timeout=10)
+        observed.close()
