@@ -102,3 +102,18 @@ def drain(rt: Any) -> None:
     from worker import runner
 
     runner.run_burst(rt)
+
+
+FIGURES: list[str] = []
+
+
+def record_figure(line: str) -> None:
+    """Note what a reliability test survived; printed at the end of the run."""
+    FIGURES.append(line)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if FIGURES:
+        terminalreporter.section("what the reliability tests survived")
+        for line in FIGURES:
+            terminalreporter.write_line(line)

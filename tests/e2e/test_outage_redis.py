@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from redis import Redis
 
+from tests.conftest import record_figure
 from tests.e2e.conftest import LADDER, Cli
 from tests.e2e.invariants import check_stores
 from tests.e2e.test_reliability import expected_ids, hot_events, kill_group, spawn
@@ -134,7 +135,7 @@ def test_workers_ride_out_a_redis_restart_and_lose_nothing(database_url, private
     )
     figures = check_stores(database_url, private_redis.url, expected_ids(events))
     assert [] == cli.ladder_json("dlq", "list")
-    print(f"\nredis restart: {figures}, outage {outage:.1f} s")
+    record_figure(f"redis restart: {figures}, outage {outage:.1f} s")
 
 
 def _pending(client: Redis) -> dict[str, int]:

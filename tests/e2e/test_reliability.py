@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from redis import Redis
 
+from tests.conftest import record_figure
 from tests.e2e.conftest import LADDER
 from tests.e2e.invariants import check_stores
 from tests.events import iso
@@ -90,8 +91,8 @@ def run_concurrent(cli, database_url, redis_url, *, workers: int, count: int, pl
     cli.ladder("worker", "--burst")  # nothing may be left behind
     figures = check_stores(database_url, redis_url, expected_ids(events))
     assert [] == cli.ladder_json("dlq", "list")
-    print(
-        f"\n{workers} workers, {count} events on {players} players per ladder: "
+    record_figure(
+        f"{workers} workers, {count} events on {players} players per ladder: "
         f"{figures} in {elapsed:.1f} s"
     )
 
@@ -145,8 +146,8 @@ def run_crashes(cli, database_url, redis_url, *, count: int, kills: int, seconds
     recovery = time.monotonic() - started
     figures = check_stores(database_url, redis_url, expected_ids(events))
     assert [] == cli.ladder_json("dlq", "list")
-    print(
-        f"\ncrash run: {figures}, {died} worker deaths ({killed} random SIGKILLs, the rest at "
+    record_figure(
+        f"crash run: {figures}, {died} worker deaths ({killed} random SIGKILLs, the rest at "
         f"failpoints), final recovery {recovery:.1f} s"
     )
     assert recovery < 120
