@@ -46,6 +46,9 @@ soak: install
 	LADDER_TEST_DATABASE_URL=$(TEST_DATABASE_URL) LADDER_TEST_REDIS_URL=$(TEST_REDIS_URL) \
 		$(BIN)/pytest -m soak
 
+bench: install
+	$(BIN)/python -m bench.run
+
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -9,6 +9,7 @@ dead-lettered event; replaying it runs it again, and an event still invalid fail
 
 from __future__ import annotations
 
+import threading
 import traceback
 from datetime import UTC, datetime
 
@@ -37,7 +38,35 @@ def runtime() -> Runtime:
     return _runtime
 
 
+class _Activity:
+    """Whether this process is running a batch, for the inbox pump to wait on (no polling)."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._running = False
+
+    def set(self, running: bool) -> None:
+        with self._condition:
+            self._running = running
+            self._condition.notify_all()
+
+    def wait(self, running: bool, timeout: float) -> bool:
+        with self._condition:
+            return self._condition.wait_for(lambda: self._running is running, timeout)
+
+
+activity = _Activity()
+
+
 def process_batch(payloads: list[str]) -> int:
+    activity.set(True)
+    try:
+        return _process_batch(payloads)
+    finally:
+        activity.set(False)
+
+
+def _process_batch(payloads: list[str]) -> int:
     rt = runtime()
     try:
         outcomes = rt.service.process(payloads, on_invalid=rt.dead_letter)

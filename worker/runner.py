@@ -110,7 +110,12 @@ def run_forever(rt: Runtime) -> None:
         last_maintenance = time.monotonic()
         while not stop.is_set():
             try:
-                rt.inbox.pump_blocking(timeout=1.0)
+                # While this process runs a batch, new events wait in the inbox and go together
+                # in the next one: batches grow with the load instead of one job per event.
+                if not jobs.activity.wait(running=False, timeout=0.5):
+                    continue
+                if rt.inbox.pump_blocking(timeout=1.0):
+                    jobs.activity.wait(running=True, timeout=0.05)  # a worker takes it
                 if time.monotonic() - last_maintenance > MAINTAIN_EVERY_SECONDS:
                     maintain(rt, worker)
                     last_maintenance = time.monotonic()

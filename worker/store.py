@@ -94,9 +94,9 @@ def ensure_players(engine: Engine, starts: dict[PlayerKey, float], now: datetime
         for ladder, pid in sorted(starts)
     ]
     with engine.begin() as conn:
-        insert = _insert(conn)
-        for part in chunks(rows):
-            conn.execute(insert(players).values(list(part)).on_conflict_do_nothing())
+        # One cached statement run with executemany: a multi-row VALUES insert would be
+        # compiled afresh by SQLAlchemy for every batch.
+        conn.execute(_insert(conn)(players).on_conflict_do_nothing(), rows)
 
 
 def lock_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey, PlayerRecord]:

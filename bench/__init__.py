@@ -1,0 +1,1 @@
+"""Benchmarks for ladder: ``python -m bench.run`` (see bench/README.md)."""

@@ -1,0 +1,57 @@
+"""RQ's own ceiling on this machine: how fast ``SimpleWorker`` drains jobs that do nothing.
+
+``python -m bench.noop enqueue REDIS_URL COUNT`` enqueues COUNT jobs of :func:`noop` on the
+``bench-noop`` queue; ``python -m bench.noop work REDIS_URL`` runs one burst SimpleWorker
+over that queue (the worker class ``ladder worker`` uses) and exits.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from redis import Redis
+from rq import Queue, SimpleWorker
+
+QUEUE = "bench-noop"
+TIMINGS = "bench-noop:timings"  # list of JSON [started, finished] (time.time) per worker
+
+
+def noop() -> None:
+    """The job: nothing at all."""
+    return None
+
+
+def enqueue(redis: Redis, count: int, chunk: int = 500) -> None:
+    queue = Queue(QUEUE, connection=redis)
+    for start in range(0, count, chunk):
+        n = min(chunk, count - start)
+        with redis.pipeline() as pipe:
+            queue.enqueue_many(
+                [Queue.prepare_data(noop, result_ttl=0) for _ in range(n)], pipeline=pipe
+            )
+            pipe.execute()
+
+
+def work(redis: Redis) -> None:
+    worker = SimpleWorker([Queue(QUEUE, connection=redis)], connection=redis)
+    started = time.time()
+    worker.work(burst=True, logging_level="WARNING", with_scheduler=True)
+    redis.rpush(TIMINGS, json.dumps([started, time.time()]))
+
+
+def main(argv: list[str]) -> int:
+    command, url, *rest = argv
+    redis = Redis.from_url(url)
+    if command == "enqueue":
+        enqueue(redis, int(rest[0]))
+    elif command == "work":
+        work(redis)
+    else:
+        raise SystemExit(f"unknown command {command!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

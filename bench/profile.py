@@ -1,0 +1,255 @@
+"""Where a burst drain spends its time: ``python -m bench.profile [--events 20000]``.
+
+Publishes a realistic mix (``bench.events``) into a fresh database and flushed Redis db,
+then drains it in this process exactly as ``ladder worker --burst`` does
+(``worker.runner.run_burst``), with INFO logs written to a file as in production. Two
+drains, two views, per event:
+
+- stages (no profiler): the service's steps and the RQ/inbox machinery are wrapped with
+  ``time.perf_counter`` timers, so the numbers are real wall time;
+- layers (under cProfile, which slows Python code down, so read them as shares): exclusive
+  time grouped by the code that spent it (pydantic, engine, SQLAlchemy, psycopg, redis-py,
+  rq, structlog, ladder's own modules, the rest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import env
+
+# Timed stages: (label, module, attribute path). Nested stages are inclusive.
+TIMERS: list[tuple[str, str, str]] = [
+    ("burst drain (run_burst)", "worker.runner", "run_burst"),
+    ("inbox pump (claim + enqueue)", "worker.inbox", "Inbox.drain"),
+    ("job body: Service.process", "worker.service", "Service.process"),
+    ("  validation (Service.parse)", "worker.service", "Service.parse"),
+    ("  PostgreSQL work (_apply_with_retries)", "worker.service", "Service._apply_with_retries"),
+    ("    ensure_players (own tx + commit)", "worker.store", "ensure_players"),
+    ("    lock_players (SELECT FOR UPDATE)", "worker.store", "lock_players"),
+    ("    existing_events", "worker.store", "existing_events"),
+    ("    load_links (x2)", "worker.store", "load_links"),
+    ("    settled_tournaments", "worker.store", "settled_tournaments"),
+    ("    window counts (_load_windows)", "worker.service", "Service._load_windows"),
+    ("      of which window_games SQL", "worker.store", "window_games"),
+    ("    scoring in memory (_one)", "worker.service", "Service._one"),
+    ("      audit payload model_dump", "worker.service", "_stored_payload"),
+    ("    write_batch (executemany x3-4)", "worker.store", "write_batch"),
+    ("  Redis projection (Projection.write)", "worker.projection", "Projection.write"),
+]
+
+
+def install_timers() -> dict[str, list[float]]:
+    """Wrap each stage with a perf_counter accumulator: {label: [seconds, calls]}."""
+    import functools
+    import importlib
+
+    totals: dict[str, list[float]] = {}
+    for label, module_name, path in TIMERS:
+        module = importlib.import_module(module_name)
+        owner: Any = module
+        *parents, name = path.split(".")
+        for parent in parents:
+            owner = getattr(owner, parent)
+        original = owner.__dict__[name] if parents else getattr(owner, name)
+        func = original.__func__ if isinstance(original, staticmethod) else original
+        slot = totals.setdefault(label, [0.0, 0])
+
+        def timed(*a: Any, _f: Any = func, _slot: list[float] = slot, **k: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                _slot[0] += time.perf_counter() - started
+                _slot[1] += 1
+
+        wrapped = functools.wraps(func)(timed)
+        setattr(
+            owner, name, staticmethod(wrapped) if isinstance(original, staticmethod) else wrapped
+        )
+    return totals
+
+
+def timer_breakdown(totals: dict[str, list[float]], events: int) -> dict[str, Any]:
+    per = 1e6 / max(events, 1)
+    out = {label: round(seconds * per, 1) for label, (seconds, _calls) in totals.items()}
+    process = totals["job body: Service.process"][0]
+    parts = sum(
+        totals[k][0]
+        for k in (
+            "  validation (Service.parse)",
+            "  PostgreSQL work (_apply_with_retries)",
+            "  Redis projection (Projection.write)",
+        )
+    )
+    out["  rest of process (per-event log lines, outcomes)"] = round((process - parts) * per, 1)
+    drain = totals["burst drain (run_burst)"][0]
+    pump = totals["inbox pump (claim + enqueue)"][0]
+    out["rq worker loop (dequeue, job status, registries)"] = round(
+        (drain - process - pump) * per, 1
+    )
+    batches = int(totals["job body: Service.process"][1])
+    return {"us_per_event": out, "batches": batches}
+
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("pydantic / schemas (validation)", ("pydantic", "/schemas/")),
+    ("engine (rating, fair play)", ("/engine/",)),
+    ("SQLAlchemy", ("sqlalchemy",)),
+    ("psycopg (driver + socket wait)", ("psycopg",)),
+    ("redis-py (client + socket wait)", ("/redis/",)),
+    ("rq", ("/rq/",)),
+    ("structlog + logging", ("structlog", "/logging/")),
+    ("json", ("/json/",)),
+    ("ladder worker/*.py", ("/worker/",)),
+]
+
+
+def _label(filename: str) -> str:
+    for label, needles in LAYERS:
+        if any(n in filename for n in needles):
+            return label
+    if filename.startswith("~") or filename.startswith("<"):
+        return "builtins (socket I/O, select, C calls)"
+    return "other (stdlib, uuid, datetime...)"
+
+
+def breakdown(stats: pstats.Stats, events: int, wall: float) -> dict[str, Any]:
+    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    layers: dict[str, float] = {}
+    builtin_detail: dict[str, float] = {}
+    for (filename, _line, func), (_cc, _nc, tt, _ct, _callers) in raw.items():
+        label = _label(filename)
+        layers[label] = layers.get(label, 0.0) + tt
+        if label.startswith("builtins"):
+            builtin_detail[func] = builtin_detail.get(func, 0.0) + tt
+    per = 1e6 / max(events, 1)
+    top_builtins = sorted(builtin_detail.items(), key=lambda kv: -kv[1])[:6]
+    return {
+        "events": events,
+        "wall_seconds": wall,
+        "events_per_second_under_profiler": events / wall,
+        "layers_us_per_event": {
+            k: round(v * per, 1) for k, v in sorted(layers.items(), key=lambda kv: -kv[1])
+        },
+        "top_builtins_us_per_event": {k: round(v * per, 1) for k, v in top_builtins},
+    }
+
+
+def print_breakdown(result: dict[str, Any]) -> None:
+    timed = result["timed"]
+    print(
+        f"burst drain, no profiler: {timed['events']} events in {timed['wall_seconds']:.1f} s "
+        f"({timed['events_per_second']} events/s, {timed['batches']} batches)"
+    )
+    print("\nstages (wall time, inclusive, microseconds per event)")
+    for label, value in timed["us_per_event"].items():
+        print(f"  {label:<52} {value:>8.1f}")
+    print()
+    print(
+        f"profiled burst drain: {result['events']} events in {result['wall_seconds']:.1f} s "
+        f"({result['events_per_second_under_profiler']:.0f} events/s under cProfile)"
+    )
+    print("\nlayers (self time, microseconds per event)")
+    for label, value in result["layers_us_per_event"].items():
+        print(f"  {label:<50} {value:>8.1f}")
+    print("  of which builtins:")
+    for label, value in result["top_builtins_us_per_event"].items():
+        print(f"    {label:<48} {value:>8.1f}")
+
+
+def _drain(
+    target: env.Target, count: int, tag: str, profiler: cProfile.Profile | None
+) -> tuple[float, int]:
+    """Reset, publish ``count`` events, drain them in this process; (seconds, events)."""
+    from worker import runner
+    from worker.runtime import Runtime
+    from worker.settings import Settings
+
+    target.reset()
+    payloads, _mix = env.generate_events(count, tag=tag)
+    target.publish(payloads)
+    rt = Runtime(Settings.from_env())
+    rt.config  # noqa: B018
+    rt.engine.connect().close()
+    started = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
+    runner.run_burst(rt)
+    if profiler is not None:
+        profiler.disable()
+    wall = time.perf_counter() - started
+    rt.close()
+    return wall, len(payloads)
+
+
+def _lines(handle: Any) -> list[str]:
+    handle.seek(0)
+    return [line for line in handle.read().splitlines() if line]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=20_000)
+    parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--redis-url", default=env.REDIS_URL)
+    parser.add_argument("--database", default=env.DATABASE)
+    parser.add_argument("--out", help="write the breakdown (JSON) here")
+    parser.add_argument("--pstats", help="also save raw cProfile stats here")
+    args = parser.parse_args(argv)
+
+    target = env.Target(args.redis_url, args.database)
+    if args.batch_size:
+        os.environ["LADDER_BATCH_SIZE"] = str(args.batch_size)
+    os.environ.update(target.worker_env())
+    log_file = tempfile.TemporaryFile("w+")
+    saved = sys.stderr
+    with target.lease():
+        from worker import logs
+
+        # The per-event JSON lines go to a file, as in production; one file for both drains
+        # (structlog keeps the stream it first wrote to).
+        sys.stderr = log_file
+        logs.configure("INFO")
+        totals = install_timers()
+        wall, events = _drain(target, args.events, "timed", None)
+        timed = timer_breakdown(totals, events)
+        for slot in totals.values():
+            slot[:] = [0.0, 0]
+        profiler = cProfile.Profile()
+        pwall, pevents = _drain(target, args.events, "prof", profiler)
+        target.redis.flushdb()
+        target.drop()
+    sys.stderr = saved
+    failures = [line for line in _lines(log_file) if '"level": "error"' in line]
+    if failures:
+        print(f"bench: {len(failures)} error lines in the worker log, e.g. {failures[0]}")
+    stats = pstats.Stats(profiler)
+    if args.pstats:
+        stats.dump_stats(args.pstats)
+    result = breakdown(stats, pevents, pwall)
+    result["timed"] = {
+        "events": events,
+        "wall_seconds": round(wall, 2),
+        "events_per_second": round(events / wall),
+        "batches": timed["batches"],
+        "us_per_event": timed["us_per_event"],
+    }
+    print_breakdown(result)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
