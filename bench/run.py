@@ -19,7 +19,6 @@ Prints a table with each goal and whether it is met, and writes JSON
 from __future__ import annotations
 
 import argparse
-import inspect
 import itertools
 import json
 import os
@@ -496,25 +495,12 @@ def reads(target: env.Target, players: int, seconds: float) -> dict[str, Any]:
     ops: dict[str, tuple[Callable[[], Any] | None, Callable[[], Any], str]] = {}
     ops["top(100)"] = (lambda: reader.top(r, ladder, 100), raw_top, "")
 
-    rank_fn = getattr(reader, "rank", None)
-    ops["rank(player)"] = (
-        (lambda: rank_fn(r, ladder, pick())) if rank_fn else None,
-        raw_rank,
-        "" if rank_fn else "worker.reader.rank not present",
-    )
+    ops["rank(player)"] = (lambda: reader.rank(r, ladder, pick()), raw_rank, "")
 
-    around_fn = getattr(reader, "around", None)
-    note = "" if around_fn else "worker.reader.around not present"
-    half = 5
-    if around_fn is not None:
-        try:
-            sample = around_fn(r, ladder, ids[0])
-            rows = len(sample) if sample is not None else 11
-            half = max((rows - 1) // 2, 1)
-            note = f"{inspect.signature(around_fn)}; {rows} rows"
-        except Exception as exc:  # a signature this bench does not know: report, not crash
-            around_fn = None
-            note = f"n/a: {type(exc).__name__}: {exc}"
+    around_fn = reader.around
+    rows = len(around_fn(r, ladder, ids[0]))
+    half = max((rows - 1) // 2, 1)
+    note = f"radius {half}, {rows} rows"
 
     def raw_around() -> Any:
         member = pick()
@@ -526,11 +512,7 @@ def reads(target: env.Target, players: int, seconds: float) -> dict[str, Any]:
         top_rank = r.zcount(key, f"({rows[0][1]}", "+inf") + 1 if rows else 1
         return _competition_ranks(rows, top_rank)
 
-    ops["around(player)"] = (
-        (lambda: around_fn(r, ladder, pick())) if around_fn else None,
-        raw_around,
-        note,
-    )
+    ops["around(player)"] = (lambda: around_fn(r, ladder, pick()), raw_around, note)
 
     for name, (lib, raw, note) in ops.items():
         raw_ops = _rate(raw, seconds)
