@@ -91,6 +91,19 @@ def sample(seed: int = 42, now: datetime | None = None) -> Iterator[dict[str, An
             "match_length": rng.choice([1, 3, 5, 5, 7]),
         }
 
+    # a newcomer: a few short matches, still provisional (experience under 50)
+    for i, opponent in enumerate(["f-player-02", "f-player-05"]):
+        yield {
+            "type": "game.finished",
+            "event_id": f"fibs-{seed}-newcomer-{i}",
+            "ladder": "fibs",
+            "ended_at": at(total - 2 + i, total),
+            "mode": "ranked",
+            "winner": {"player_id": "f-newcomer"},
+            "loser": {"player_id": opponent},
+            "match_length": 3,
+        }
+
     # prostriker: anonymous device ids, one linked to a new account, a bot.
     ps_players = [f"anon-{n:02d}" for n in range(6)] + ["acct-mia", "acct-leo"]
     total = 80
