@@ -15,10 +15,9 @@ when the Ks do. Go's ratings are ints; ours are floats holding whole numbers, us
 import math
 from typing import Final
 
-from engine.curves import pow10
-from engine.rounding import round_half_away
+from engine import elo
 from engine.rulesets import Gammon42Rules
-from engine.types import Game, PlayerState, RatingChange, SideChange
+from engine.types import Game, PlayerState, RatingChange
 
 __all__ = ["CUBE_VALUES", "cube_coefficient", "expected_score", "k_for", "rate"]
 
@@ -31,7 +30,7 @@ _CUBE_DOUBLINGS_TO_MAX: Final = 6
 
 def expected_score(player: float, opponent: float, divisor: float) -> float:
     """Return ``player``'s expected score against ``opponent`` (Go ``expectedScore``)."""
-    return 1.0 / (1.0 + pow10((opponent - player) / divisor))
+    return elo.expected_score(player, opponent, divisor)
 
 
 def cube_coefficient(cube: int) -> float:
@@ -56,26 +55,11 @@ def rate(rules: Gammon42Rules, winner: PlayerState, loser: PlayerState, game: Ga
     coefficient = cube_coefficient(game.cube)
     winner_k = k_for(winner.recent_ranked_games, rules)
     loser_k = k_for(loser.recent_ranked_games, rules)
-    expected_winner = expected_score(winner.rating, loser.rating, rules.divisor)
-    # The Go code derives the loser's expectation from the winner's rather than recomputing it;
-    # doing the same keeps equal-K games exactly zero-sum.
-    expected_loser = 1 - expected_winner
-    winner_delta = round_half_away(float(winner_k) * (1 - expected_winner) * coefficient)
-    loser_delta = round_half_away(float(loser_k) * (0 - expected_loser) * coefficient)
-    return RatingChange(
-        winner=SideChange(
-            before=winner.rating,
-            after=winner.rating + winner_delta,
-            delta=float(winner_delta),
-            k=float(winner_k),
-            expected=expected_winner,
-        ),
-        loser=SideChange(
-            before=loser.rating,
-            after=loser.rating + loser_delta,
-            delta=float(loser_delta),
-            k=float(loser_k),
-            expected=expected_loser,
-        ),
+    return elo.elo_change(
+        winner,
+        loser,
+        winner_k=winner_k,
+        loser_k=loser_k,
+        divisor=rules.divisor,
         coefficient=coefficient,
     )

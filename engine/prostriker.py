@@ -10,17 +10,16 @@ Each player uses their own K. The seed does not state the rounding, but its work
 lands on whole ratings (1212 / 1388, 1196 / 1404), so SPEC 2.3 rounds half away from zero.
 """
 
-from engine.curves import pow10
-from engine.rounding import round_half_away
+from engine import elo
 from engine.rulesets import ProStrikerRules
-from engine.types import Game, PlayerState, RatingChange, SideChange
+from engine.types import Game, PlayerState, RatingChange
 
 __all__ = ["expected_score", "k_for", "rate"]
 
 
 def expected_score(a: float, b: float, divisor: float) -> float:
     """Return A's expected score against B."""
-    return 1.0 / (1.0 + pow10((b - a) / divisor))
+    return elo.expected_score(a, b, divisor)
 
 
 def k_for(rated_games: int, rules: ProStrikerRules) -> int:
@@ -38,26 +37,10 @@ def rate(
     del game  # same signature as the other rulesets, so dispatch stays uniform
     winner_k = k_for(winner.rated_games, rules)
     loser_k = k_for(loser.rated_games, rules)
-    expected_winner = expected_score(winner.rating, loser.rating, rules.divisor)
-    # Seed 004: "the two expectations add up to one". Deriving one from the other keeps
-    # equal-K games exactly zero-sum even at a rounding tie.
-    expected_loser = 1 - expected_winner
-    winner_delta = round_half_away(winner_k * (1 - expected_winner))
-    loser_delta = round_half_away(loser_k * (0 - expected_loser))
-    return RatingChange(
-        winner=SideChange(
-            before=winner.rating,
-            after=winner.rating + winner_delta,
-            delta=float(winner_delta),
-            k=float(winner_k),
-            expected=expected_winner,
-        ),
-        loser=SideChange(
-            before=loser.rating,
-            after=loser.rating + loser_delta,
-            delta=float(loser_delta),
-            k=float(loser_k),
-            expected=expected_loser,
-        ),
-        coefficient=1.0,
+    return elo.elo_change(
+        winner,
+        loser,
+        winner_k=winner_k,
+        loser_k=loser_k,
+        divisor=rules.divisor,
     )

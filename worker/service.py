@@ -201,7 +201,7 @@ class Service:
         with self.engine.connect() as conn:
             links = self._load_links(conn, named)
         keys = self._lock_set(named, links)
-        store.ensure_players(self.engine, self._starts(events, keys, links), now)
+        store.ensure_players(self.engine, self._starts(events, keys), now)
         with self.engine.begin() as conn:
             players = store.lock_players(conn, keys)
             if self._load_links(conn, named) != links:
@@ -259,9 +259,7 @@ class Service:
                 keys.add((ladder, links[ladder].get(pid, pid)))
         return keys
 
-    def _starts(
-        self, events: list[Event], keys: set[PlayerKey], links: dict[str, dict[str, str]]
-    ) -> dict[PlayerKey, float]:
+    def _starts(self, events: list[Event], keys: set[PlayerKey]) -> dict[PlayerKey, float]:
         first_at: dict[str, datetime] = {}
         for event in events:
             first_at.setdefault(event.ladder, _when(event))
