@@ -128,12 +128,13 @@ def sample(seed: int = 42, now: datetime | None = None) -> Iterator[dict[str, An
                 "account_id": "acct-new",
             }
 
-    # A few events that must be refused: cube 3, a player against themself, bad JSON.
+    # A few events that must be refused: cube 3, a player against themself, bad JSON. Their
+    # timestamps are fixed, so publishing the sample again leaves one dead letter each.
     yield {
         "type": "game.finished",
         "event_id": f"bad-{seed}-cube",
         "ladder": "gammon42",
-        "ended_at": at(1, 2),
+        "ended_at": "2026-11-01T12:00:00Z",
         "mode": "ranked",
         "winner": {"player_id": "g-player-01"},
         "loser": {"player_id": "g-player-02"},
@@ -143,7 +144,7 @@ def sample(seed: int = 42, now: datetime | None = None) -> Iterator[dict[str, An
         "type": "game.finished",
         "event_id": f"bad-{seed}-self",
         "ladder": "fibs",
-        "ended_at": at(1, 2),
+        "ended_at": "2026-11-01T12:00:00Z",
         "mode": "ranked",
         "winner": {"player_id": "f-player-01"},
         "loser": {"player_id": "f-player-01"},
