@@ -50,10 +50,6 @@ class _Activity:
             self._running = running
             self._condition.notify_all()
 
-    @property
-    def running(self) -> bool:
-        return self._running
-
     def wait(self, running: bool, timeout: float) -> bool:
         with self._condition:
             return self._condition.wait_for(lambda: self._running is running, timeout)

@@ -30,25 +30,6 @@ def _worker(rt: Runtime) -> SimpleWorker:
     return SimpleWorker([rt.inbox.queue], connection=rt.redis)
 
 
-def graceful(worker: SimpleWorker) -> SimpleWorker:
-    """SIGTERM during a batch lets the batch finish, then stops.
-
-    RQ 3 never marks an in-process worker busy, so its handler raises ``StopRequested`` in the
-    middle of the job, which aborts the batch (it goes back on the queue through its retry)
-    and leaves the worker running. This process knows when it runs a batch.
-    """
-    stop_now = worker._shutdown
-
-    def shutdown() -> None:
-        if jobs.activity.running:
-            worker._stop_requested = True  # RQ's loop stops after this job
-            return
-        stop_now()  # type: ignore[no-untyped-call]
-
-    worker._shutdown = shutdown  # type: ignore[method-assign]
-    return worker
-
-
 def _work(worker: SimpleWorker, *, burst: bool) -> None:
     """Run RQ's loop. Its start-up maintenance is skipped: ``maintain`` ran just before and
     handles abandoned batches itself (at once, not on RQ's retry back-off)."""
@@ -109,7 +90,7 @@ def run_forever(rt: Runtime) -> None:
         delay = 1.0
         while not stop.is_set():
             try:
-                return graceful(observed.worker([rt.inbox.queue], rt.redis))
+                return observed.worker([rt.inbox.queue], rt.redis)
             except RedisError as exc:
                 log.warning("redis_unreachable", error=f"{type(exc).__name__}: {exc}")
                 stop.wait(delay)
