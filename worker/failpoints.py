@@ -2,7 +2,8 @@
 
 Inert unless ``LADDER_FAILPOINTS`` is set, e.g.
 ``inbox.after_claim=0.05,service.after_commit=0.05``: each named point then kills its own
-process with SIGKILL with that probability, as a power cut would. Only tests set it.
+process with SIGKILL with that probability, as a power cut would; ``NAME=pause:SECONDS``
+holds the process there instead (a batch kept open for a shutdown test). Only tests set it.
 """
 
 from __future__ import annotations
@@ -10,17 +11,19 @@ from __future__ import annotations
 import os
 import random
 import signal
+import time
 
-POINTS = ("inbox.after_claim", "service.after_commit")
+POINTS = ("inbox.after_claim", "service.before_commit", "service.after_commit")
 
 
-def _parse(spec: str) -> dict[str, float]:
-    points: dict[str, float] = {}
+def _parse(spec: str) -> dict[str, tuple[str, float]]:
+    points: dict[str, tuple[str, float]] = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
-        name, _, probability = item.partition("=")
+        name, _, value = item.partition("=")
         if name not in POINTS:
             raise ValueError(f"LADDER_FAILPOINTS: unknown failpoint {name!r}")
-        points[name] = float(probability or 1)
+        action, _, number = value.rpartition(":")
+        points[name] = (action or "kill", float(number or 1))
     return points
 
 
@@ -28,6 +31,8 @@ _ACTIVE = _parse(os.environ.get("LADDER_FAILPOINTS", ""))
 
 
 def hit(name: str) -> None:
-    probability = _ACTIVE.get(name)
-    if probability and random.random() < probability:
+    action, number = _ACTIVE.get(name, ("", 0.0))
+    if action == "pause":
+        time.sleep(number)
+    elif action == "kill" and random.random() < number:
         os.kill(os.getpid(), signal.SIGKILL)

@@ -227,6 +227,7 @@ class Service:
             store.write_batch(
                 conn, batch.audit, batch.changes, dirty, batch.new_links, batch.new_tournaments
             )
+            failpoints.hit("service.before_commit")
         return outcomes, [batch.players[k] for k in sorted(batch.touched)]
 
     # -- what a batch needs ---------------------------------------------------------------

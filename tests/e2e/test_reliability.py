@@ -162,3 +162,26 @@ def test_workers_killed_at_any_moment_lose_and_double_nothing(cli, database_url,
 def test_workers_killed_at_any_moment_lose_and_double_nothing_long(cli, database_url, redis_url):
     """The same, for longer and with many more kills."""
     run_crashes(cli, database_url, redis_url, count=15000, kills=60, seconds=90)
+
+
+def test_sigterm_during_a_batch_lets_it_commit_and_the_worker_exit(cli, database_url, redis_url):
+    """SPEC 5: stops cleanly on SIGTERM without losing the event in hand (none half-applied)."""
+    events = hot_events(5, 4, random.Random(3))
+    env = {**cli.env, "LADDER_FAILPOINTS": "service.before_commit=pause:3"}
+    worker = spawn(env)
+    try:
+        time.sleep(2.0)  # started and waiting on the inbox
+        redis = Redis.from_url(redis_url)
+        publish(redis, events)
+        redis.close()
+        time.sleep(1.0)  # the batch is taken and held open before its commit
+        os.killpg(worker.pid, signal.SIGTERM)
+        code = worker.wait(timeout=30)
+    finally:
+        if worker.poll() is None:
+            kill_group(worker)
+    assert 0 == code
+    check_stores(database_url, redis_url, expected_ids(events))  # applied, not returned
+    redis = Redis.from_url(redis_url)
+    assert (0, 0) == (redis.llen("rq:queue:ladder"), redis.zcard("rq:scheduled:ladder"))
+    redis.close()
