@@ -7,8 +7,9 @@
   into the back-off meant for outages; replaying applied events is harmless (idempotent ids).
   After ``MAX_CRASHES`` crashes the batch is left to RQ's own retry and, in the end, to
   per-event dead letters, so one event that kills workers cannot stop the others for long.
-- RQ's registry maintenance (intermediate queue, expired registries), which RQ itself runs
-  only every 10 minutes.
+- A batch left in RQ's intermediate queue (its worker stopped between RQ's dequeue and the
+  job's start) is enqueued again after ``STUCK_GRACE_SECONDS``.
+- RQ's registry maintenance (expired registries), which RQ itself runs only every 10 minutes.
 - A batch that failed for good becomes per-event dead letters.
 """
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from worker.runtime import Runtime
 
 MAX_CRASHES = 5
+STUCK_GRACE_SECONDS = 10.0
 log = structlog.get_logger("ladder")
 
 
@@ -63,11 +65,49 @@ def requeue_abandoned(rt: Runtime) -> int:
     return requeued
 
 
+def requeue_stuck(rt: Runtime, grace_seconds: float = STUCK_GRACE_SECONDS) -> int:
+    """Batches left in RQ's intermediate queue (moved there by a dequeue whose worker stopped
+    or died before registering it) are enqueued again as fresh batches after a grace period.
+
+    RQ's own cleanup would only fail them into the retry back-off after a minute."""
+    queue = rt.inbox.queue
+    started = StartedJobRegistry(queue=queue)
+    running = {
+        entry.decode().split(":", 1)[0]
+        for entry in cast(list[bytes], rt.redis.zrange(started.key, 0, -1))
+    }
+    requeued = 0
+    for raw in cast(list[bytes], rt.redis.lrange(queue.intermediate_queue_key, 0, -1)):
+        job_id = raw.decode()
+        if not job_id.startswith(BATCH_PREFIX) or job_id in running:
+            continue
+        marker = f"ladder:stuck:{job_id}"
+        if rt.redis.set(marker, time.time(), nx=True, ex=3600):
+            continue  # first seen now: a live worker may be about to register it
+        if time.time() - float(cast(bytes, rt.redis.get(marker)) or 0) < grace_seconds:
+            continue
+        try:
+            job = Job.fetch(job_id, connection=rt.redis)
+        except NoSuchJobError:
+            rt.redis.lrem(queue.intermediate_queue_key, 0, job_id)
+            continue
+        payloads = list(job.args[0]) if job.args else []
+        rt.inbox.enqueue_batch(payloads, meta={"crashes": int(job.meta.get("crashes", 0)) + 1})
+        with rt.redis.pipeline() as pipe:
+            pipe.lrem(queue.intermediate_queue_key, 0, job_id)
+            pipe.delete(job.key, marker)
+            pipe.execute()
+        log.warning("stuck_batch_requeued", job_id=job_id, events=len(payloads))
+        requeued += 1
+    return requeued
+
+
 def maintain(rt: Runtime, worker: SimpleWorker) -> None:
     """Each step runs even if another fails: one bad entry must not stop recovery."""
     steps = (
         rt.inbox.recover,
         lambda: requeue_abandoned(rt),  # before RQ's cleanup, which would retry with back-off
+        lambda: requeue_stuck(rt),
         worker.clean_registries,
         lambda: split_failed_batches(rt),
     )

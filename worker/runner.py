@@ -50,6 +50,7 @@ def _in_flight(rt: Runtime) -> int:
         for key in registries:
             pipe.zcard(key)
         pipe.llen(queue.key)
+        pipe.llen(queue.intermediate_queue_key)
         pipe.llen(keys.INBOX)
         return sum(int(n) for n in pipe.execute())
 

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 from sqlalchemy.engine import make_url
 
@@ -243,8 +244,12 @@ def _pending(rt: Any) -> int:
     waiting = int(rt.redis.llen(keys.INBOX))
     for batch in rt.redis.zrange(keys.STAGING_INDEX, 0, -1):
         waiting += int(rt.redis.llen(keys.staging(batch.decode())))
-    for job in rt.inbox.queue.get_jobs():
-        waiting += len(job.args[0]) if job.args else 0
+    queued = list(rt.inbox.queue.get_job_ids())
+    # a dequeue interrupted by the stop leaves its batch in RQ's intermediate queue, from
+    # where the next worker's maintenance enqueues it again
+    queued += [i.decode() for i in rt.redis.lrange(rt.inbox.queue.intermediate_queue_key, 0, -1)]
+    for job in Job.fetch_many(queued, connection=rt.redis):
+        waiting += len(job.args[0]) if job is not None and job.args else 0
     return waiting
 
 

@@ -122,3 +122,18 @@ def test_a_lost_redis_projection_is_rewritten_when_the_event_is_seen_again(runti
     publish(runtime, game("alice", "bob", event_id="g-1"))
     drain(runtime)
     assert {"alice": 1516.0, "bob": 1484.0} == board(runtime, "gammon42")
+
+
+def test_a_batch_stranded_in_rqs_intermediate_queue_is_enqueued_again(runtime):
+    """A dequeue whose worker stopped before the job started loses nothing."""
+    from worker.recovery import requeue_stuck
+
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    runtime.inbox.drain()
+    queue = runtime.inbox.queue
+    runtime.redis.lmove(queue.key, queue.intermediate_queue_key, "LEFT", "RIGHT")
+    assert 0 == requeue_stuck(runtime, grace_seconds=0)  # first seen: maybe a live worker
+    assert 1 == requeue_stuck(runtime, grace_seconds=0)
+    assert 0 == runtime.redis.llen(queue.intermediate_queue_key)
+    drain(runtime)
+    assert {"alice": 1516.0, "bob": 1484.0} == board(runtime, "gammon42")
