@@ -255,3 +255,23 @@ def test_a_plain_url_gives_a_plain_client():
         assert 5 == client.connection_pool.connection_kwargs["db"]
     finally:
         client.close()
+
+
+@needs_redis_server
+def test_the_reader_answers_from_the_cluster(cluster_runtime):
+    """top, rank, around and a player's card work with the leaderboards on a cluster."""
+    from worker import reader
+
+    rt = cluster_runtime
+    publish(rt, game("alice", "bob", event_id="g-1"), game("carol", "dave", event_id="g-2"))
+    drain(rt)
+    cluster = rt.leaderboard_redis
+    assert [("alice", 1), ("carol", 1), ("bob", 3), ("dave", 3)] == [
+        (e.player_id, e.rank) for e in reader.top(cluster, "gammon42", 10)
+    ]
+    assert 3 == reader.rank(cluster, "gammon42", "dave").rank
+    assert ["carol", "bob", "dave"] == [
+        e.player_id for e in reader.around(cluster, "gammon42", "bob", radius=1)
+    ]
+    card = reader.card(cluster, "gammon42", "alice")
+    assert (1516.0, 1, 1) == (card.rating, card.rank, card.games)
