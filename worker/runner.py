@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from typing import cast
 
 import structlog
 from redis.exceptions import RedisError
@@ -44,14 +45,17 @@ def _in_flight(rt: Runtime) -> int:
     registries = (
         ScheduledJobRegistry(queue=queue).key,  # type: ignore[no-untyped-call]
         StartedJobRegistry(queue=queue).key,
-        keys.STAGING_INDEX,
     )
+    # a running worker's idle pump keeps an empty batch registered: count staged events only
+    staged = cast(list[bytes], rt.redis.zrange(keys.STAGING_INDEX, 0, -1))
     with rt.redis.pipeline(transaction=False) as pipe:
         for key in registries:
             pipe.zcard(key)
         pipe.llen(queue.key)
         pipe.llen(queue.intermediate_queue_key)
         pipe.llen(keys.INBOX)
+        for batch in staged:
+            pipe.llen(keys.staging(batch.decode()))
         return sum(int(n) for n in pipe.execute())
 
 

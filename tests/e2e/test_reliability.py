@@ -185,3 +185,15 @@ def test_sigterm_during_a_batch_lets_it_commit_and_the_worker_exit(cli, database
     redis = Redis.from_url(redis_url)
     assert (0, 0) == (redis.llen("rq:queue:ladder"), redis.zcard("rq:scheduled:ladder"))
     redis.close()
+
+
+def test_a_burst_drain_finishes_while_long_running_workers_wait_on_the_inbox(cli, redis_url):
+    """ladder worker --burst beside running workers: their idle pumps do not keep it waiting."""
+    worker = spawn(cli.env)
+    try:
+        time.sleep(2.0)  # its pump now waits on the inbox
+        started = time.monotonic()
+        cli.ladder("worker", "--burst", timeout=60)
+        assert time.monotonic() - started < 30
+    finally:
+        kill_group(worker, signal.SIGTERM)
