@@ -102,15 +102,6 @@ class Projection:
         return call_keys, call_args
 
     @staticmethod
-    def keys_for(ladder: str, player_id: str) -> list[str]:
-        return [
-            keys.rating(ladder),
-            keys.public(ladder),
-            keys.boosted(ladder),
-            keys.player(ladder, player_id),
-        ]
-
-    @staticmethod
     def args_for(ladder_config: LadderConfig, record: PlayerRecord) -> list[Any]:
         """One player's ARGV: six values, the number of card fields, then the card's pairs."""
         fields = card(ladder_config, record)

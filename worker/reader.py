@@ -21,6 +21,7 @@ import binascii
 import json
 import math
 import unicodedata
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -480,9 +481,15 @@ def _side(ladder: str, value: str | float | PlayerState | Side, redis: Client | 
     return Side(None, PlayerState(float(value)))
 
 
+_SCRIPTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
 def _script(redis: Client) -> Any:
-    # register_script only hashes the source; the script is loaded on first use.
-    return redis.register_script(_SCRIPT)
+    """The board script for this client, hashed once (it is loaded on first use)."""
+    script = _SCRIPTS.get(redis)
+    if script is None:
+        script = _SCRIPTS[redis] = redis.register_script(_SCRIPT)
+    return script
 
 
 def _run(

@@ -100,3 +100,13 @@ def test_ladder_publish_reads_json_lines_from_standard_input(cli, tmp_path):
     path.write_text("\n".join(json.dumps(event(f"p-{i}", "a", f"o{i}")) for i in range(3)) + "\n")
     cli.ladder("publish", str(path))
     assert "3" == cli.redis_cli("LLEN", "ladder:inbox").strip()
+
+
+def test_without_a_network_key_the_worker_warns_and_production_refuses_to_start(cli):
+    """SPEC 2.4 step 4: a development key with a warning; LADDER_ENV=production requires one."""
+    assert "LADDER_NETWORK_KEY is not set" in cli.ladder("worker", "--burst").stderr
+    cli.env["LADDER_ENV"] = "production"
+    refused = cli.ladder("worker", "--burst", check=False)
+    assert 2 == refused.returncode and "LADDER_NETWORK_KEY is required" in refused.stderr
+    cli.env["LADDER_NETWORK_KEY"] = "k"
+    assert "LADDER_NETWORK_KEY" not in cli.ladder("worker", "--burst").stderr

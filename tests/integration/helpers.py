@@ -12,11 +12,11 @@ from worker.db import events, players, rating_changes
 
 def board(rt: Any, ladder: str, kind: str = "rating") -> dict[str, float]:
     key = {"rating": keys.rating, "public": keys.public, "boosted": keys.boosted}[kind](ladder)
-    return {m.decode(): s for m, s in rt.redis.zrange(key, 0, -1, withscores=True)}
+    return {m.decode(): s for m, s in rt.leaderboard_redis.zrange(key, 0, -1, withscores=True)}
 
 
 def card(rt: Any, ladder: str, player_id: str) -> dict[str, str]:
-    raw = rt.redis.hgetall(keys.player(ladder, player_id))
+    raw = rt.leaderboard_redis.hgetall(keys.player(ladder, player_id))
     return {k.decode(): v.decode() for k, v in raw.items()}
 
 
