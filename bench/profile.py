@@ -34,16 +34,15 @@ TIMERS: list[tuple[str, str, str]] = [
     ("job body: Service.process", "worker.service", "Service.process"),
     ("  validation (Service.parse)", "worker.service", "Service.parse"),
     ("  PostgreSQL work (_apply_with_retries)", "worker.service", "Service._apply_with_retries"),
-    ("    ensure_players (own tx + commit)", "worker.store", "ensure_players"),
-    ("    lock_players (SELECT FOR UPDATE)", "worker.store", "lock_players"),
+    ("    claim_players (create + lock, in key order)", "worker.store", "claim_players"),
     ("    existing_events", "worker.store", "existing_events"),
-    ("    load_links (x2)", "worker.store", "load_links"),
+    ("    load_links (before and after the locks)", "worker.store", "load_links"),
     ("    settled_tournaments", "worker.store", "settled_tournaments"),
     ("    window counts (_load_windows)", "worker.service", "Service._load_windows"),
     ("      of which window_games SQL", "worker.store", "window_games"),
     ("    scoring in memory (_one)", "worker.service", "Service._one"),
     ("      audit payload model_dump", "worker.service", "_stored_payload"),
-    ("    write_batch (executemany x3-4)", "worker.store", "write_batch"),
+    ("    write_batch (COPY audit + ledger, UPDATE players)", "worker.store", "write_batch"),
     ("  Redis projection (Projection.write)", "worker.projection", "Projection.write"),
 ]
 
@@ -219,17 +218,19 @@ def main(argv: list[str] | None = None) -> int:
         # The per-event JSON lines go to a file, as in production; one file for both drains
         # (structlog keeps the stream it first wrote to).
         sys.stderr = log_file
-        logs.configure("INFO")
-        totals = install_timers()
-        wall, events = _drain(target, args.events, "timed", None)
-        timed = timer_breakdown(totals, events)
-        for slot in totals.values():
-            slot[:] = [0.0, 0]
-        profiler = cProfile.Profile()
-        pwall, pevents = _drain(target, args.events, "prof", profiler)
-        target.redis.flushdb()
-        target.drop()
-    sys.stderr = saved
+        try:
+            logs.configure("INFO")
+            totals = install_timers()
+            wall, events = _drain(target, args.events, "timed", None)
+            timed = timer_breakdown(totals, events)
+            for slot in totals.values():
+                slot[:] = [0.0, 0]
+            profiler = cProfile.Profile()
+            pwall, pevents = _drain(target, args.events, "prof", profiler)
+            target.redis.flushdb()
+            target.drop()
+        finally:
+            sys.stderr = saved
     failures = [line for line in _lines(log_file) if '"level": "error"' in line]
     if failures:
         print(f"bench: {len(failures)} error lines in the worker log, e.g. {failures[0]}")

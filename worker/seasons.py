@@ -211,11 +211,15 @@ def standings(engine: Engine, ladder: str, name: str) -> list[dict[str, Any]]:
 
 
 def _lock_ladder(conn: Connection, ladder: str) -> None:
-    """Lock every player of the ladder, in the order workers lock them (see ``store``)."""
+    """Lock every player of the ladder, in the order workers lock them (see ``store``):
+    code-point order, as Python sorts the ids (SQLite's default collation is that already)."""
+    order: Any = players.c.player_id
+    if conn.dialect.name == "postgresql":
+        order = order.collate("C")
     query = (
         select(players.c.player_id)
         .where(players.c.ladder == ladder)
-        .order_by(players.c.ladder, players.c.player_id)
+        .order_by(order)
         .with_for_update()
     )
     for _ in conn.execute(query):

@@ -198,19 +198,17 @@ class Service:
         self, events: list[Event], now: datetime
     ) -> tuple[list[Outcome], list[PlayerRecord]]:
         named = self._named_players(events)
-        with self.engine.connect() as conn:
-            links = self._load_links(conn, named)
-        keys = self._lock_set(named, links)
-        store.ensure_players(self.engine, self._starts(events, keys), now)
         with self.engine.begin() as conn:
-            players = store.lock_players(conn, keys)
-            if self._load_links(conn, named) != links:
+            links = store.load_links(conn, named)
+            keys = self._lock_set(named, links)
+            players = store.claim_players(conn, self._starts(events, keys), now)
+            if store.load_links(conn, named) != links:
                 raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
             batch = _Batch(
                 now=now,
                 players=players,
                 seen=store.existing_events(conn, {(e.ladder, e.event_id) for e in events}),
-                links={ladder: dict(pairs) for ladder, pairs in links.items()},
+                links=links,
                 linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
                 settled=store.settled_tournaments(
                     conn,
@@ -246,10 +244,6 @@ class Service:
             elif isinstance(event, PlayerUpdated):
                 ids.add(event.player_id)
         return named
-
-    @staticmethod
-    def _load_links(conn: Any, named: dict[str, set[str]]) -> dict[str, dict[str, str]]:
-        return {ladder: dict(store.load_links(conn, ladder, ids)) for ladder, ids in named.items()}
 
     @staticmethod
     def _lock_set(named: dict[str, set[str]], links: dict[str, dict[str, str]]) -> set[PlayerKey]:
