@@ -25,30 +25,27 @@ use to write individual players.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from redis import Redis
-from redis.client import Pipeline
-from redis.commands.core import Script
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
-from engine import PlayerState, is_provisional
 from worker import keys
-from worker.config import LadderConfig, RulesVersion
+from worker.config import LadderConfig
 from worker.db import players, season_standings, seasons
 from worker.progress import Progress
-from worker.projection import is_public
-from worker.store import PLAYER_COLUMNS, PlayerRecord
+from worker.projection import WRITE, PlayerRow, Rows, boards, write_rows
+from worker.store import PLAYER_COLUMNS
 
+COLUMNS = [players.c.ladder, players.c.player_id, *(players.c[c] for c in PLAYER_COLUMNS)]
 CHUNK = 5000  # rows fetched and written per round trip
 SCRIPT_CHUNK = 500  # players per script call
 TEMP_TTL_SECONDS = 3600
@@ -56,63 +53,6 @@ TEMP_TTL_SECONDS = 3600
 # to this long before the rebuild began may still have been written after its snapshot.
 CATCH_UP_MARGIN = timedelta(minutes=5)
 BOARDS = ("rating", "public", "boosted")
-
-# KEYS: 1 rating, 2 public, 3 boosted, 4 the set of player ids written (build only; repair
-# passes any key of the ladder and it is not touched), then one player hash per row.
-# ARGV: 1 a JSON array of rows [player_id, version, on_board, rating, public, boosted, fields]
-# (on_board/public 0 or 1; version, rating and boosted as strings so no digit is lost;
-# fields the hash's flat field/value list); 2 "build" or "repair".
-# build: the boards are temporary keys, filled from every row with one ZADD per board; each
-# hash is rewritten (players changed meanwhile are re-projected after the swap).
-# repair: like ``projection.lua``, but a hash holding the *same* version is rewritten too
-# (that is how drift is repaired); one holding a newer version is left alone.
-WRITE = """
-local rows = cjson.decode(ARGV[1])
-if ARGV[2] == 'build' then
-  local boards, ids = {{}, {}, {}}, {}
-  for k = 1, #rows do
-    local row = rows[k]
-    ids[k] = row[1]
-    redis.call('DEL', KEYS[k + 4])
-    redis.call('HSET', KEYS[k + 4], unpack(row[7]))
-    if row[3] == 1 then
-      table.insert(boards[1], row[4])
-      table.insert(boards[1], row[1])
-    end
-    if row[5] == 1 then
-      table.insert(boards[2], row[4])
-      table.insert(boards[2], row[1])
-    end
-    if tonumber(row[6]) > 0 then
-      table.insert(boards[3], row[6])
-      table.insert(boards[3], row[1])
-    end
-  end
-  for b = 1, 3 do
-    if #boards[b] > 0 then redis.call('ZADD', KEYS[b], unpack(boards[b])) end
-  end
-  if #ids > 0 then redis.call('SADD', KEYS[4], unpack(ids)) end
-  return #rows
-end
-local written = 0
-for k = 1, #rows do
-  local row = rows[k]
-  local id, hash = row[1], KEYS[k + 4]
-  local current = tonumber(redis.call('HGET', hash, 'version') or '-1')
-  if current <= tonumber(row[2]) then
-    if row[3] == 1 then redis.call('ZADD', KEYS[1], row[4], id)
-    else redis.call('ZREM', KEYS[1], id) end
-    if row[5] == 1 then redis.call('ZADD', KEYS[2], row[4], id)
-    else redis.call('ZREM', KEYS[2], id) end
-    if tonumber(row[6]) > 0 then redis.call('ZADD', KEYS[3], row[6], id)
-    else redis.call('ZREM', KEYS[3], id) end
-    redis.call('DEL', hash)
-    redis.call('HSET', hash, unpack(row[7]))
-    written = written + 1
-  end
-end
-return written
-"""
 
 # KEYS: 1 the set of player ids a rebuild wrote. ARGV: 1 SCAN cursor, 2 pattern of the
 # ladder's player hashes, 3 SCAN count, 4 length of the hash key prefix.
@@ -159,86 +99,8 @@ class RebuildReport:
         return dataclasses.asdict(self)
 
 
-PlayerRow = Sequence[Any]
-"""A ``players`` row: ladder, player_id, then ``store.PLAYER_COLUMNS`` in order."""
-
-COLUMNS = [players.c.ladder, players.c.player_id, *(players.c[c] for c in PLAYER_COLUMNS)]
-
-
-class Rows:
-    """Turns player rows into what ``WRITE`` reads: the projection's values, computed fast.
-
-    The projection computes a player's card with ``projection.card`` and their public flag
-    with ``projection.is_public``; for a million players that is most of a rebuild's time.
-    This computes the same fields directly and asks those functions only once per distinct
-    input they read (the ruleset's provisional rule reads games and experience; public
-    eligibility reads e-mail, display name and experience). A test pins the result equal to
-    ``card``/``is_public``/``Projection.args_for`` for every ruleset.
-    """
-
-    def __init__(self, ladder_config: LadderConfig) -> None:
-        self.config = frozen_rules(ladder_config)
-        self.rules = self.config.current
-        self._provisional: dict[tuple[int, int], str] = {}
-        self._public: dict[tuple[bool, bool, int], int] = {}
-
-    def row(self, r: PlayerRow) -> list[Any]:
-        (_, pid, rating, games, experience, listed, boosted, email, name, linked) = r[:10]
-        version, last_game_at, updated_at = r[10], r[11], r[12]
-        shown = repr(float(rating))
-        provisional = self._provisional.get((games, experience))
-        if provisional is None:
-            state = PlayerState(float(rating), games, experience)
-            provisional = "1" if is_provisional(self.rules, state) else "0"
-            self._provisional[(games, experience)] = provisional
-        fields = [
-            "rating",
-            shown,
-            "games",
-            str(games),
-            "experience",
-            str(experience),
-            "provisional",
-            provisional,
-            "updated_at",
-            updated_at.isoformat() if updated_at else "",
-            "version",
-            str(version),
-            "listed",
-            "1" if listed else "0",
-            "boosted",
-            str(boosted),
-        ]
-        if last_game_at is not None:
-            fields += ["last_game_at", last_game_at.isoformat()]
-        if linked:
-            fields += ["linked_to", linked]
-        on_board = 1 if listed and not linked else 0
-        public = 0
-        if on_board and self.config.public_board:
-            found = self._public.get((email, name, experience))
-            if found is None:
-                record = PlayerRecord(*r)
-                found = 1 if is_public(self.config, record) else 0
-                self._public[(email, name, experience)] = found
-            public = found
-        return [pid, str(version), on_board, shown, public, str(boosted), fields]
-
-
-def as_row(record: PlayerRecord) -> PlayerRow:
-    return (record.ladder, record.player_id, *(getattr(record, c) for c in PLAYER_COLUMNS))
-
-
 def temp_key(ladder: str, token: str, name: str) -> str:
     return f"ladder:{{{ladder}}}:rebuild:{token}:{name}"
-
-
-def frozen_rules(ladder_config: LadderConfig) -> LadderConfig:
-    """The ladder with only the rules in force now: ``current`` costs nothing per player."""
-    epoch = datetime(1970, 1, 1, tzinfo=UTC)
-    return dataclasses.replace(
-        ladder_config, versions=(RulesVersion(effective_from=epoch, rules=ladder_config.current),)
-    )
 
 
 def count_players(engine: Engine, ladder: str) -> int:
@@ -260,20 +122,6 @@ def stream_players(
             yield list(part)
 
 
-def _write(
-    client: Redis | Pipeline,
-    script: Script,
-    boards: Sequence[str],
-    ladder: str,
-    rows: list[list[Any]],
-    mode: str,
-) -> Any:
-    """``boards``: rating, public, boosted and the set of ids written (see ``WRITE``)."""
-    hashes = [keys.player(ladder, row[0]) for row in rows]
-    payload = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
-    return script(keys=[*boards, *hashes], args=[payload, mode], client=client)
-
-
 def reproject(redis: Redis, ladder_config: LadderConfig, rows: Iterable[PlayerRow]) -> int:
     """Write these players' current state into every board and their hash; returns how many.
 
@@ -283,16 +131,16 @@ def reproject(redis: Redis, ladder_config: LadderConfig, rows: Iterable[PlayerRo
     script = redis.register_script(WRITE)
     ladder = ladder_config.name
     maker = Rows(ladder_config)
-    boards = [keys.rating(ladder), keys.public(ladder), keys.boosted(ladder), keys.rating(ladder)]
+    live = boards(ladder)
     written = 0
     batch: list[list[Any]] = []
     for row in rows:
         batch.append(maker.row(row))
         if len(batch) == SCRIPT_CHUNK:
-            written += int(_write(redis, script, boards, ladder, batch, "repair"))
+            written += int(write_rows(redis, script, live, ladder, batch, "repair"))
             batch = []
     if batch:
-        written += int(_write(redis, script, boards, ladder, batch, "repair"))
+        written += int(write_rows(redis, script, live, ladder, batch, "repair"))
     return written
 
 
@@ -370,7 +218,7 @@ def rebuild(
     def send(parts: list[list[list[Any]]]) -> None:
         with redis.pipeline(transaction=False) as pipe:
             for rows in parts:
-                _write(pipe, script, [*temps, written], ladder, rows, "build")
+                write_rows(pipe, script, [*temps, written], ladder, rows, "build")
             for temp in (*temps, written):
                 pipe.expire(temp, TEMP_TTL_SECONDS)
             pipe.execute()

@@ -1,6 +1,6 @@
 """Reconcile: compare a ladder's Redis read model with PostgreSQL, and repair the drift.
 
-Expected state is what a rebuild would write (``rebuild.Rows``: the projection's values) for
+Expected state is what a rebuild would write (``projection.Rows``: the projection's values) for
 every ``players`` row. Each difference is one entry naming the ladder, the Redis key and the
 player:
 
@@ -29,11 +29,10 @@ from worker import keys
 from worker.config import LadderConfig
 from worker.db import players
 from worker.progress import Progress
+from worker.projection import PlayerRow, Rows
 from worker.rebuild import (
     CHUNK,
     COLUMNS,
-    PlayerRow,
-    Rows,
     forget,
     missing_from_store,
     player_ids_with_hash,

@@ -312,13 +312,13 @@ def test_rebuild_swaps_atomically_and_keeps_the_version_guard(runtime, monkeypat
     """Readers never see an empty board; a later stale projection is still refused."""
     _busy_ladders(runtime)
     seen: list[int] = []
-    real_send = rebuild._write
+    real_send = rebuild.write_rows
 
     def spy(client: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(int(runtime.redis.zcard(keys.rating("gammon42"))))
         return real_send(client, *args, **kwargs)
 
-    monkeypatch.setattr(rebuild, "_write", spy)
+    monkeypatch.setattr(rebuild, "write_rows", spy)
     rebuild.rebuild(runtime.engine, runtime.redis, runtime.config.ladders["gammon42"])
     assert seen and all(n == seen[0] > 0 for n in seen)
     from worker.store import PlayerRecord
@@ -329,9 +329,10 @@ def test_rebuild_swaps_atomically_and_keeps_the_version_guard(runtime, monkeypat
     assert board(runtime, "gammon42")["alice"] > 1.0
 
 
-def test_rebuild_fields_equal_the_projection_for_every_ruleset(runtime):
-    """The fast path of rebuild computes exactly projection.card / is_public / args_for."""
-    from worker.projection import Projection
+def test_rows_equal_card_and_is_public_for_every_ruleset(runtime):
+    """What the projection script is given (``Rows``, the fast path used by workers, rebuild
+    and reconcile) is exactly ``projection.card`` / ``is_public`` for every ruleset."""
+    from worker.projection import Rows, as_row, is_public
     from worker.projection import card as projected_card
     from worker.store import load_players
 
@@ -339,15 +340,17 @@ def test_rebuild_fields_equal_the_projection_for_every_ruleset(runtime):
     publish(runtime, *(game(f"x{i}", f"y{i}", ladder="fibs", match_length=i) for i in (1, 9)))
     drain(runtime)
     for name, ladder_config in runtime.config.ladders.items():
-        rows = rebuild.Rows(ladder_config)
+        rows = Rows(ladder_config)
         with runtime.engine.connect() as conn:
             records = load_players(conn, [(name, p) for p in stored_players(runtime, name)])
         assert records
         for record in records.values():
-            pid, version, on_board, rating, public, boosted, flat = rows.row(rebuild.as_row(record))
-            args = Projection.args_for(ladder_config, record)
-            assert [record.player_id, record.version, on_board, rating, public] == args[:5]
-            assert (str(record.boosted_points), str(record.version)) == (boosted, version)
+            pid, version, on_board, rating, public, boosted, flat = rows.row(as_row(record))
+            assert (pid, rating) == (record.player_id, repr(float(record.rating)))
+            assert on_board == (1 if record.listed and not record.linked_to else 0)
+            assert public == (1 if is_public(ladder_config, record) else 0)
+            assert str(0 if record.linked_to else record.boosted_points) == boosted
+            assert str(record.version) == version
             assert projected_card(ladder_config, record) == dict(
                 zip(flat[::2], flat[1::2], strict=True)
             )
