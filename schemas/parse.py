@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -12,7 +11,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from schemas.errors import InvalidEvent
-from schemas.events import EVENT_MODELS, Event
+from schemas.events import EVENT_MODELS, FORBIDDEN_CHARACTERS, Event
 
 DEFAULT_MAX_BYTES = 65536
 DEFAULT_MAX_FUTURE = timedelta(minutes=5)
@@ -175,7 +174,7 @@ def _label(value: object) -> str | None:
     """A payload string that is safe to echo in logs and DLQ metadata, or None."""
     if not isinstance(value, str) or not value.strip() or len(value) > _LABEL_MAX:
         return None
-    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in value):
+    if FORBIDDEN_CHARACTERS.search(value):
         return None
     return value
 

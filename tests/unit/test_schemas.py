@@ -927,3 +927,17 @@ def test_the_tournament_schema_limits_the_podium_to_three_distinct_entries() -> 
     assert (props["podium"]["minItems"], props["podium"]["maxItems"]) == (1, 3)
     assert props["podium"]["uniqueItems"] is True
     assert props["public"] == {"type": "boolean"}
+
+
+def test_forbidden_characters_are_exactly_unicode_categories_cc_and_cs():
+    """Identifiers refuse control characters and lone surrogates (Unicode Cc and Cs): the
+    character class used for speed matches ``unicodedata`` on every code point."""
+    import sys
+    import unicodedata
+
+    from schemas.events import FORBIDDEN_CHARACTERS
+
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        expected = unicodedata.category(ch) in {"Cc", "Cs"}
+        assert expected == bool(FORBIDDEN_CHARACTERS.search(ch)), hex(code)
