@@ -871,7 +871,7 @@ def main(argv: list[str] | None = None) -> int:
         target.drop()
         failed = [
             line
-            for line in log.read_text(errors="replace").splitlines()
+            for line in (log.read_text(errors="replace") if log.exists() else "").splitlines()
             if '"level": "error"' in line or "Traceback" in line
         ]
         result["worker_log_errors"] = failed[:20]

@@ -22,8 +22,8 @@ import json
 import math
 import unicodedata
 import weakref
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from redis import Redis
@@ -51,7 +51,9 @@ MAX_POSITION = 10**12
 Direction = Literal["next", "prev"]
 Client = Redis | RedisCluster  # the leaderboards may live on a Redis Cluster
 
-# KEYS[1]: the board. ARGV[1]: the operation, then its arguments:
+# KEYS[1]: the board. ARGV[1]: the operation; ARGV[2]: the key prefix of the ladder's player
+# hashes, to add each entry's provisional flag (empty: no flags); then the operation's
+# arguments:
 #   window START COUNT                    positions START .. START+COUNT-1
 #   before END SIZE                       the SIZE positions before END (END -1: the end)
 #   around MEMBER RADIUS                  RADIUS positions either side of MEMBER
@@ -60,12 +62,16 @@ Client = Redis | RedisCluster  # the leaderboards may live on a Redis Cluster
 #   after_at / before_at MEMBER SCORE POSITION SIZE
 #                                         SIZE positions after / before a cursor: MEMBER's
 #                                         current position if it still has SCORE, else POSITION
-# Reply: {total, start, rank, member, score, rank, member, score, ...}; start is -1 when
-# MEMBER is not on the board. Member comparisons stay inside Redis commands because Lua's
-# string comparison follows the server's locale, not byte order.
+# Reply: one JSON array [total, start, rank, member, score, flag, rank, member, ...] (a JSON
+# string is decoded in C; a long multi-bulk reply is parsed by redis-py in Python); start is
+# -1 when MEMBER is not on the board; flag is 1 for a provisional player. Member comparisons
+# stay inside Redis commands because Lua's string comparison follows the server's locale, not
+# byte order. The player hashes share the board's hash tag, so on a Redis Cluster they are in
+# the board's slot.
 _SCRIPT = """
 local key = KEYS[1]
 local op = ARGV[1]
+local flags = ARGV[2]
 local total = redis.call('ZCARD', key)
 
 local function locate(member)
@@ -76,24 +82,42 @@ local function locate(member)
   return higher + redis.call('ZRANK', key, member) - lower, score
 end
 
+local function emit(out, rank, member, score)
+  out[#out + 1] = rank
+  out[#out + 1] = member
+  out[#out + 1] = score
+  local flag = 0
+  if flags ~= '' and redis.call('HGET', flags .. member, 'provisional') == '1' then flag = 1 end
+  out[#out + 1] = flag
+end
+
 local function window(start, count)
   local out = {total, start}
   if count <= 0 then return out end
-  local rows = redis.call('ZREVRANGE', key, start, start + count - 1, 'WITHSCORES')
-  local n = #rows / 2
+  -- one row more than asked: whether the last tie group goes on past the window
+  local rows = redis.call('ZREVRANGE', key, start, start + count, 'WITHSCORES')
+  local n = math.min(#rows / 2, count)
   local k = 0
   while k < n do
     local score = rows[2 * k + 2]
     local j = k + 1
     while j < n and rows[2 * j + 2] == score do j = j + 1 end
-    -- rows k..j-1 share a score; take the same positions of its tie group in id order
-    local higher = redis.call('ZCOUNT', key, '(' .. score, '+inf')
-    local members = redis.call(
-      'ZRANGEBYSCORE', key, score, score, 'LIMIT', start + k - higher, j - k)
-    for _, member in ipairs(members) do
-      out[#out + 1] = higher + 1
-      out[#out + 1] = member
-      out[#out + 1] = score
+    -- rows k..j-1 share a score. ZREVRANGE lists a tie group by id descending: a group wholly
+    -- inside the window is listed reversed; one cut by an edge of the window is read again in
+    -- id order, at the same positions of its group.
+    local higher = start + k
+    local cut = false
+    if k == 0 and start > 0 then
+      higher = redis.call('ZCOUNT', key, '(' .. score, '+inf')
+      cut = higher < start
+    end
+    if j == n and #rows / 2 > n and rows[2 * n + 2] == score then cut = true end
+    if cut then
+      local members = redis.call(
+        'ZRANGEBYSCORE', key, score, score, 'LIMIT', start + k - higher, j - k)
+      for _, member in ipairs(members) do emit(out, higher + 1, member, score) end
+    else
+      for i = j - 1, k, -1 do emit(out, higher + 1, rows[2 * i + 1], score) end
     end
     k = j
   end
@@ -101,34 +125,34 @@ local function window(start, count)
 end
 
 if op == 'window' then
-  return window(tonumber(ARGV[2]), tonumber(ARGV[3]))
+  return cjson.encode(window(tonumber(ARGV[3]), tonumber(ARGV[4])))
 elseif op == 'before' then
-  local stop = tonumber(ARGV[2])
+  local stop = tonumber(ARGV[3])
   if stop < 0 or stop > total then stop = total end
-  local start = math.max(0, stop - tonumber(ARGV[3]))
-  return window(start, stop - start)
+  local start = math.max(0, stop - tonumber(ARGV[4]))
+  return cjson.encode(window(start, stop - start))
 elseif op == 'around' or op == 'card' then
-  local position = locate(ARGV[2])
+  local position = locate(ARGV[3])
   local found = {total, -1}
   if position then
-    local radius = tonumber(ARGV[3])
+    local radius = tonumber(ARGV[4])
     local start = math.max(0, position - radius)
     found = window(start, position + radius + 1 - start)
   end
-  if op == 'card' then return {found, redis.call('HGETALL', KEYS[2])} end
-  return found
+  if op == 'card' then return {cjson.encode(found), redis.call('HGETALL', KEYS[2])} end
+  return cjson.encode(found)
 else
-  local position, score = locate(ARGV[2])
-  if not position or tonumber(score) ~= tonumber(ARGV[3]) then
-    position = tonumber(ARGV[4])
+  local position, score = locate(ARGV[3])
+  if not position or tonumber(score) ~= tonumber(ARGV[4]) then
+    position = tonumber(ARGV[5])
   end
-  local size = tonumber(ARGV[5])
+  local size = tonumber(ARGV[6])
   if op == 'after_at' then
-    return window(position + 1, size)
+    return cjson.encode(window(position + 1, size))
   end
   position = math.min(position, total)
   local start = math.max(0, position - size)
-  return window(start, position - start)
+  return cjson.encode(window(start, position - start))
 end
 """
 
@@ -353,7 +377,7 @@ def card(redis: Client, ladder: str, player: str) -> Card:
     if not _is_identifier(player):
         raise UnknownPlayer(f"no player {player!r} on {ladder}")
     board = [keys.rating(ladder), keys.player(ladder, player)]
-    reply, raw = _script(redis)(keys=board, args=["card", player, 0])
+    reply, raw = _script(redis)(keys=board, args=["card", "", player, 0])
     if not raw:
         raise UnknownPlayer(f"no player {player!r} on {ladder}")
     fields = {_decode(raw[i]): _decode(raw[i + 1]) for i in range(0, len(raw), 2)}
@@ -495,31 +519,19 @@ def _script(redis: Client) -> Any:
 def _run(
     redis: Client, ladder: str, board: str, key: str, op: str, *args: Any
 ) -> tuple[int, int, list[Entry]]:
-    reply = _script(redis)(keys=[key], args=[op, *args])
-    total, start, entries = _parse(reply)
-    if entries and board in RATING_BOARDS:
-        entries = _with_flags(redis, ladder, entries)
-    return total, start, entries
+    """One script call: the entries, and on a rating board their provisional flags too."""
+    flags = keys.player_prefix(ladder) if board in RATING_BOARDS else ""
+    return _parse(_script(redis)(keys=[key], args=[op, flags, *args]))
 
 
-def _parse(reply: Sequence[Any]) -> tuple[int, int, list[Entry]]:
-    total, start = int(reply[0]), int(reply[1])
+def _parse(reply: bytes | str) -> tuple[int, int, list[Entry]]:
+    data = json.loads(_decode(reply))
+    total, start = int(data[0]), int(data[1])
     entries = [
-        Entry(_decode(reply[i + 1]), int(reply[i]), float(reply[i + 2]))
-        for i in range(2, len(reply), 3)
+        Entry(data[i + 1], int(data[i]), float(data[i + 2]), data[i + 3] == 1)
+        for i in range(2, len(data), 4)
     ]
     return total, start, entries
-
-
-def _with_flags(redis: Client, ladder: str, entries: list[Entry]) -> list[Entry]:
-    pipe = redis.pipeline(transaction=False)
-    for entry in entries:
-        pipe.hget(keys.player(ladder, entry.player_id), "provisional")
-    flags = pipe.execute()
-    return [
-        replace(entry, provisional=flag is not None and _decode(flag) == "1")
-        for entry, flag in zip(entries, flags, strict=True)
-    ]
 
 
 def _decode(value: bytes | str) -> str:
