@@ -272,6 +272,7 @@ class Service:
         by_ladder: dict[str, list[GameFinished]] = {}
         for game in games:
             by_ladder.setdefault(game.ladder, []).append(game)
+        asks: list[store.WindowAsk] = []
         for ladder, ladder_games in by_ladder.items():
             ladder_config = self.config.ladders[ladder]
             hours = ladder_config.fairplay.pair_window_hours
@@ -285,11 +286,12 @@ class Service:
                     ids.add(links[ladder].get(ref.player_id, ref.player_id))
             since = min(g.ended_at for g in ladder_games) - timedelta(hours=hours)
             until = max(g.ended_at for g in ladder_games)
-            for past in store.window_games(conn, ladder, ids, since, until):
-                windows.add_ranked(ladder, past.winner_id, past.ended_at)
-                windows.add_ranked(ladder, past.loser_id, past.ended_at)
-                if past.rated:
-                    windows.add_rated_pair(ladder, past.winner_id, past.loser_id, past.ended_at)
+            asks.append(store.WindowAsk(ladder, sorted(ids), since, until))
+        for past in store.window_games(conn, asks):
+            windows.add_ranked(past.ladder, past.winner_id, past.ended_at)
+            windows.add_ranked(past.ladder, past.loser_id, past.ended_at)
+            if past.rated:
+                windows.add_rated_pair(past.ladder, past.winner_id, past.loser_id, past.ended_at)
         return windows
 
     # -- one event ------------------------------------------------------------------------

@@ -89,7 +89,18 @@ LEDGER_COLUMNS = tuple(c.name for c in rating_changes.columns if c.name != "id")
 
 
 @dataclass(frozen=True)
+class WindowAsk:
+    """The window of one ladder's batch: its players' ranked games in [since, until)."""
+
+    ladder: str
+    ids: Sequence[str]
+    since: datetime
+    until: datetime
+
+
+@dataclass(frozen=True)
 class WindowGame:
+    ladder: str
     event_id: str
     winner_id: str
     loser_id: str
@@ -128,36 +139,42 @@ FROM unnest(%(ladders)s::text[], %(ids)s::text[], %(ratings)s::float8[])
 ORDER BY k.n
 ON CONFLICT (ladder, player_id) DO UPDATE SET version = players.version WHERE false
 """
-# Lookups by key run one index probe per key whatever the planner's statistics say (a lateral
-# subquery that ``OFFSET 0`` keeps from being flattened into a hash join over the table).
+# Every lookup by key runs one index probe per key, whatever the planner's statistics say: a
+# lateral subquery that ``OFFSET 0`` keeps from being flattened into a join (which, while a
+# table's statistics are stale or under a generic plan, can become a scan of the whole table).
+# The plans are therefore the same for every batch, and psycopg's server-side prepared
+# statements can skip planning altogether.
 _PG_SELECT_PLAYERS = f"""
 SELECT {_SELECT_PLAYER} FROM {_KEYS} AS k(ladder, player_id) CROSS JOIN LATERAL (
   SELECT * FROM players WHERE ladder = k.ladder AND player_id = k.player_id OFFSET 0) AS p
 """
 _PG_EXISTING_EVENTS = f"""
-SELECT e.ladder, e.event_id FROM events e JOIN {_KEYS} AS k(ladder, event_id)
-  ON e.ladder = k.ladder AND e.event_id = k.event_id
+SELECT e.ladder, e.event_id FROM {_KEYS} AS k(ladder, event_id) CROSS JOIN LATERAL (
+  SELECT ladder, event_id FROM events
+  WHERE ladder = k.ladder AND event_id = k.event_id OFFSET 0) AS e
 """
-_PG_LINKS = f"""
-SELECT l.ladder, l.anonymous_id, l.account_id FROM links l JOIN {_KEYS} AS k(ladder, id)
-  ON l.ladder = k.ladder AND l.anonymous_id = k.id
-UNION
-SELECT l.ladder, l.anonymous_id, l.account_id FROM links l JOIN {_KEYS} AS k(ladder, id)
-  ON l.ladder = k.ladder AND l.account_id = k.id
+_PG_LINKS_SIDE = f"""
+SELECT l.ladder, l.anonymous_id, l.account_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
+  SELECT ladder, anonymous_id, account_id FROM links
+  WHERE ladder = k.ladder AND {{side}} = k.id OFFSET 0) AS l
 """
+_PG_LINKS = (
+    _PG_LINKS_SIDE.format(side="anonymous_id") + "UNION" + _PG_LINKS_SIDE.format(side="account_id")
+)
 _PG_TOURNAMENTS = f"""
-SELECT t.ladder, t.tournament_id FROM tournaments t JOIN {_KEYS} AS k(ladder, id)
-  ON t.ladder = k.ladder AND t.tournament_id = k.id
+SELECT t.ladder, t.tournament_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
+  SELECT ladder, tournament_id FROM tournaments
+  WHERE ladder = k.ladder AND tournament_id = k.id OFFSET 0) AS t
 """
-# Per player and side, one range scan of the (ladder, winner_id|loser_id, ended_at) index:
-# ``OFFSET 0`` keeps the planner from flattening the lateral subquery into a join that scans
-# the ladder's whole window (as it does while its statistics are stale). UNION drops a game
-# both of whose players are asked for.
+# Per player and side, one range scan of the (ladder, winner_id|loser_id, ended_at) index, all
+# ladders at once (each with its own window); UNION drops a game both of whose players ask.
 _PG_WINDOW_SIDE = """
-SELECT e.event_id, e.winner_id, e.loser_id, e.ended_at, e.outcome
-FROM unnest(%(ids)s::text[]) AS k(id) CROSS JOIN LATERAL (
-  SELECT event_id, winner_id, loser_id, ended_at, outcome FROM events
-  WHERE ladder = %(ladder)s AND {side} = k.id AND ended_at >= %(since)s AND ended_at < %(until)s
+SELECT e.ladder, e.event_id, e.winner_id, e.loser_id, e.ended_at, e.outcome
+FROM unnest(%(ladders)s::text[], %(ids)s::text[], %(since)s::timestamptz[],
+            %(until)s::timestamptz[]) AS k(ladder, id, since, until)
+CROSS JOIN LATERAL (
+  SELECT ladder, event_id, winner_id, loser_id, ended_at, outcome FROM events
+  WHERE ladder = k.ladder AND {side} = k.id AND ended_at >= k.since AND ended_at < k.until
     AND type = 'game.finished' AND mode = 'ranked'
   OFFSET 0) AS e
 """
@@ -267,34 +284,44 @@ def settled_tournaments(conn: Connection, keys: Iterable[tuple[str, str]]) -> se
     return {(a, b) for a, b in conn.execute(query)}
 
 
-def window_games(
-    conn: Connection, ladder: str, ids: Iterable[str], since: datetime, until: datetime
-) -> list[WindowGame]:
-    """Ranked games of these players that ended in [since, until): for K and pair limits."""
-    ids = sorted(set(ids))
+def window_games(conn: Connection, asks: Sequence[WindowAsk]) -> list[WindowGame]:
+    """Ranked games that ended in each ask's [since, until) and in which one of its players
+    took part: for K by weekly volume and pair limits. One query on PostgreSQL."""
+    asks = [ask for ask in asks if ask.ids]
+    if not asks:
+        return []
     if _pg(conn):
-        params = {"ladder": ladder, "ids": ids, "since": since, "until": until}
+        params: dict[str, list[Any]] = {"ladders": [], "ids": [], "since": [], "until": []}
+        for ask in asks:
+            for pid in sorted(set(ask.ids)):
+                params["ladders"].append(ask.ladder)
+                params["ids"].append(pid)
+                params["since"].append(ask.since)
+                params["until"].append(ask.until)
         return [
-            WindowGame(event_id, winner, loser, ended_at, outcome == "rated")
-            for event_id, winner, loser, ended_at, outcome in conn.exec_driver_sql(
+            WindowGame(ladder, event_id, winner, loser, ended_at, outcome == "rated")
+            for ladder, event_id, winner, loser, ended_at, outcome in conn.exec_driver_sql(
                 _PG_WINDOW_GAMES, params
             )
         ]
-    found: list[WindowGame] = []
-    for part in chunks(ids):
-        columns = (events.c.event_id, events.c.winner_id, events.c.loser_id, events.c.ended_at)
-        query = select(*columns, events.c.outcome).where(
-            events.c.ladder == ladder,
-            events.c.type == "game.finished",
-            events.c.mode == "ranked",
-            events.c.ended_at >= since,
-            events.c.ended_at < until,
-            or_(events.c.winner_id.in_(list(part)), events.c.loser_id.in_(list(part))),
-        )
-        for event_id, winner, loser, ended_at, outcome in conn.execute(query):
-            found.append(WindowGame(event_id, winner, loser, ended_at, outcome == "rated"))
-    # A game whose two players fall in different chunks is read twice.
-    return list({game.event_id: game for game in found}.values())
+    found: dict[tuple[str, str], WindowGame] = {}
+    for ask in asks:
+        for part in chunks(sorted(set(ask.ids))):
+            columns = (events.c.event_id, events.c.winner_id, events.c.loser_id, events.c.ended_at)
+            query = select(*columns, events.c.outcome).where(
+                events.c.ladder == ask.ladder,
+                events.c.type == "game.finished",
+                events.c.mode == "ranked",
+                events.c.ended_at >= ask.since,
+                events.c.ended_at < ask.until,
+                or_(events.c.winner_id.in_(list(part)), events.c.loser_id.in_(list(part))),
+            )
+            for event_id, winner, loser, ended_at, outcome in conn.execute(query):
+                # a game whose two players fall in different chunks is read twice
+                found[(ask.ladder, event_id)] = WindowGame(
+                    ask.ladder, event_id, winner, loser, ended_at, outcome == "rated"
+                )
+    return list(found.values())
 
 
 def write_batch(
