@@ -58,17 +58,41 @@ class Inbox:
     def pending(self) -> int:
         return int(self.redis.llen(keys.INBOX))
 
-    def pump_once(self) -> int:
-        """Move what is waiting (up to one batch) into an RQ job; returns how many events."""
+    def claim(self) -> tuple[str, list[str]] | None:
+        """Take what is waiting (up to one batch) into a staging list; None if nothing waits.
+
+        The caller then either ``hand_over``s the batch (an RQ job) or processes it and
+        ``release``s it; if the process dies first, ``recover`` makes it a job.
+        """
         batch = uuid.uuid4().hex
         items = self._claim(
             keys=[keys.INBOX, keys.staging(batch), keys.STAGING_INDEX],
             args=[self.batch_size, time.time(), batch],
         )
         if not items:
+            return None
+        failpoints.hit("inbox.after_claim")
+        return batch, [_text(i) for i in items]
+
+    def release(self, batch: str) -> None:
+        """The batch is settled (applied or dead-lettered): drop its staging list."""
+        with self.redis.pipeline() as pipe:
+            pipe.delete(keys.staging(batch))
+            pipe.zrem(keys.STAGING_INDEX, batch)
+            pipe.execute()
+
+    def hand_over(self, batch: str, payloads: list[str]) -> None:
+        """Make a staged batch an RQ job (retried with back-off), then drop its staging list."""
+        self.enqueue_batch(payloads, batch)
+        self.release(batch)
+
+    def pump_once(self) -> int:
+        """Move what is waiting (up to one batch) into an RQ job; returns how many events."""
+        claimed = self.claim()
+        if claimed is None:
             return 0
-        self._enqueue(batch, items)
-        return len(items)
+        self.hand_over(*claimed)
+        return len(claimed[1])
 
     def pump_blocking(self, timeout: float) -> int:
         """Wait up to ``timeout`` seconds for the first event, then take the rest waiting.
@@ -90,7 +114,8 @@ class Inbox:
                 args=[self.batch_size - 1, time.time(), batch],
             )
         items = [first, *(more or [])]
-        self._enqueue(batch, items)
+        failpoints.hit("inbox.after_claim")
+        self.hand_over(batch, [_text(i) for i in items])
         return len(items)
 
     def drain(self, stop: Callable[[], bool] = lambda: False) -> int:
@@ -120,17 +145,6 @@ class Inbox:
         except DuplicateJobError:
             pass  # enqueued before by another process
 
-    def _enqueue(self, batch: str, items: list[bytes | str]) -> None:
-        failpoints.hit("inbox.after_claim")
-        payloads = [
-            i.decode("utf-8", "surrogateescape") if isinstance(i, bytes) else i for i in items
-        ]
-        self.enqueue_batch(payloads, batch)
-        with self.redis.pipeline() as pipe:
-            pipe.delete(keys.staging(batch))
-            pipe.zrem(keys.STAGING_INDEX, batch)
-            pipe.execute()
-
     def recover(self, grace_seconds: float = RECOVERY_GRACE_SECONDS) -> int:
         """Enqueue batches left in staging by a process that died; returns how many events."""
         cutoff = time.time() - grace_seconds
@@ -139,8 +153,13 @@ class Inbox:
             batch = raw.decode()
             items = self.redis.lrange(keys.staging(batch), 0, -1)
             if items:
-                self._enqueue(batch, items)
+                failpoints.hit("inbox.after_claim")
+                self.hand_over(batch, [_text(i) for i in items])
                 recovered += len(items)
             else:
                 self.redis.zrem(keys.STAGING_INDEX, batch)
         return recovered
+
+
+def _text(item: bytes | str) -> str:
+    return item.decode("utf-8", "surrogateescape") if isinstance(item, bytes) else item

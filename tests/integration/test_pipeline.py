@@ -137,3 +137,51 @@ def test_a_batch_stranded_in_rqs_intermediate_queue_is_enqueued_again(runtime):
     assert 0 == runtime.redis.llen(queue.intermediate_queue_key)
     drain(runtime)
     assert {"alice": 1516.0, "bob": 1484.0} == board(runtime, "gammon42")
+
+
+def test_a_batch_job_goes_on_with_the_events_waiting_in_the_inbox(runtime):
+    """Under load a worker goes from batch to batch inside one job: events that arrived while
+    it ran are taken from the inbox, staged like the pump's, applied, and their staging
+    dropped."""
+    from worker import jobs
+
+    jobs.install(runtime)
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    batch, payloads = runtime.inbox.claim()
+    publish(runtime, game("carol", "dave", event_id="g-2"), game("alice", "bob", event_id="g-3"))
+    assert 3 == jobs.process_batch(payloads)
+    runtime.inbox.release(batch)
+    assert 0 == runtime.inbox.pending()
+    assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
+    assert {("rated", None)} == {outcome(runtime, "gammon42", e) for e in ("g-1", "g-2", "g-3")}
+    assert 0 == runtime.inbox.queue.count
+
+
+def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypatch):
+    """A transient error in a batch taken from the inbox loses nothing: the batch is handed
+    over as an RQ job (with RQ's retries), and the job that took it still succeeds."""
+    from sqlalchemy.exc import OperationalError
+
+    from worker import jobs
+
+    jobs.install(runtime)
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    batch, payloads = runtime.inbox.claim()
+    publish(runtime, game("carol", "dave", event_id="g-2"))
+    real = runtime.service.process
+    calls = []
+
+    def flaky(raws, on_invalid):
+        calls.append(list(raws))
+        if len(calls) == 2:
+            raise OperationalError("SELECT 1", {}, Exception("server closed the connection"))
+        return real(raws, on_invalid)
+
+    monkeypatch.setattr(runtime.service, "process", flaky)
+    assert 1 == jobs.process_batch(payloads)
+    runtime.inbox.release(batch)
+    assert 1 == runtime.inbox.queue.count  # g-2, as a job of its own
+    assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
+    monkeypatch.setattr(runtime.service, "process", real)
+    drain(runtime)
+    assert ("rated", None) == outcome(runtime, "gammon42", "g-2")
