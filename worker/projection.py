@@ -150,6 +150,18 @@ class Rows:
         self.rules = self.config.current
         self._provisional: dict[tuple[int, int], str] = {}
         self._public: dict[tuple[bool, bool, int], int] = {}
+        self._iso: dict[tuple[datetime, Any], str] = {}
+
+    def iso(self, when: datetime) -> str:
+        """``when.isoformat()``, remembered: the players of one batch share ``updated_at``
+        and the two players of a game share ``last_game_at``."""
+        key = (when, when.tzinfo)
+        text = self._iso.get(key)
+        if text is None:
+            if len(self._iso) >= 100_000:
+                self._iso.clear()
+            text = self._iso[key] = when.isoformat()
+        return text
 
     def row(self, r: PlayerRow) -> list[Any]:
         (_, pid, rating, games, experience, listed, boosted, email, name, linked) = r[:10]
@@ -170,7 +182,7 @@ class Rows:
             "provisional",
             provisional,
             "updated_at",
-            updated_at.isoformat() if updated_at else "",
+            self.iso(updated_at) if updated_at else "",
             "version",
             str(version),
             "listed",
@@ -179,7 +191,7 @@ class Rows:
             str(boosted),
         ]
         if last_game_at is not None:
-            fields += ["last_game_at", last_game_at.isoformat()]
+            fields += ["last_game_at", self.iso(last_game_at)]
         if linked:
             fields += ["linked_to", linked]
         on_board = 1 if listed and not linked else 0

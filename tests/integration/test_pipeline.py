@@ -139,6 +139,37 @@ def test_a_batch_stranded_in_rqs_intermediate_queue_is_enqueued_again(runtime):
     assert {"alice": 1516.0, "bob": 1484.0} == board(runtime, "gammon42")
 
 
+def test_cards_show_utc_whatever_the_database_sessions_time_zone(database_url, redis_url):
+    """A player read back from PostgreSQL (here: touched again by a later batch) shows its
+    timestamps in UTC on the card, as a rebuild writes them, even if the database's default
+    time zone is another: reconcile finds no drift."""
+    from urllib.parse import parse_qs, quote, urlsplit
+
+    from tests.events import player_updated
+    from worker import reconcile
+    from worker.migrate import upgrade
+    from worker.runtime import Runtime
+    from worker.settings import Settings
+
+    parts = urlsplit(database_url)
+    options = parse_qs(parts.query)["options"][0] + " -cTimeZone=Asia/Tokyo"
+    url = parts._replace(query=f"options={quote(options)}").geturl()
+    rt = Runtime(Settings(redis_url=redis_url, database_url=url))
+    try:
+        upgrade(rt.engine)
+        publish(rt, game("alice", "bob", event_id="g-1"))
+        drain(rt)
+        publish(rt, player_updated("fibs", "carol", True, True))
+        publish(rt, player_updated("gammon42", "alice", True, True))
+        drain(rt)
+        shown = card(rt, "gammon42", "alice")
+        assert shown["last_game_at"].endswith("+00:00"), shown
+        assert shown["updated_at"].endswith("+00:00"), shown
+        assert reconcile.check(rt.engine, rt.redis, rt.config.ladders["gammon42"]).clean
+    finally:
+        rt.close()
+
+
 def test_a_batch_job_goes_on_with_the_events_waiting_in_the_inbox(runtime):
     """Under load a worker goes from batch to batch inside one job: events that arrived while
     it ran are taken from the inbox, staged like the pump's, applied, and their staging
