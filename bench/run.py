@@ -300,12 +300,12 @@ def verify(target: env.Target, mix: Mix) -> dict[str, Any]:
 
 
 def latency(
-    target: env.Target, rate: int, seconds: float, workers: int, log: Path
+    target: env.Target, rate: int, seconds: float, workers: int, log: Path, poll_ms: float = 1.0
 ) -> dict[str, Any]:
     """Publish probe games at a fixed rate; a watcher polls ZMSCORE for each probe winner.
 
     Each probe's winner is a new player, so it appears on the ladder's rating zset exactly
-    when its event has been projected. The watcher polls every ``POLL`` seconds with one
+    when its event has been projected. The watcher polls every ``poll_ms`` with one
     pipelined ZMSCORE per ladder for all outstanding probes, so its cost is one round trip
     per poll however many events are in flight; the resolution is about one poll interval.
     """
@@ -313,10 +313,11 @@ def latency(
 
     from worker import keys
 
-    poll = 0.0005
+    poll = poll_ms / 1000
     target.reset()
     environ = target.subprocess_env()
     procs = Workers(_ladder_worker(False), workers, environ, log)
+    workers_started = time.perf_counter()
     tag = f"lat{random.randrange(1 << 20):x}"
     opponents = {ladder: [f"{ladder[0]}-opp-{n}" for n in range(5_000)] for ladder in LADDERS}
     sent: deque[tuple[str, str, float]] = deque()
@@ -401,15 +402,18 @@ def latency(
 
     count = int(rate * seconds)
     started = time.perf_counter()
+    own_cpu = time.process_time()
     publish(1_000_000, count, rate)
     offered = count / (time.perf_counter() - started)
     done.set()
     deadline = time.perf_counter() + LATENCY_GRACE_SECONDS
     watcher.join()
     ended = time.perf_counter()
+    own_cpu = time.process_time() - own_cpu
     unseen = [ended - at for at in pending.values()] + [ended - at for _l, _w, at in sent]
     lost = len(unseen)
     codes = procs.stop()
+    workers_alive = time.perf_counter() - workers_started
     # A probe never seen counts with the time it had waited so far (a lower bound), so the
     # percentiles are over every probe published, not only the lucky ones.
     samples = sorted(seen + unseen)
@@ -434,6 +438,10 @@ def latency(
         "max_ms": round(samples[-1] * 1000, 2) if samples else None,
         "mean_ms": round(statistics.fmean(samples) * 1000, 2) if samples else None,
         "poll_interval_ms": poll * 1000,
+        # CPU use, in cores: the workers over their whole life (start-up and warm-up included),
+        # this process (publisher and watcher) over the measured run.
+        "worker_cpu_cores": round(procs.cpu_seconds / workers_alive, 2),
+        "bench_cpu_cores": round(own_cpu / (ended - started), 2),
         "publisher_max_lag_ms": round(lag_max * 1000, 2),
         "worker_exit_codes": codes,
         "watcher_errors": errors[:5],
@@ -579,7 +587,8 @@ def rebuild(target: env.Target, players: int, log: Path) -> dict[str, Any]:
                                 linked_to, version, last_game_at, updated_at)
            SELECT %s, 'r' || g, 1500 + floor(random() * 800 - 400), 1 + g %% 120, 1 + g %% 120,
                   true, CASE WHEN g %% 10 = 0 THEN g %% 37 ELSE 0 END, g %% 3 = 0, g %% 4 <> 0,
-                  NULL, 1 + g %% 120, now() - (g %% 1000) * interval '1 minute', now()
+                  NULL, 1 + g %% 120, now() - (g %% 1000) * interval '1 minute',
+                  now() - (g %% 1000) * interval '1 minute'
            FROM generate_series(1, %s) AS g""",
         ladder,
         players,
@@ -734,6 +743,11 @@ def print_table(result: dict[str, Any]) -> None:
             f"p99 {_fmt(lat['p99_ms'])} ms, max {_fmt(lat['max_ms'])} ms, "
             f"not visible {lat['not_visible_within_grace']} ({lat['grace_seconds']:.0f} s after)"
         )
+        if "worker_cpu_cores" in lat:
+            print(
+                f"         polled every {lat['poll_interval_ms']:g} ms; CPU in cores: workers "
+                f"{lat['worker_cpu_cores']:.2f}, publisher and watcher {lat['bench_cpu_cores']:.2f}"
+            )
     rd = result.get("reads")
     if rd:
         print(
@@ -786,6 +800,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-sizes", help="comma-separated LADDER_BATCH_SIZE values, or ''")
     parser.add_argument("--latency-seconds", type=float)
     parser.add_argument("--latency-rate", type=int, help="offered events/s (default 1000)")
+    parser.add_argument(
+        "--latency-poll-ms",
+        type=float,
+        default=1.0,
+        help="how often the watcher looks for the probes (the resolution; default 1 ms)",
+    )
     parser.add_argument("--rebuild-players", type=int)
     parser.add_argument(
         "--only",
@@ -858,7 +878,12 @@ def main(argv: list[str] | None = None) -> int:
                 result,
                 "latency",
                 lambda: latency(
-                    target, plan.latency_rate, plan.latency_seconds, plan.latency_workers, log
+                    target,
+                    plan.latency_rate,
+                    plan.latency_seconds,
+                    plan.latency_workers,
+                    log,
+                    args.latency_poll_ms,
                 ),
             )
         if "reads" in sections:
