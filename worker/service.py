@@ -9,11 +9,12 @@ Error tree::
         (OperationalError,      raised so RQ retries the whole batch with back-off; a retried
          redis ConnectionError) batch is harmless (duplicate event ids change nothing)
 
-Steps for a batch: validate every event; create missing player rows; in one transaction
-lock every player in sorted order, drop events already applied, load the window counts,
-score each event in order in memory, write audit rows, ledger rows and players; commit;
-then project every touched player into Redis (version-guarded, so a late write from a
-slower worker never overwrites a newer one).
+Steps for a batch: validate every event; in one transaction read the links, create the
+missing players and lock every player in sorted key order, check the links did not move
+meanwhile, drop events already applied, load the window counts, score each event in order in
+memory, write audit rows, ledger rows and players; commit; then project every touched player
+into Redis (version-guarded, so a late write from a slower worker never overwrites a newer
+one).
 """
 
 from __future__ import annotations

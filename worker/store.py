@@ -5,11 +5,12 @@ sorted key order (``claim_players``), so two games of one player never both star
 same old rating and two workers cannot deadlock on player rows.
 
 Speed: on PostgreSQL every statement of the batch path has a constant text, whatever the
-batch size: key sets travel as arrays (``unnest``/``= ANY``), not as ``IN (...)`` lists
-whose text changes with their length. psycopg then prepares each statement once per
-connection, and neither SQLAlchemy nor the server parses it again. Audit and ledger rows go
-in with ``COPY``; players are written back with one ``UPDATE ... FROM unnest(...)``. On
-SQLite (the single-process demo) the same functions run portable SQLAlchemy Core.
+batch size: key sets travel as arrays (``unnest``), not as ``IN (...)`` lists whose text
+changes with their length. psycopg then prepares each statement once per connection, and
+neither SQLAlchemy nor the server parses it again (``worker.db`` keeps each run planned for
+the tables as they are). Audit and ledger rows go in with ``COPY``; changed players are
+written back with one upsert of a JSON document. On SQLite (the single-process demo) the
+same functions run portable SQLAlchemy Core.
 """
 
 from __future__ import annotations
