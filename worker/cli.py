@@ -96,6 +96,7 @@ def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.burst:
+        runner.freeze_startup_objects()
         runner.run_burst(rt)
     else:
         runner.run_forever(rt)
