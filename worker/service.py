@@ -60,7 +60,7 @@ from worker.windows import Windows
 log = structlog.get_logger("ladder")
 
 RESULT_POINTS = {"single": 1, "gammon": 2, "backgammon": 3}
-# Every audit row carries every column: rows are inserted together with one executemany.
+# Every audit row carries every column: rows are written together (COPY, or executemany on SQLite).
 AUDIT_DEFAULTS: dict[str, Any] = dict.fromkeys(
     ("mode", "winner_id", "loser_id", "cube", "coefficient", "match_length")
 )
