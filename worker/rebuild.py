@@ -113,11 +113,24 @@ def count_players(engine: Engine, ladder: str) -> int:
 def stream_players(
     engine: Engine, ladder: str, *, since: datetime | None = None, chunk: int = CHUNK
 ) -> Iterator[list[PlayerRow]]:
-    """The ladder's player rows, ``chunk`` at a time, through a server-side cursor."""
+    """The ladder's player rows, ``chunk`` at a time, through a server-side cursor.
+
+    On PostgreSQL the rows come straight from a psycopg named cursor as plain tuples (the
+    session reads timestamps in UTC, see ``worker.db``): for a million players SQLAlchemy's
+    row objects and type processing cost seconds."""
     query = select(*COLUMNS).where(players.c.ladder == ladder)
     if since is not None:
         query = query.where(players.c.updated_at >= since)
     with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            compiled = query.compile(dialect=conn.dialect)
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            with driver.cursor(name=f"ladder_rebuild_{uuid.uuid4().hex}") as cursor:
+                cursor.execute(str(compiled), compiled.params)
+                while part := cursor.fetchmany(chunk):
+                    yield part
+            return
         result = conn.execution_options(yield_per=chunk).execute(query)
         for part in result.partitions():
             yield list(part)
