@@ -177,7 +177,7 @@ def ingest(
     return {
         "events": len(payloads),
         "workers": workers,
-        "batch_size": batch_size or 200,
+        "batch_size": batch_size or _default_batch_size(),
         "publish_events_per_second": round(len(payloads) / publish_seconds),
         "wall_seconds": round(wall, 3),
         "wall_events_per_second": round(len(payloads) / wall),
@@ -186,6 +186,12 @@ def ingest(
         "worker_cpu_us_per_event": round(cpu * 1e6 / len(payloads)),
         "check": check,
     }
+
+
+def _default_batch_size() -> int:
+    from worker.settings import Settings
+
+    return Settings().batch_size
 
 
 def _last_event_logged(path: Path) -> datetime | None:

@@ -25,7 +25,7 @@ class Settings:
     network_key: bytes = field(default=DEV_NETWORK_KEY, repr=False)
     network_key_is_default: bool = True
     production: bool = False
-    batch_size: int = 200
+    batch_size: int = 1000
     job_timeout: int = 60
     job_retries: int = 5
     job_retry_intervals: tuple[int, ...] = (1, 5, 15, 60, 300)
@@ -44,7 +44,7 @@ class Settings:
             raise SettingsError("LADDER_NETWORK_KEY is required when LADDER_ENV=production")
         config = env.get("LADDER_CONFIG") or None
         try:
-            batch_size = int(env.get("LADDER_BATCH_SIZE", "200"))
+            batch_size = int(env.get("LADDER_BATCH_SIZE", "1000"))
             ttl_days = int(env.get("LADDER_DLQ_TTL_DAYS", "30"))
             metrics_port = int(env.get("LADDER_METRICS_PORT", "9108"))
             job_timeout = int(env.get("LADDER_JOB_TIMEOUT", "60"))
