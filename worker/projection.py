@@ -69,7 +69,8 @@ def card(ladder_config: LadderConfig, record: PlayerRecord) -> dict[str, str]:
     return fields
 
 
-# KEYS: 1 rating, 2 public, 3 boosted, 4 the set of player ids written (build only; repair
+# KEYS: 1 rating, 2 public, 3 boosted, 4 the set of the ids written that are not on the rating
+# board (build only: with the rating board it tells which hashes a rebuild wrote; repair
 # passes any key of the ladder and it is not touched), then one player hash per row.
 # ARGV: 1 a JSON array of rows [player_id, version, on_board, rating, public, boosted, fields]
 # (on_board/public 0 or 1; version, rating and boosted as strings so no digit is lost;
@@ -86,7 +87,7 @@ if ARGV[2] == 'build' then
   local boards, ids = {{}, {}, {}}, {}
   for k = 1, #rows do
     local row = rows[k]
-    ids[k] = row[1]
+    if row[3] ~= 1 then ids[#ids + 1] = row[1] end
     redis.call('DEL', KEYS[k + 4])
     redis.call('HSET', KEYS[k + 4], unpack(row[7]))
     if row[3] == 1 then

@@ -55,16 +55,19 @@ TEMP_TTL_SECONDS = 3600
 CATCH_UP_MARGIN = timedelta(minutes=5)
 BOARDS = ("rating", "public", "boosted")
 
-# KEYS: 1 the set of player ids a rebuild wrote. ARGV: 1 SCAN cursor, 2 pattern of the
-# ladder's player hashes, 3 SCAN count, 4 length of the hash key prefix.
-# Returns the next cursor and the ids of the hashes scanned that the rebuild did not write.
+# KEYS: 1 the set of the ids a rebuild wrote that are not on the rating board, 2 the rating
+# board. ARGV: 1 SCAN cursor, 2 pattern of the ladder's player hashes, 3 SCAN count, 4 length
+# of the hash key prefix. Returns the next cursor and the ids of the hashes scanned that are
+# in neither (the rebuild did not write them, or a worker took them off the board since).
 SWEEP = """
 local reply = redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3], 'TYPE', 'hash')
 local stale = {}
 local skip = tonumber(ARGV[4])
 for _, key in ipairs(reply[2]) do
   local id = string.sub(key, skip + 1)
-  if redis.call('SISMEMBER', KEYS[1], id) == 0 then table.insert(stale, id) end
+  if not redis.call('ZSCORE', KEYS[2], id) and redis.call('SISMEMBER', KEYS[1], id) == 0 then
+    table.insert(stale, id)
+  end
 end
 return {reply[1], stale}
 """
@@ -183,14 +186,20 @@ def player_ids_with_hash(redis: Redis, ladder: str) -> Iterator[str]:
 
 
 def unwritten_hashes(redis: Redis, ladder: str, written: str) -> set[str]:
-    """Ids of the ladder's player hashes not in the set ``written`` (compared inside Redis)."""
+    """Ids of the ladder's player hashes that the rebuild did not write (compared inside
+    Redis): neither on the rating board nor in ``written``, the set of the ids it wrote that
+    are not on the board (most players are, and the set stays small). A player a worker took
+    off the board since is a false candidate; ``missing_from_store`` checks every candidate
+    against PostgreSQL before anything is deleted."""
     sweep = redis.register_script(SWEEP)
     prefix = keys.player_prefix(ladder)
     pattern = _glob_escape(prefix) + "*"
     stale: set[str] = set()
     cursor: bytes | str | int = 0
     while True:
-        cursor, ids = sweep(keys=[written], args=[cursor, pattern, CHUNK, len(prefix.encode())])
+        cursor, ids = sweep(
+            keys=[written, keys.rating(ladder)], args=[cursor, pattern, CHUNK, len(prefix.encode())]
+        )
         stale.update(_decode(i) for i in ids)
         if int(cursor) == 0:
             return stale
