@@ -142,9 +142,8 @@ ON CONFLICT (ladder, player_id) DO UPDATE SET version = players.version WHERE fa
 """
 # Every lookup by key runs one index probe per key, whatever the planner's statistics say: a
 # lateral subquery that ``OFFSET 0`` keeps from being flattened into a join (which, while a
-# table's statistics are stale or under a generic plan, can become a scan of the whole table).
-# The plans are therefore the same for every batch, and psycopg's server-side prepared
-# statements can skip planning altogether.
+# table's statistics are stale, can become a scan of the whole table). The plan is therefore
+# the same for every batch and every table size.
 _PG_SELECT_PLAYERS = f"""
 SELECT {_SELECT_PLAYER} FROM {_KEYS} AS k(ladder, player_id) CROSS JOIN LATERAL (
   SELECT * FROM players WHERE ladder = k.ladder AND player_id = k.player_id OFFSET 0) AS p
