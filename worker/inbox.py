@@ -71,8 +71,7 @@ class Inbox:
         )
         if not items:
             return None
-        failpoints.hit("inbox.after_claim")
-        return batch, [_text(i) for i in items]
+        return batch, _staged(items)
 
     def release(self, batch: str) -> None:
         """The batch is settled (applied or dead-lettered): drop its staging list."""
@@ -114,8 +113,7 @@ class Inbox:
                 args=[self.batch_size - 1, time.time(), batch],
             )
         items = [first, *(more or [])]
-        failpoints.hit("inbox.after_claim")
-        self.hand_over(batch, [_text(i) for i in items])
+        self.hand_over(batch, _staged(items))
         return len(items)
 
     def drain(self, stop: Callable[[], bool] = lambda: False) -> int:
@@ -153,13 +151,14 @@ class Inbox:
             batch = raw.decode()
             items = self.redis.lrange(keys.staging(batch), 0, -1)
             if items:
-                failpoints.hit("inbox.after_claim")
-                self.hand_over(batch, [_text(i) for i in items])
+                self.hand_over(batch, _staged(items))
                 recovered += len(items)
             else:
                 self.redis.zrem(keys.STAGING_INDEX, batch)
         return recovered
 
 
-def _text(item: bytes | str) -> str:
-    return item.decode("utf-8", "surrogateescape") if isinstance(item, bytes) else item
+def _staged(items: list[bytes | str]) -> list[str]:
+    """A batch's events, just staged, as text (a crash test may kill the process here)."""
+    failpoints.hit("inbox.after_claim")
+    return [i.decode("utf-8", "surrogateescape") if isinstance(i, bytes) else i for i in items]

@@ -32,13 +32,13 @@ from worker.progress import Progress
 from worker.projection import PlayerRow, Rows
 from worker.rebuild import (
     CHUNK,
-    COLUMNS,
     forget,
     missing_from_store,
     player_ids_with_hash,
     reproject,
     stream_players,
 )
+from worker.store import PLAYER_ROW
 
 KINDS = ("missing", "extra", "wrong")
 
@@ -174,7 +174,7 @@ def repair(engine: Engine, redis: Redis, ladder_config: LadderConfig, report: Re
     with engine.connect() as conn:
         for start in range(0, len(ids), CHUNK):
             part = ids[start : start + CHUNK]
-            query = select(*COLUMNS).where(
+            query = select(*PLAYER_ROW).where(
                 players.c.ladder == ladder, players.c.player_id.in_(part)
             )
             found.extend(conn.execute(query))

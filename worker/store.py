@@ -85,6 +85,9 @@ PLAYER_TYPES = (  # PostgreSQL types of PLAYER_COLUMNS
     "timestamptz",
     "timestamptz",
 )
+# A players row as the store, the projection and rebuild read it: ladder, player_id, then
+# PLAYER_COLUMNS in order (``PlayerRecord(*row)``).
+PLAYER_ROW = (players.c.ladder, players.c.player_id, *(players.c[c] for c in PLAYER_COLUMNS))
 AUDIT_COLUMNS = tuple(c.name for c in events.columns)
 LEDGER_COLUMNS = tuple(c.name for c in rating_changes.columns if c.name != "id")
 
@@ -230,9 +233,8 @@ def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey,
         rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, _split(keys))
         return {(r[0], r[1]): _record(r) for r in rows}
     found: dict[PlayerKey, PlayerRecord] = {}
-    columns = [players.c.ladder, players.c.player_id, *(players.c[c] for c in PLAYER_COLUMNS)]
     for part in chunks(sorted(set(keys))):
-        query = select(*columns).where(
+        query = select(*PLAYER_ROW).where(
             tuple_(players.c.ladder, players.c.player_id).in_(list(part))
         )
         for row in conn.execute(query):
@@ -350,11 +352,7 @@ def write_batch(
     if not dirty:
         return
     if _pg(conn):
-        rows = [
-            {"ladder": p.ladder, "player_id": p.player_id}
-            | {c: getattr(p, c) for c in PLAYER_COLUMNS}
-            for p in dirty
-        ]
+        rows = [_values(p, "ladder", "player_id") for p in dirty]
         conn.exec_driver_sql(_PG_WRITE_PLAYERS, {"rows": _json(rows)})
         return
     statement = (
@@ -367,14 +365,14 @@ def write_batch(
         )
         .values({c: bindparam(c) for c in PLAYER_COLUMNS})
     )
-    conn.execute(
-        statement,
-        [
-            {"b_ladder": p.ladder, "b_player_id": p.player_id}
-            | {c: getattr(p, c) for c in PLAYER_COLUMNS}
-            for p in dirty
-        ],
-    )
+    conn.execute(statement, [_values(p, "b_ladder", "b_player_id") for p in dirty])
+
+
+def _values(record: PlayerRecord, ladder_key: str, id_key: str) -> dict[str, Any]:
+    """A player's key (under the names given) and every stored column."""
+    values = {ladder_key: record.ladder, id_key: record.player_id}
+    values.update((c, getattr(record, c)) for c in PLAYER_COLUMNS)
+    return values
 
 
 def _copy(
@@ -389,12 +387,12 @@ def _copy(
         return
     driver = conn.connection.driver_connection
     assert driver is not None
+    index = columns.index(json_column) if json_column is not None else -1
     with driver.cursor() as cursor:
         with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
             for row in rows:
                 values = [row[c] for c in columns]
-                if json_column is not None:
-                    index = columns.index(json_column)
+                if index >= 0:
                     values[index] = _json(values[index])
                 copy.write_row(values)
 
