@@ -22,25 +22,45 @@ TOKEN_PREFIX: Final = "ip-"  # marks tokens we derived, unlike tokens chosen by 
 _TOKEN_HEX_CHARS: Final = 32  # 128 bits: collisions between networks are not a concern
 
 
-def _network(ip: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+def _network(ip: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
     try:
         address = ipaddress.ip_address(ip.strip())
     except ValueError:
         # Deliberately not chained and not quoting ``ip``: the input may be a real address.
         raise ValueError("ip: not a valid IPv4 or IPv6 address") from None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        # ::ffff:a.b.c.d is an IPv4 client on a dual-stack socket; it must match a.b.c.d.
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        address = _embedded_ipv4(address) or address
+    if address.is_loopback or address.is_link_local or address.is_unspecified:
+        # The same on every host (127.0.0.1, fe80::1, 169.254.x.y): it says nothing about
+        # where a player is, so two players with it do not share a network.
+        return None
     if isinstance(address, ipaddress.IPv4Address):
         return ipaddress.IPv4Network((int(address), IPV4_PREFIX), strict=False)
     # Built from the integer so that a zone id ("fe80::1%eth0") cannot leak into the network.
     return ipaddress.IPv6Network((int(address), IPV6_PREFIX), strict=False)
 
 
-def network_token(ip: str, key: bytes) -> str:
-    """Return ``"ip-"`` + the first 32 hex digits of HMAC-SHA256(key, the address's network)."""
+def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 client behind an IPv6 form of its address, which must match its IPv4 form:
+    ``::ffff:a.b.c.d`` (IPv4-mapped, a dual-stack socket), ``::a.b.c.d`` (IPv4-compatible,
+    deprecated but still sent) and ``2002:AABB:CCDD::/48`` (6to4)."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    value = int(address)
+    if value >> 32 == 0 and value > 1:  # ::a.b.c.d, but not :: or ::1
+        return ipaddress.IPv4Address(value)
+    return None
+
+
+def network_token(ip: str, key: bytes) -> str | None:
+    """Return ``"ip-"`` + the first 32 hex digits of HMAC-SHA256(key, the address's network);
+    None for an address that is no network identity (loopback, link-local, unspecified)."""
     if not key:
         raise ValueError("key: must not be empty (an unkeyed hash of a /24 can be reversed)")
-    network = str(_network(ip))
-    digest = hmac.new(key, network.encode("ascii"), hashlib.sha256).hexdigest()
+    network = _network(ip)
+    if network is None:
+        return None
+    digest = hmac.new(key, str(network).encode("ascii"), hashlib.sha256).hexdigest()
     return TOKEN_PREFIX + digest[:_TOKEN_HEX_CHARS]

@@ -168,11 +168,24 @@ def test_config_rejects_empty_limits(changes: dict[str, int]) -> None:
         ("203.0.113.9", "::ffff:203.0.113.77"),
         ("2001:db8:1:2::1", "2001:db8:1:2:ffff:ffff:ffff:ffff"),
         (" 203.0.113.9 ", "203.0.113.0"),
+        ("203.0.113.9", "::203.0.113.77"),  # IPv4-compatible
+        ("203.0.113.9", "2002:cb00:7142::1"),  # 6to4 of 203.0.113.66
+        ("203.0.113.9", "2002:cb00:71ff:1234::1"),
     ],
 )
 def test_addresses_in_one_network_get_one_token(a: str, b: str) -> None:
-    """IPv4 by /24, IPv6 by /64, IPv4-mapped IPv6 as IPv4 (SPEC 2.4 step 4)."""
-    assert network_token(a, KEY) == network_token(b, KEY)
+    """IPv4 by /24, IPv6 by /64; IPv4-mapped, IPv4-compatible and 6to4 IPv6 as their IPv4
+    (SPEC 2.4 step 4: "a keyed hash of the IPv4 /24 or IPv6 /64")."""
+    token = network_token(a, KEY)
+    assert token is not None and token == network_token(b, KEY)
+
+
+@pytest.mark.parametrize(
+    "ip", ["127.0.0.1", "127.9.9.9", "::1", "169.254.10.20", "fe80::1", "fe80::abcd:1", "::"]
+)
+def test_loopback_and_link_local_addresses_are_no_network_identity(ip: str) -> None:
+    """Every host has them, so they never make two players "appear to share a network"."""
+    assert network_token(ip, KEY) is None
 
 
 @pytest.mark.parametrize(
@@ -180,7 +193,8 @@ def test_addresses_in_one_network_get_one_token(a: str, b: str) -> None:
     [
         ("203.0.113.9", "203.0.114.9"),
         ("2001:db8:1:2::1", "2001:db8:1:3::1"),
-        ("10.0.0.1", "::a00:1"),  # IPv4-compatible is not IPv4-mapped
+        ("10.0.0.1", "::a00:101"),  # IPv4-compatible 10.0.1.1: another /24
+        ("203.0.113.9", "2002:cb00:7200::1"),  # 6to4 of 203.0.114.0
     ],
 )
 def test_addresses_in_different_networks_get_different_tokens(a: str, b: str) -> None:
@@ -203,6 +217,7 @@ def test_a_token_is_ip_dash_32_hex_digits_of_the_hmac() -> None:
 def test_the_raw_address_never_appears_in_the_token(ip: str) -> None:
     """SPEC 2.4 decision: the worker never stores or logs the raw address."""
     token = network_token(ip, KEY)
+    assert token is not None
     assert ip not in token and "203.0.113" not in token and "2001:db8" not in token
 
 
