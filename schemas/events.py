@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import unicodedata
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Annotated, Any, Final, Literal, TypeAlias
 
@@ -33,37 +34,80 @@ CUBE_VALUES: Final[tuple[int, ...]] = (1, 2, 4, 8, 16, 32, 64)
 MODE_INPUTS: Final[tuple[str, ...]] = ("ranked", "boosted", "casual", "tournament")
 
 # RFC 3339 ``date-time``: full date, "T", full time, fraction optional, offset REQUIRED.
+# Ranges as the worker checks them: year 0001-9999, no leap second (Python's datetime has
+# none), offsets up to 23:59.
 RFC3339_PATTERN: Final[str] = (
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-    r"([Zz]|[+-][0-9]{2}:[0-9]{2})$"
+    r"^(?!0000)[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]"
+    r"([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?"
+    r"([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+#: The earliest ``ended_at`` the worker can score: the 7-day window before it must still be a
+#: date (the first representable instant is 0001-01-01T00:00:00Z).
+EARLIEST_ENDED_AT: Final[datetime] = datetime.min.replace(tzinfo=UTC) + timedelta(days=7)
+TIMESTAMP_RULE: Final[str] = (
+    "In UTC no earlier than 0001-01-08T00:00:00Z (its 7-day window must be a date: "
+    "0001-01-01T00:30:00+01:00 is refused) and no more than 5 minutes after the worker's clock."
 )
 _RFC3339 = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
     r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))"
 )
 _NAIVE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?")
-# JSON Schema (ECMA 262) rendering of the identifier rule: not blank, no control characters.
-IDENTIFIER_PATTERN: Final[str] = r"^(?=[\s\S]*\S)[^\u0000-\u001f\u007f-\u009f]+$"
 LADDER_PATTERN: Final[str] = r"^[A-Za-z0-9_.-]+$"
 
-# Unicode categories Cc (control characters: U+0000-U+001F, U+007F-U+009F) and Cs (lone
-# surrogates), as one character class: a regex search instead of a lookup per character.
-FORBIDDEN_CHARACTERS: Final = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# Characters an identifier may not contain, because a person reading it could not tell two
+# ids apart or would see the text around it change: control characters (Cc: U+0000-U+001F,
+# U+007F-U+009F), lone surrogates (Cs), bidi controls (U+061C, U+200E-U+200F, U+202A-U+202E,
+# U+2066-U+2069), line and paragraph separators (U+2028, U+2029) and the BOM (U+FEFF). One
+# character class, written the same in Python and in the published JSON Schema pattern.
+_FORBIDDEN_CLASS: Final[str] = (
+    r"\u0000-\u001f\u007f-\u009f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e"
+    r"\u2028\u2029\u2066-\u2069\ufeff"
+)
+# Characters that show nothing: whitespace and the zero-width ones. An id made only of these
+# cannot be read (U+200B alone looks like an empty id).
+_INVISIBLE_CLASS: Final[str] = (
+    r"\u0009-\u000d\u0020\u0085\u00a0\u00ad\u1680\u180e\u2000-\u200d\u2028\u2029"
+    r"\u202f\u205f\u2060\u3000\ufeff"
+)
+# JSON Schema (ECMA 262) rendering of the identifier rule: at least one visible character,
+# none of the forbidden ones. NFC (below) cannot be said in a pattern: ``x-ladder-rule``.
+IDENTIFIER_PATTERN: Final[str] = f"^(?=[\\s\\S]*[^{_INVISIBLE_CLASS}])[^{_FORBIDDEN_CLASS}]+$"
+FORBIDDEN_CHARACTERS: Final = re.compile(f"[{_FORBIDDEN_CLASS}]")
+_VISIBLE = re.compile(f"[^{_INVISIBLE_CLASS}]")
+IDENTIFIER_RULE: Final[str] = (
+    "Unicode NFC: an id that is not in normalisation form C is refused (café written with a "
+    "combining accent would otherwise be a second player)."
+)
 
 
 def _check_identifier(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
+    if not _VISIBLE.search(value):
+        raise ValueError("must not be blank or only invisible characters")
     if FORBIDDEN_CHARACTERS.search(value):
-        raise ValueError("must not contain control characters")
+        raise ValueError(
+            "must not contain control, bidi or separator characters, a BOM or lone surrogates"
+        )
+    if not unicodedata.is_normalized("NFC", value):
+        raise ValueError("must be in Unicode normalisation form C (NFC)")
     return value
+
+
+def is_ip_address(value: object) -> bool:
+    """Whether ``value`` is what an ``ip`` field accepts: an IPv4 or IPv6 address as a string,
+    exactly (no port, no spaces, no IPv6 zone id, which names an interface of the sender)."""
+    if not isinstance(value, str) or not 0 < len(value) <= 128 or "%" in value:
+        return False
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_ip(value: str) -> str:
     # Never echo the value: raw addresses must not reach logs or the dead-letter queue.
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
+    if not is_ip_address(value):
         raise ValueError("must be an IPv4 or IPv6 address") from None
     return value
 
@@ -111,9 +155,13 @@ def parse_timestamp(value: object) -> datetime:
 
 def _to_utc(value: datetime) -> datetime:
     try:
-        return value.astimezone(UTC)
+        utc = value.astimezone(UTC)
     except OverflowError:
         raise ValueError("is out of the representable range") from None
+    if utc < EARLIEST_ENDED_AT:
+        # The windows (7 days, 24 hours before ended_at) would leave the calendar.
+        raise ValueError("must not be earlier than 0001-01-08T00:00:00Z")
+    return utc
 
 
 def _casual_is_boosted(value: object) -> object:
@@ -122,7 +170,11 @@ def _casual_is_boosted(value: object) -> object:
 
 Identifier = Annotated[
     StrictStr,
-    Field(min_length=1, max_length=128, json_schema_extra={"pattern": IDENTIFIER_PATTERN}),
+    Field(
+        min_length=1,
+        max_length=128,
+        json_schema_extra={"pattern": IDENTIFIER_PATTERN, "x-ladder-rule": IDENTIFIER_RULE},
+    ),
     AfterValidator(_check_identifier),
 ]
 LadderName = Annotated[StrictStr, Field(min_length=1, max_length=64, pattern=LADDER_PATTERN)]
@@ -131,6 +183,7 @@ IpAddress = Annotated[
     Field(
         min_length=1,
         max_length=128,
+        # An IPv6 zone id ("fe80::1%eth0") is not an ipv6 format, and the worker refuses it.
         json_schema_extra={"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
     ),
     AfterValidator(_check_ip),
@@ -138,7 +191,7 @@ IpAddress = Annotated[
 Timestamp = Annotated[
     datetime,
     BeforeValidator(parse_timestamp),
-    Field(json_schema_extra={"pattern": RFC3339_PATTERN}),
+    Field(json_schema_extra={"pattern": RFC3339_PATTERN, "x-ladder-rule": TIMESTAMP_RULE}),
 ]
 Mode = Annotated[
     Literal["ranked", "boosted", "tournament"],

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from schemas.events import EVENT_MODELS, EXAMPLES
+from schemas.events import EVENT_MODELS, EXAMPLES, IDENTIFIER_RULE, TIMESTAMP_RULE
+from schemas.parse import DEFAULT_MAX_BYTES
 
 VERSION = 1
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -42,6 +43,33 @@ _DESCRIPTIONS = {
 }
 
 
+_SIZE_RULE = (
+    f"The payload is at most {DEFAULT_MAX_BYTES} bytes of UTF-8 JSON (64 KiB; "
+    "LADDER_MAX_EVENT_BYTES on the worker), without duplicate keys, NaN or Infinity."
+)
+#: What the worker checks that JSON Schema cannot say, per event type (``x-ladder-rule``).
+RULES: dict[str, list[str]] = {
+    "game.finished": [
+        _SIZE_RULE,
+        "winner.player_id and loser.player_id differ (else the event is self_play).",
+        "ended_at: " + TIMESTAMP_RULE,
+        "Every id: " + IDENTIFIER_RULE,
+    ],
+    "tournament.finished": [
+        _SIZE_RULE,
+        "ended_at: " + TIMESTAMP_RULE,
+        "Every id: " + IDENTIFIER_RULE,
+    ],
+    "identity.linked": [
+        _SIZE_RULE,
+        "account_id differs from anonymous_id.",
+        "ended_at: " + TIMESTAMP_RULE,
+        "Every id: " + IDENTIFIER_RULE,
+    ],
+    "player.updated": [_SIZE_RULE, "ended_at: " + TIMESTAMP_RULE, "Every id: " + IDENTIFIER_RULE],
+}
+
+
 def file_name(event_type: str) -> str:
     return f"{event_type}.v{VERSION}.json"
 
@@ -55,7 +83,10 @@ def build_schema(event_type: str) -> dict[str, Any]:
         "$schema": DRAFT,
         "$id": BASE_URL + file_name(event_type),
         "title": f"{event_type} v{VERSION}",
-        "description": _DESCRIPTIONS[event_type],
+        "description": " ".join(
+            [_DESCRIPTIONS[event_type], "Rules the schema cannot express:", *RULES[event_type]]
+        ),
+        "x-ladder-rule": RULES[event_type],
     }
     for key, value in generated.items():
         if key not in ("title", "description"):

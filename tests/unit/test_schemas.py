@@ -202,6 +202,56 @@ def test_identifiers_of_exactly_128_characters_are_accepted() -> None:
     assert event.winner.player_id == "a" * 128
 
 
+@pytest.mark.parametrize(
+    "player_id",
+    [
+        "cafe\u0301",  # café with a combining accent: not NFC
+        "\u200b",  # only a zero-width space
+        "\u200b\u2060 \ufeff",
+        "ali\u202ece",  # right-to-left override
+        "ali\u2066ce",  # left-to-right isolate
+        "\ufeffalice",  # a byte order mark
+        "ali\u2028ce",  # line separator
+        "ali\u2029ce",  # paragraph separator
+    ],
+)
+def test_ids_a_person_cannot_tell_apart_are_invalid_field(player_id: str) -> None:
+    """Non-NFC ids, invisible-only ids, bidi controls, a BOM and separators are refused."""
+    error = rejection(game("winner.player_id", player_id))
+    assert ("invalid_field", "winner.player_id") == (error.reason, error.detail.split(":")[0])
+
+
+def test_one_name_written_two_ways_is_not_two_players() -> None:
+    """café (NFC) against café (NFD) was rated as two players; the NFD one is now refused."""
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    raw = with_field(json.loads(game("winner.player_id", nfc)), "loser.player_id", nfd)
+    assert "invalid_field" == rejection(raw).reason
+    assert isinstance(parse_event(game("winner.player_id", nfc), now=NOW), GameFinished)
+
+
+def test_the_earliest_ended_at_whose_windows_are_dates_is_accepted_and_earlier_is_not() -> None:
+    """The 7-day window before ended_at must be a date: 0001-01-01 is invalid_timestamp."""
+    assert parse_event(game("ended_at", "0001-01-08T00:00:00Z"), now=NOW).ended_at
+    error = rejection(game("ended_at", "0001-01-01T00:00:00Z"))
+    assert ("invalid_timestamp", "ended_at: must not be earlier than 0001-01-08T00:00:00Z") == (
+        error.reason,
+        error.detail,
+    )
+
+
+def test_a_ten_megabyte_payload_is_refused_before_it_is_decoded(monkeypatch) -> None:
+    """The size limit is checked on the raw bytes, before JSON parsing."""
+    import schemas.parse
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("json.loads called on an oversized payload")
+
+    monkeypatch.setattr(schemas.parse.json, "loads", refuse)
+    raw = '{"pad": "' + "x" * 10_000_000 + '"}'
+    for payload in (raw, raw.encode()):
+        assert "payload_too_large" == rejection(payload).reason
+
+
 def test_identifiers_are_kept_exactly_as_sent() -> None:
     """Ids are not stripped or case-folded: ` Alice` stays ` Alice`."""
     event = parse_event(game("winner.player_id", " Alice"), now=NOW)
@@ -464,6 +514,8 @@ def test_the_spec_length_limit_case_player_id_of_129_chars_is_invalid_field() ->
         "2001:db8::g",
         "not-an-ip",
         "",
+        "fe80::1%eth0",  # a zone id names an interface of the sender: not in the schema either
+        "198.51.100.1:5000",
     ],
 )
 def test_a_bad_ip_is_invalid_field_without_echoing_the_value(ip: str) -> None:
@@ -477,9 +529,9 @@ def test_a_bad_ip_is_invalid_field_without_echoing_the_value(ip: str) -> None:
     assert error.__cause__ is None and error.__suppress_context__
 
 
-@pytest.mark.parametrize("ip", ["203.0.113.9", "2001:db8::1", "::ffff:203.0.113.9", "fe80::1%eth0"])
+@pytest.mark.parametrize("ip", ["203.0.113.9", "2001:db8::1", "::ffff:203.0.113.9", "fe80::1"])
 def test_valid_ipv4_and_ipv6_addresses_are_accepted(ip: str) -> None:
-    """Any address ipaddress.ip_address accepts is valid."""
+    """Any address ipaddress.ip_address accepts without a zone id is valid."""
     event = parse_event(game("loser.ip", ip), now=NOW)
     assert isinstance(event, GameFinished)
     assert event.loser.ip == ip
@@ -903,7 +955,7 @@ def test_the_game_schema_expresses_the_server_facing_constraints() -> None:
     assert props["cube"]["type"] == "integer" and props["cube"]["default"] == 1
     assert props["mode"]["enum"] == ["ranked", "boosted", "casual", "tournament"]
     assert props["ended_at"]["format"] == "date-time"
-    assert props["ended_at"]["pattern"].endswith("([Zz]|[+-][0-9]{2}:[0-9]{2})$")
+    assert props["ended_at"]["pattern"].endswith("([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$")
     assert (props["match_length"]["minimum"], props["match_length"]["maximum"]) == (1, 64)
     assert props["result"]["default"] == "single"
     assert props["end_reason"]["default"] == "normal"
@@ -929,15 +981,21 @@ def test_the_tournament_schema_limits_the_podium_to_three_distinct_entries() -> 
     assert props["public"] == {"type": "boolean"}
 
 
-def test_forbidden_characters_are_exactly_unicode_categories_cc_and_cs():
-    """Identifiers refuse control characters and lone surrogates (Unicode Cc and Cs): the
-    character class used for speed matches ``unicodedata`` on every code point."""
+def test_forbidden_characters_are_unicode_cc_and_cs_plus_bidi_controls_separators_and_bom():
+    """Identifiers refuse control characters and lone surrogates (Unicode Cc and Cs), bidi
+    controls (Bidi_Control), line and paragraph separators (Zl, Zp) and the BOM: the character
+    class used for speed matches ``unicodedata`` on every code point."""
     import sys
     import unicodedata
 
     from schemas.events import FORBIDDEN_CHARACTERS
 
+    bidi_controls = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
     for code in range(sys.maxunicode + 1):
         ch = chr(code)
-        expected = unicodedata.category(ch) in {"Cc", "Cs"}
+        expected = (
+            unicodedata.category(ch) in {"Cc", "Cs", "Zl", "Zp"}
+            or code in bidi_controls
+            or code == 0xFEFF
+        )
         assert expected == bool(FORBIDDEN_CHARACTERS.search(ch)), hex(code)

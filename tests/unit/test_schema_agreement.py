@@ -1,0 +1,186 @@
+"""The published JSON Schema files and the worker agree on every input, except the rules the
+schemas state in ``x-ladder-rule`` because JSON Schema cannot express them (SPEC 3: "published
+as JSON Schema files for game servers in any language, validated by the worker")."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schemas import InvalidEvent, export, parse_event
+from schemas.events import EARLIEST_ENDED_AT, parse_timestamp
+from tests.schema_strategy import from_schema
+
+NOW = datetime(2026, 11, 29, 18, 5, 0, tzinfo=UTC)
+SCHEMAS = {t: json.loads((export.JSON_DIR / export.file_name(t)).read_text()) for t in export.RULES}
+IDS = ("event_id", "player_id", "network", "tournament_id", "anonymous_id", "account_id")
+
+
+def strings(value: Any, key: str = "") -> list[tuple[str, str]]:
+    """(key, string) for every string value in ``value``, at any depth."""
+    if isinstance(value, dict):
+        return [pair for k, v in value.items() for pair in strings(v, k)]
+    if isinstance(value, list):
+        return [pair for item in value for pair in strings(item, key)]
+    return [(key, value)] if isinstance(value, str) else []
+
+
+def stated_rule_broken(event: dict[str, Any]) -> str | None:
+    """Which ``x-ladder-rule`` the event breaks, or None."""
+    if len(json.dumps(event).encode()) > 65536:
+        return "size"
+    for key, text in strings(event):
+        if key in IDS and not unicodedata.is_normalized("NFC", text):
+            return "nfc"
+        if key == "podium" and not unicodedata.is_normalized("NFC", text):
+            return "nfc"
+    if "ended_at" in event and event["ended_at"] is not None:
+        try:
+            moment = parse_timestamp(event["ended_at"])
+        except ValueError:
+            return "timestamp range"
+        if moment > NOW + timedelta(minutes=5):
+            return "future"
+    winner, loser = event.get("winner"), event.get("loser")
+    if isinstance(winner, dict) and isinstance(loser, dict):
+        if winner.get("player_id") == loser.get("player_id"):
+            return "self_play"
+    if "anonymous_id" in event and event.get("anonymous_id") == event.get("account_id"):
+        return "distinct link"
+    return None
+
+
+@pytest.mark.parametrize("event_type", sorted(SCHEMAS))
+def test_every_event_type_states_the_rules_json_schema_cannot_express(event_type: str) -> None:
+    """The size limit, NFC and the timestamp range are in description and x-ladder-rule."""
+    schema = SCHEMAS[event_type]
+    rules = schema["x-ladder-rule"]
+    assert any("65536 bytes" in rule for rule in rules)
+    assert any("NFC" in rule for rule in rules)
+    assert any("0001-01-08T00:00:00Z" in rule for rule in rules)
+    assert all(rule in schema["description"] for rule in rules)
+
+
+@pytest.mark.parametrize("event_type", sorted(SCHEMAS))
+def test_events_generated_from_the_schema_files_are_accepted_except_for_stated_rules(
+    event_type: str,
+) -> None:
+    """Any event the schema file allows is accepted by the worker, or breaks a stated rule."""
+
+    @settings(
+        max_examples=150,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    @given(from_schema(SCHEMAS[event_type]))
+    def check(event: Any) -> None:
+        try:
+            raw = json.dumps(event, ensure_ascii=False)
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            raw = json.dumps(event)
+        try:
+            parse_event(raw, now=NOW)
+        except InvalidEvent as error:
+            assert stated_rule_broken(event) is not None, f"{error} for {raw}"
+
+    check()
+
+
+GAME = {
+    "type": "game.finished",
+    "event_id": "g-1",
+    "ladder": "gammon42",
+    "ended_at": "2026-11-29T18:04:05Z",
+    "mode": "ranked",
+    "winner": {"player_id": "alice"},
+    "loser": {"player_id": "bob"},
+}
+
+
+def variant(path: str, value: Any, base: dict[str, Any] = GAME) -> dict[str, Any]:
+    event = json.loads(json.dumps(base))
+    *parents, leaf = path.split(".")
+    node = event
+    for part in parents:
+        node = node[part]
+    node[leaf] = value
+    return event
+
+
+def schema_accepts(event: dict[str, Any]) -> bool:
+    validator = jsonschema.Draft202012Validator(
+        SCHEMAS[event["type"]], format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
+    )
+    return validator.is_valid(event)
+
+
+def worker_accepts(event: dict[str, Any]) -> bool:
+    try:
+        parse_event(json.dumps(event), now=NOW)
+    except InvalidEvent:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        variant("ended_at", "2016-12-31T23:59:60Z"),  # a leap second
+        variant("ended_at", "0000-06-01T00:00:00Z"),  # year 0000
+        variant("ended_at", "2026-11-29T18:04:05+24:00"),
+        variant("ended_at", "2026-13-01T00:00:00Z"),
+        variant("winner.player_id", "al\ud800ice"),  # a lone surrogate
+        variant("winner.player_id", "\u200b"),  # only invisible
+        variant("winner.player_id", "al\u202eice"),  # a bidi override
+        variant("winner.player_id", "\ufeffalice"),  # a BOM
+        variant("winner.player_id", "al\u2028ice"),  # a line separator
+        variant("loser.ip", "fe80::1%eth0"),  # an IPv6 zone id
+        variant("loser.ip", "198.51.100.1:5000"),
+    ],
+)
+def test_what_the_worker_refuses_the_schema_refuses_too(event: dict[str, Any]) -> None:
+    """The schema file and the worker give one verdict for inputs a pattern can express."""
+    assert (False, False) == (schema_accepts(event), worker_accepts(event))
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        variant("ended_at", "0001-01-01T00:30:00+01:00"),  # before year 1 in UTC
+        variant("ended_at", "0001-01-01T00:00:00Z"),  # its 7-day window is not a date
+        variant("winner.player_id", "cafe\u0301"),  # not NFC
+        variant("loser.player_id", "alice"),  # self_play
+        {
+            "type": "identity.linked",
+            "event_id": "l-1",
+            "ladder": "prostriker",
+            "anonymous_id": "same",
+            "account_id": "same",
+        },
+        variant("meta", "x" * 70000),  # over 64 KiB
+    ],
+)
+def test_what_only_the_worker_refuses_is_a_stated_rule(event: dict[str, Any]) -> None:
+    """Where the schema cannot say it, the worker refuses and x-ladder-rule names the rule."""
+    assert (True, False) == (schema_accepts(event), worker_accepts(event))
+    assert stated_rule_broken(event) is not None
+
+
+def test_the_earliest_scorable_ended_at_is_accepted() -> None:
+    """0001-01-08T00:00:00Z: its 7-day window starts at the first representable instant."""
+    event = variant("ended_at", EARLIEST_ENDED_AT.isoformat().replace("+00:00", "Z"))
+    assert (True, True) == (schema_accepts(event), worker_accepts(event))
+
+
+@given(st.sampled_from(sorted(SCHEMAS)))
+def test_the_schema_files_are_valid_draft_2020_12(event_type: str) -> None:
+    """Each file is itself a valid JSON Schema (what ajv/dist/2020 compiles)."""
+    jsonschema.Draft202012Validator.check_schema(SCHEMAS[event_type])
