@@ -81,12 +81,15 @@ class Runtime:
             network_key=self.settings.network_key,
             max_event_bytes=self.settings.max_event_bytes,
             publisher_secrets=self.settings.publisher_secrets,
+            publisher_ladders=self.settings.publisher_ladders,
             require_signature=self.settings.require_signature,
         )
 
     def dead_letter(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> None:
         """Dead-letter one event; raw IP addresses in it are replaced before it is stored."""
-        payload = storable_payload(raw, self.settings.network_key)
+        payload = storable_payload(
+            raw, self.settings.network_key, signed_by=self.service.signer(raw)
+        )
         self.dead_letters.add(payload, error, traceback=scrub(traceback))
 
     def close(self) -> None:

@@ -50,7 +50,7 @@ from schemas import (
     TournamentFinished,
     parse_event,
 )
-from schemas.signing import verify
+from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
 from worker import failpoints, store
 from worker.config import Config, LadderConfig
 from worker.projection import Projection
@@ -113,6 +113,7 @@ class Service:
         network_key: bytes,
         max_event_bytes: int = 65536,
         publisher_secrets: dict[str, bytes] | None = None,
+        publisher_ladders: dict[str, frozenset[str]] | None = None,
         require_signature: bool = False,
     ) -> None:
         self.config = config
@@ -121,6 +122,7 @@ class Service:
         self.network_key = network_key
         self.max_event_bytes = max_event_bytes
         self.publisher_secrets = publisher_secrets or {}
+        self.publisher_ladders = publisher_ladders or {}
         self.require_signature = require_signature
 
     # -- validation ---------------------------------------------------------------------
@@ -129,9 +131,7 @@ class Service:
         event = parse_event(raw, now=now, max_bytes=self.max_event_bytes)
         if self.publisher_secrets or self.require_signature:
             # parse_event accepted it, so it is a JSON object of bounded size and depth
-            problem = verify(
-                json.loads(raw), self.publisher_secrets, required=self.require_signature
-            )
+            problem = self._signature_problem(json.loads(raw))
             if problem is not None:
                 raise InvalidEvent(
                     "bad_signature", problem, event_id=event.event_id, ladder=event.ladder
@@ -144,6 +144,34 @@ class Service:
                 ladder=event.ladder,
             )
         return event
+
+    def _signature_problem(self, obj: Any) -> str | None:
+        return verify(
+            obj,
+            self.publisher_secrets,
+            required=self.require_signature,
+            ladders=self.publisher_ladders,
+            attestation=attestation_key(self.network_key),
+        )
+
+    def signer(self, raw: str | bytes) -> str | None:
+        """The publisher whose signature on ``raw`` is acceptable, or None (best effort).
+
+        Asked when an event is dead-lettered: the verdict is kept with the stored event, whose
+        raw addresses are replaced (which breaks the publisher's signature), for its replay.
+        """
+        if not self.publisher_secrets or len(raw) > self.max_event_bytes:
+            return None
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict) or obj.get(SIGNATURE) is None:
+            return None
+        if self._signature_problem(obj) is not None:
+            return None
+        publisher = obj.get(PUBLISHER)
+        return publisher if isinstance(publisher, str) else None
 
     # -- the batch ----------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ class Settings:
     max_event_bytes: int = 65536
     metrics_port: int = 9108  # Prometheus metrics and /healthz of ``ladder worker``; 0 = off
     publisher_secrets: dict[str, bytes] = field(default_factory=dict, repr=False)
+    publisher_ladders: dict[str, frozenset[str]] = field(default_factory=dict)
     require_signature: bool = False
 
     @classmethod
@@ -58,7 +60,7 @@ class Settings:
             raise SettingsError("LADDER_JOB_RETRIES must be between 0 and 100")
         if not intervals or any(i < 0 for i in intervals):
             raise SettingsError("LADDER_RETRY_INTERVALS must be seconds >= 0, e.g. 1,5,15,60,300")
-        secrets = parse_publisher_secrets(env.get("LADDER_PUBLISHER_SECRETS", ""))
+        secrets, scopes = parse_publishers(env.get("LADDER_PUBLISHER_SECRETS", ""))
         require = env.get("LADDER_REQUIRE_SIGNATURE", "").lower() in ("1", "true", "yes")
         if require and not secrets:
             raise SettingsError("LADDER_REQUIRE_SIGNATURE needs LADDER_PUBLISHER_SECRETS")
@@ -85,19 +87,38 @@ class Settings:
             dead_letter_ttl_days=ttl_days,
             metrics_port=metrics_port,
             publisher_secrets=secrets,
+            publisher_ladders=scopes,
             require_signature=require,
         )
 
 
-def parse_publisher_secrets(spec: str) -> dict[str, bytes]:
-    """``name:secret,name:secret`` (a secret may not contain a comma). Never logged."""
+_LADDER_LIST = re.compile(r"[A-Za-z0-9_.-]+(\|[A-Za-z0-9_.-]+)*|\*")
+_PUBLISHERS_FORM = (
+    "LADDER_PUBLISHER_SECRETS must look like name:secret or name:secret:ladder1|ladder2, "
+    "comma-separated"
+)
+
+
+def parse_publishers(spec: str) -> tuple[dict[str, bytes], dict[str, frozenset[str]]]:
+    """``name:secret[:ladder1|ladder2],...``: each publisher's secret, and the ladders it may
+    publish to when it is limited (``*`` or no list: every ladder). A secret may not contain a
+    comma; one that contains a colon must be followed by its ladder list (``:*`` for all).
+    Never logged."""
     secrets: dict[str, bytes] = {}
+    scopes: dict[str, frozenset[str]] = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
-        name, sep, secret = item.partition(":")
+        name, sep, rest = item.partition(":")
+        secret, colon, ladders = rest.rpartition(":")
+        if not colon or not _LADDER_LIST.fullmatch(ladders):
+            secret, ladders = rest, "*"
         if not sep or not name or not secret:
-            raise SettingsError("LADDER_PUBLISHER_SECRETS must look like name:secret,name:secret")
+            raise SettingsError(_PUBLISHERS_FORM)
+        if name in secrets:
+            raise SettingsError(f"LADDER_PUBLISHER_SECRETS names publisher {name!r} twice")
         secrets[name] = secret.encode()
-    return secrets
+        if ladders != "*":
+            scopes[name] = frozenset(ladders.split("|"))
+    return secrets, scopes
 
 
 def retry_intervals(retries: int, intervals: tuple[int, ...]) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ from sqlalchemy import text
 
 from tests.conftest import drain, publish
 from tests.events import game
+from tests.integration.helpers import board
 from worker.db import metadata
 
 ADDRESSES = ["203.0.113.77", "203.0.113.78", "2001:db8:1234::7", "198.51.100.23"]
@@ -83,3 +84,35 @@ def test_a_dead_letter_with_an_address_replays_as_the_original_would_have(runtim
     payload = json.loads(letter.payload)
     assert payload["winner"]["network"] == payload["loser"]["network"]
     assert "ip" not in payload["winner"]
+
+
+def test_a_dead_letter_with_an_invalid_address_is_refused_again_when_replayed(runtime):
+    """SPEC 5: replay "scores exactly as the original would have": an invalid ``ip`` stays
+    invalid (it was rated as ``ip-1|rated`` before), and its event id is not used up."""
+    bad = [
+        game("a", "b", event_id="bad-1", winner_extra={"ip": "not-an-ip"}),
+        game("c", "d", event_id="bad-2", loser_extra={"ip": "198.51.100.1:5000"}),
+        game("e", "f", event_id="bad-3", winner_extra={"ip": "198.51.100.1 "}),
+    ]
+    publish(runtime, *bad)
+    drain(runtime)
+    letters = runtime.dead_letters.list()
+    assert ["invalid_field"] * 3 == [letter.reason for letter in letters]
+    runtime.dead_letters.replay([letter.id for letter in letters])
+    drain(runtime)
+    again = runtime.dead_letters.list()
+    assert (["invalid_field"] * 3, {}) == ([x.reason for x in again], board(runtime, "gammon42"))
+    assert not any("198.51.100" in letter.payload for letter in again)
+
+
+def test_a_game_that_ended_before_its_windows_can_exist_is_dead_lettered_alone(runtime):
+    """An ended_at of 0001-01-01 (its 7-day window is no date) is invalid_timestamp at
+    validation; it no longer sinks the batch it came in."""
+    early = game("a", "b", event_id="early")
+    early["ended_at"] = "0001-01-01T00:00:00Z"
+    publish(runtime, early, game("c", "d", event_id="fine"))
+    drain(runtime)
+    assert [("early", "invalid_timestamp")] == [
+        (x.event_id, x.reason) for x in runtime.dead_letters.list()
+    ]
+    assert {"c", "d"} == set(board(runtime, "gammon42"))

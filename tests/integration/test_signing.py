@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from schemas import InvalidEvent
 from schemas.signing import canonical_body, sign
 from tests.conftest import drain, publish
 from tests.events import game
@@ -104,3 +105,54 @@ def test_publisher_secrets_are_read_from_the_environment():
         Settings.from_env({"LADDER_REQUIRE_SIGNATURE": "true"})
     with pytest.raises(SettingsError):
         Settings.from_env({"LADDER_PUBLISHER_SECRETS": "no-secret-here"})
+
+
+def test_a_signed_event_with_an_address_replays_as_its_publishers_event(signing_runtime):
+    """SPEC 5: "Replay is idempotent and scores exactly as the original would have": the
+    signature was verified on arrival, so rewriting ``ip`` into ``network`` does not turn the
+    replay into bad_signature."""
+    from worker.deadletter import Filter
+
+    rt = signing_runtime
+    event = game("a", "b", event_id="signed", loser_extra={"ip": "203.0.113.9"})
+    raw = json.dumps(sign(event, "server-a", SECRETS["server-a"]))
+    rt.dead_letter(raw, InvalidEvent("retries_exhausted", "the store was down"))
+    (letter,) = rt.dead_letters.list()
+    assert "203.0.113.9" not in letter.payload
+    assert "server-a" == json.loads(letter.payload)["publisher"]
+    rt.dead_letters.replay([letter.id for letter in rt.dead_letters.list(Filter())])
+    drain(rt)
+    assert [] == rt.dead_letters.list()
+    assert {"a": 1516.0, "b": 1484.0} == board(rt, "gammon42")
+
+
+def test_a_publisher_limited_to_other_ladders_is_refused_as_bad_signature(settings):
+    """LADDER_PUBLISHER_SECRETS=name:secret:ladder1|ladder2: a signature for another ladder
+    is bad_signature; for its own ladders it is accepted."""
+    from worker.migrate import upgrade
+
+    scoped = Settings.from_env(
+        {"LADDER_PUBLISHER_SECRETS": "server-a:a-secret-of-server-a:fibs|prostriker"}
+    )
+    rt = Runtime(
+        dataclasses.replace(
+            settings,
+            publisher_secrets=scoped.publisher_secrets,
+            publisher_ladders=scoped.publisher_ladders,
+            require_signature=True,
+        )
+    )
+    upgrade(rt.engine)
+    try:
+        publish(
+            rt,
+            sign(game("a", "b", event_id="other"), "server-a", SECRETS["server-a"]),
+            sign(
+                game("c", "d", event_id="own", ladder="prostriker"), "server-a", SECRETS["server-a"]
+            ),
+        )
+        drain(rt)
+        assert {"other": "bad_signature"} == reasons(rt)
+        assert {"c", "d"} == set(board(rt, "prostriker"))
+    finally:
+        rt.close()
