@@ -14,8 +14,10 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
-from worker.deadletter import AmbiguousReference, DeadLetter, Filter
+from schemas import REASONS
+from worker.deadletter import RETRIES_EXHAUSTED, AmbiguousReference, DeadLetter, Filter
 from worker.progress import Progress
+from worker.terminal import safe
 
 AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -36,7 +38,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_reconcile)
 
     season = subparsers.add_parser("season", help="close and list seasons").add_subparsers(
-        dest="season_command", required=True
+        dest="season_command", required=True, metavar="{close,list}"
     )
     p = season.add_parser("close", help="archive the standings, reset, open the next season")
     p.add_argument("ladder")
@@ -57,11 +59,13 @@ def register(subparsers: Any) -> None:
 
 def _register_dlq(subparsers: Any) -> None:
     dlq = subparsers.add_parser("dlq", help="the dead-letter queue").add_subparsers(
-        dest="dlq_command", required=True
+        dest="dlq_command", required=True, metavar="{list,show,replay,discard}"
     )
 
     def filters(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--reason", help="only this reason, e.g. unknown_ladder")
+        p.add_argument(
+            "--reason", type=reason, metavar="REASON", help="only this reason, e.g. unknown_ladder"
+        )
         p.add_argument("--ladder", help="only events of this ladder")
         p.add_argument("--older-than", type=age, metavar="AGE", help="e.g. 10m, 2h, 3d")
         p.add_argument("--newer-than", type=age, metavar="AGE", help="e.g. 10m, 2h, 3d")
@@ -86,6 +90,24 @@ def _register_dlq(subparsers: Any) -> None:
     p.add_argument("ids", nargs="+", metavar="ID")
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=cmd_dlq_discard)
+
+
+#: Every reason a dead letter can carry.
+DEAD_LETTER_REASONS: tuple[str, ...] = (*REASONS, RETRIES_EXHAUSTED, "failed")
+
+
+def reason(text: str) -> str:
+    """One of :data:`DEAD_LETTER_REASONS`."""
+    if text not in DEAD_LETTER_REASONS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a reason; the reasons are {', '.join(DEAD_LETTER_REASONS)}"
+        )
+    return text
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 dead letter``, ``2 dead letters``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def age(text: str) -> timedelta:
@@ -135,10 +157,10 @@ def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
     print(f"{'id':<45} {'event_id':<24} {'ladder':<12} {'reason':<22} {'age':>5} {'tries':>5}")
     for d in letters:
         print(
-            f"{d.id:<45} {str(d.event_id):<24} {str(d.ladder):<12} {d.reason:<22} "
+            f"{d.id:<45} {safe(d.event_id):<24} {safe(d.ladder):<12} {safe(d.reason):<22} "
             f"{_age_text(d, now):>5} {d.attempts:>5}"
         )
-    print(f"({len(letters)} dead letters)", file=sys.stderr)
+    print(f"({plural(len(letters), 'dead letter')})", file=sys.stderr)
     return 0
 
 
@@ -149,7 +171,7 @@ def _resolve(rt: Any, reference: str) -> str | None:
         _err(f"{exc}; name one by its dead-letter id")
         return None
     if found is None:
-        _err(f"no dead letter {reference!r}")
+        _err(f"no dead letter {safe(reference)!r}")
     return found
 
 
@@ -167,12 +189,12 @@ def cmd_dlq_show(rt: Any, args: argparse.Namespace) -> int:
         print(json.dumps({**letter.as_json(now), "payload": letter.payload, "traceback": trace}))
         return 0
     for name, value in letter.as_json(now).items():
-        print(f"{name + ':':<14}{'' if value is None else value}")
+        print(f"{name + ':':<14}{safe(value)}")
     print("payload:")
-    print(f"  {letter.payload}")
+    print(f"  {safe(letter.payload)}")
     print("traceback:")
     for line in (trace or "(none)").rstrip().splitlines():
-        print(f"  {line}")
+        print(f"  {safe(line)}")
     return 0
 
 
@@ -196,7 +218,7 @@ def cmd_dlq_replay(rt: Any, args: argparse.Namespace) -> int:
     replayed = rt.dead_letters.replay(ids)
     for job_id in replayed:
         print(job_id)
-    print(f"ladder: replayed {len(replayed)} of {len(ids)} dead letters", file=sys.stderr)
+    print(f"ladder: replayed {len(replayed)} of {plural(len(ids), 'dead letter')}", file=sys.stderr)
     return 0 if len(replayed) == len(ids) else 1
 
 
@@ -211,14 +233,18 @@ def cmd_dlq_discard(rt: Any, args: argparse.Namespace) -> int:
         if not _is_terminal(sys.stdin):
             _err("discard deletes dead letters for good: confirm with --yes")
             return 2
-        answer = input(f"Delete {len(ids)} dead letters for good? [y/N] ")
+        try:
+            answer = input(f"Delete {plural(len(ids), 'dead letter')} for good? [y/N] ")
+        except EOFError:  # Ctrl-D at the prompt: no answer is no
+            print(file=sys.stderr)
+            answer = ""
         if answer.strip().lower() not in ("y", "yes"):
             _err("nothing discarded")
             return 2
     deleted = rt.dead_letters.discard(ids)
     for job_id in deleted:
         print(job_id)
-    print(f"ladder: discarded {len(deleted)} dead letters", file=sys.stderr)
+    print(f"ladder: discarded {plural(len(deleted), 'dead letter')}", file=sys.stderr)
     return 0
 
 
@@ -307,7 +333,7 @@ def _print_drift(report: Any) -> None:
             detail = ""
             if drift.expected is not None or drift.actual is not None:
                 detail = f" expected={drift.expected!r} actual={drift.actual!r}"
-            print(f"  {kind:<8} {drift.key} {drift.player}{detail}")
+            print(f"  {kind:<8} {safe(drift.key)} {safe(drift.player)}{detail}")
 
 
 # -- seasons -------------------------------------------------------------------------------

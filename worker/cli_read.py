@@ -17,6 +17,7 @@ from typing import Any
 
 from engine import Gammon42Rules, PlayerState, display_rating
 from worker import reader
+from worker.terminal import safe
 
 EXIT_UNKNOWN_PLAYER = 1
 EXIT_USAGE = 2
@@ -73,7 +74,7 @@ def register(sub: Any) -> None:
     p.add_argument("ladder")
     p.add_argument("a", help="player id, or a rating such as =1500")
     p.add_argument("b", help="player id, or a rating such as =1500")
-    p.add_argument("--cube", type=int, default=1)
+    p.add_argument("--cube", type=_positive, default=1)
     p.add_argument("--match-length", type=_positive, default=1)
     for side in ("a", "b"):
         p.add_argument(f"--{side}-games", type=_non_negative, help="rated games so far")
@@ -86,7 +87,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("serve", help="serve the read-only HTTP API")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=_non_negative, default=8000)
     p.set_defaults(handler=cmd_serve)
 
 
@@ -166,7 +167,7 @@ def cmd_player(rt: Any, args: argparse.Namespace) -> int:
     if found.linked_to:
         lines.append(("linked to", found.linked_to))
     for label, value in lines:
-        print(f"{label:<11} {value}")
+        print(f"{label:<11} {safe(value)}")
     return 0
 
 
@@ -179,14 +180,16 @@ def cmd_history(rt: Any, args: argparse.Namespace) -> int:
         _print_json([c.as_json() for c in changes])
         return 0
     rules = ladder_config.current
-    print(f"{args.ladder}: {args.player}, newest first")
-    print(f"{'when':<20} {'event':<20} {'kind':<6} {'opponent':<16} {'change':>8} {'rating':>9}")
+    print(f"{args.ladder}: {safe(args.player)}, newest first")
+    print(f"{'ended':<20} {'event':<20} {'kind':<6} {'opponent':<16} {'change':>8} {'rating':>9}")
     for c in changes:
         delta = display_rating(rules, c.delta)
         delta = delta if delta.startswith("-") else f"+{delta}"
         what = c.kind if c.result is None else c.result
+        when = (c.ended_at or c.at)[:19]  # when the game ended; a prize or link: when applied
         print(
-            f"{c.at[:19]:<20} {c.event_id[:20]:<20} {what:<6} {(c.opponent or '-')[:16]:<16} "
+            f"{when:<20} {safe(c.event_id)[:20]:<20} {what:<6} "
+            f"{safe(c.opponent or '-')[:16]:<16} "
             f"{delta:>8} {display_rating(rules, c.rating_after):>9}"
         )
     if not changes:
@@ -205,7 +208,7 @@ def cmd_preview(rt: Any, args: argparse.Namespace) -> int:
         return 0
     rules = ladder_config.current
     for label, side in (("A", found.a), ("B", found.b)):
-        who = side.player_id or "(given)"
+        who = safe(side.player_id or "(given)")
         print(f"{label}  {who:<24} {display_rating(rules, side.state.rating):>9}")
     game = f"cube {found.cube}" if ladder_config.ruleset == "gammon42" else ""
     if ladder_config.ruleset == "fibs":
@@ -284,7 +287,7 @@ def _print_board(
         shown = str(int(e.rating)) if points else display_rating(rules, e.rating)
         flag = " P" if e.provisional else ""
         pointer = ">" if mark and e.player_id == mark else " "
-        print(f"{pointer}{e.rank:>5}  {e.player_id:<24} {shown:>9}{flag}")
+        print(f"{pointer}{e.rank:>5}  {safe(e.player_id):<24} {shown:>9}{flag}")
     if not entries:
         print("  (no rated players yet)")
     elif any(e.provisional for e in entries):
@@ -301,17 +304,24 @@ def _board_option(p: argparse.ArgumentParser) -> None:
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
 
 
 def _non_negative(text: str) -> int:
-    value = int(text)
+    value = _whole(text)
     if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
 class _Refused(Exception):
