@@ -20,7 +20,7 @@ from rq import SimpleWorker
 from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now as rq_now
 
-from worker import jobs, keys, metrics
+from worker import jobs, keys, logs, metrics
 from worker.recovery import maintain
 from worker.runtime import Runtime
 
@@ -36,7 +36,7 @@ def _work(worker: SimpleWorker, *, burst: bool) -> None:
     """Run RQ's loop. Its start-up maintenance is skipped: ``maintain`` ran just before and
     handles abandoned batches itself (at once, not on RQ's retry back-off)."""
     worker.last_cleaned_at = rq_now()  # type: ignore[assignment]
-    worker.work(burst=burst, logging_level="WARNING", with_scheduler=True)
+    worker.work(burst=burst, logging_level=logs.rq_level(), with_scheduler=True)
 
 
 def _in_flight(rt: Runtime) -> int:

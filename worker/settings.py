@@ -22,6 +22,7 @@ class Settings:
     redis_url: str = DEFAULT_REDIS_URL
     leaderboard_redis_url: str | None = None  # leaderboards elsewhere (may be a Redis Cluster)
     database_url: str = DEFAULT_DATABASE_URL
+    database_is_default: bool = False  # DATABASE_URL unset: the embedded SQLite file
     ladder_config: Path | None = None
     network_key: bytes = field(default=DEV_NETWORK_KEY, repr=False)
     network_key_is_default: bool = True
@@ -45,6 +46,12 @@ class Settings:
         if production and not key:
             raise SettingsError("LADDER_NETWORK_KEY is required when LADDER_ENV=production")
         config = env.get("LADDER_CONFIG") or None
+        database_url = env.get("DATABASE_URL") or ""
+        if production and not database_url:
+            raise SettingsError(
+                "DATABASE_URL is required when LADDER_ENV=production "
+                "(the embedded SQLite file is for a single-process demo)"
+            )
         try:
             batch_size = int(env.get("LADDER_BATCH_SIZE", "1000"))
             ttl_days = int(env.get("LADDER_DLQ_TTL_DAYS", "30"))
@@ -75,7 +82,8 @@ class Settings:
         return cls(
             redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
             leaderboard_redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
-            database_url=normalise_database_url(env.get("DATABASE_URL") or DEFAULT_DATABASE_URL),
+            database_url=normalise_database_url(database_url or DEFAULT_DATABASE_URL),
+            database_is_default=not database_url,
             ladder_config=Path(config) if config else None,
             network_key=key.encode() if key else DEV_NETWORK_KEY,
             network_key_is_default=not key,

@@ -115,8 +115,19 @@ def test_production_requires_a_network_key():
     """SPEC 2.4 step 4 decision: LADDER_ENV=production makes LADDER_NETWORK_KEY required."""
     with pytest.raises(SettingsError, match="LADDER_NETWORK_KEY"):
         Settings.from_env({"LADDER_ENV": "production"})
-    settings = Settings.from_env({"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "s3cret"})
+    settings = Settings.from_env(
+        {"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "s3cret", "DATABASE_URL": "sqlite://"}
+    )
     assert (b"s3cret", False) == (settings.network_key, settings.network_key_is_default)
+
+
+def test_production_refuses_the_embedded_sqlite_file():
+    """SPEC 1: "An embedded default (SQLite ...) may serve the single-process demo; everything
+    multi-worker is PostgreSQL": with LADDER_ENV=production, DATABASE_URL is required."""
+    with pytest.raises(SettingsError, match="DATABASE_URL is required"):
+        Settings.from_env({"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "k"})
+    assert Settings.from_env({}).database_is_default
+    assert not Settings.from_env({"DATABASE_URL": "sqlite://"}).database_is_default
 
 
 def test_a_plain_postgresql_url_selects_psycopg_3():

@@ -1,0 +1,206 @@
+"""What a newcomer hits first: every ordinary mistake or failure is one line and an exit code
+(1 could not do it, 2 asked wrongly), never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Cli
+from tests.events import game
+
+UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
+UNREACHABLE_DATABASE = "postgresql://someone:hunter2@127.0.0.1:1/ladder"
+
+
+@pytest.fixture
+def bare(database_url: str, redis_url: str) -> Cli:
+    """The ladder command against an empty, never migrated database."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
+    env.update({"REDIS_URL": redis_url, "DATABASE_URL": database_url})
+    return Cli(env)
+
+
+def one_line_failure(result, code: int) -> str:
+    """The command exited ``code`` with exactly one line on stderr (past the notices)."""
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert code == result.returncode, result.stderr
+    assert "Traceback" not in result.stderr and "Traceback" not in result.stdout
+    assert lines and lines[-1].startswith("ladder: "), result.stderr
+    return lines[-1]
+
+
+def test_a_command_that_needs_the_database_stops_at_once_when_it_is_not_migrated(bare):
+    """`worker --burst` on an unmigrated database says so and exits 2, without retrying."""
+    started = time.monotonic()
+    result = bare.ladder("worker", "--burst", check=False, timeout=60)
+    line = one_line_failure(result, 2)
+    assert time.monotonic() - started < 30
+    assert line.endswith("is not migrated: run `ladder migrate`") and "the database at " in line
+    for command in (["rebuild", "gammon42"], ["reconcile"], ["history", "gammon42", "a"]):
+        assert "not migrated" in one_line_failure(bare.ladder(*command, check=False), 2)
+
+
+def test_migrate_says_whether_it_created_upgraded_or_left_the_schema(bare):
+    """created at revision N, then already at N."""
+    first = bare.ladder("migrate").stdout.strip()
+    again = bare.ladder("migrate").stdout.strip()
+    assert first.startswith("ladder: created the schema at revision 0002 (postgresql://")
+    assert again.startswith("ladder: the schema is already at revision 0002")
+
+
+def test_without_database_url_the_embedded_sqlite_file_is_named_and_production_refuses(
+    bare, tmp_path
+):
+    """SPEC 1: the embedded SQLite default serves the single-process demo only."""
+    del bare.env["DATABASE_URL"]
+    result = subprocess_in(bare, tmp_path, "migrate")
+    assert f"using the embedded SQLite file {tmp_path / 'ladder.sqlite3'}" in result.stderr
+    bare.env.update({"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "k"})
+    refused = subprocess_in(bare, tmp_path, "dlq", "list")
+    assert "DATABASE_URL is required when LADDER_ENV=production" in one_line_failure(refused, 2)
+
+
+def subprocess_in(cli: Cli, cwd: Path, *args: str):
+    import subprocess
+
+    from tests.e2e.conftest import LADDER
+
+    return subprocess.run(
+        [LADDER, *args], env=cli.env, cwd=cwd, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["dlq", "list"],
+        ["dlq", "replay", "--all"],
+        ["rebuild", "gammon42"],
+        ["reconcile"],
+        ["worker", "--burst"],
+        ["top", "gammon42"],
+    ],
+)
+def test_an_unreachable_redis_is_one_line_naming_it(cli, command):
+    """Exit 1 and the Redis URL, not redis.exceptions.ConnectionError's traceback."""
+    cli.env["REDIS_URL"] = UNREACHABLE_REDIS
+    line = one_line_failure(cli.ladder(*command, check=False, timeout=60), 1)
+    assert "Redis" in line and ("127.0.0.1:1" in line)
+
+
+def test_an_unreachable_redis_is_one_line_for_publish_too(cli, tmp_path):
+    """`ladder publish` of a real file to a Redis that is down."""
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps(game("a", "b")) + "\n")
+    cli.env["REDIS_URL"] = UNREACHABLE_REDIS
+    line = one_line_failure(cli.ladder("publish", str(path), check=False), 1)
+    assert "Redis at redis://127.0.0.1:1/0" in line
+
+
+@pytest.mark.parametrize("command", [["rebuild", "gammon42"], ["worker", "--burst"]])
+def test_an_unreachable_database_is_one_line_without_its_password(cli, command):
+    """Exit 1; the database is named, its password is not."""
+    cli.env["DATABASE_URL"] = UNREACHABLE_DATABASE
+    line = one_line_failure(cli.ladder(*command, check=False, timeout=60), 1)
+    assert "postgresql://someone:***@127.0.0.1:1/ladder" in line and "hunter2" not in line
+
+
+def test_a_missing_file_to_publish_is_one_line(cli):
+    """ladder publish /nonexistent: exit 1 naming the file."""
+    line = one_line_failure(cli.ladder("publish", "/nonexistent", check=False), 1)
+    assert "cannot open /nonexistent: No such file or directory" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "said", "unsaid"),
+    [
+        (["--log-level", "bogus", "dlq", "list"], "'bogus' is not a log level", "Traceback"),
+        (["config"], "required: {show}", "config_command"),
+        (["dlq"], "required: {list,show,replay,discard}", "dlq_command"),
+        (["top", "gammon42", "--limit", "x"], "'x' is not a whole number", "_positive"),
+        (["top", "gammon42", "--limit", "0"], "must be 1 or more", "_positive"),
+        (["dlq", "list", "--reason", "bogus"], "unknown_ladder, bad_signature", "Traceback"),
+    ],
+)
+def test_a_usage_mistake_is_exit_2_in_words_a_newcomer_reads(cli, args, said, unsaid):
+    """argparse's internal names stay hidden; the valid choices are named."""
+    result = cli.ladder(*args, check=False)
+    assert 2 == result.returncode
+    assert said in result.stderr and unsaid not in result.stderr
+
+
+def test_version_and_help_read_as_a_program_not_a_docstring(cli):
+    """ladder --version; ladder --help describes the program and its exit codes."""
+    assert cli.ladder("--version").stdout.startswith("ladder 0.")
+    shown = cli.ladder("--help").stdout
+    assert "Exit status: 0 done, 1 could not do it, 2 asked wrongly" in shown
+    assert "Settings are read once" not in shown and "``" not in shown
+    shown = " ".join(cli.ladder("config", "show", "--help").stdout.split())
+    assert "then the path of the file in use as the last line" in shown
+
+
+def test_dlq_list_escapes_control_characters_and_counts_in_the_singular(cli):
+    """An event_id of "\\x1b[2J...ALL CLEAR" cannot repaint the operator's terminal."""
+    bad = game("a", "b", event_id="\x1b[2J ALL CLEAR", cube=3)
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(bad))
+    cli.ladder("worker", "--burst")
+    result = cli.ladder("dlq", "list")
+    assert "\x1b" not in result.stdout and "\\x1b[2J ALL CLEAR" in result.stdout
+    assert "(1 dead letter)" in result.stderr
+
+
+def test_end_of_input_at_the_discard_prompt_discards_nothing(cli):
+    """Ctrl-D at "Delete ... for good?" is no, not an EOFError traceback."""
+    import subprocess
+
+    from tests.e2e.conftest import LADDER
+
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("a", "b", event_id="d-1", cube=3)))
+    cli.ladder("worker", "--burst")
+    code = (
+        "import sys, worker.cli_ops as ops; ops._is_terminal = lambda stream: True; "
+        "from worker.cli import main; sys.exit(main(['dlq', 'discard', 'd-1']))"
+    )
+    python = str(Path(LADDER).with_name("python"))
+    result = subprocess.run(
+        [python, "-c", code], env=cli.env, input="", capture_output=True, text=True, timeout=60
+    )
+    assert "nothing discarded" in one_line_failure(result, 2)
+    assert 1 == len(cli.ladder_json("dlq", "list"))
+
+
+def test_a_replay_that_is_still_invalid_is_one_warning_without_a_traceback(cli):
+    """An expected outcome: back in the dead-letter queue, one log line."""
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("a", "b", event_id="r-1", cube=3)))
+    cli.ladder("worker", "--burst")
+    cli.ladder("dlq", "replay", "--all")
+    result = cli.ladder("worker", "--burst")
+    assert "Traceback" not in result.stderr and "ERROR" not in result.stderr
+    assert 1 == result.stderr.count("is still invalid and back in the queue: invalid_cube")
+
+
+def test_the_log_level_governs_every_line_rq_included(cli):
+    """--log-level ERROR: no event lines, no RQ lines; DEBUG: RQ's own lines too."""
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("a", "b")))
+    quiet = cli.ladder("--log-level", "ERROR", "worker", "--burst")
+    assert "" == "\n".join(
+        line for line in quiet.stderr.splitlines() if not line.startswith("ladder: ")
+    )
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("c", "d")))
+    loud = cli.ladder("--log-level", "DEBUG", "worker", "--burst")
+    assert "DEBUG:rq.worker" in loud.stderr and '"event": "event"' in loud.stderr
+
+
+def test_history_shows_when_the_game_ended(cli):
+    """Not when it was processed: a game that ended 3 hours ago shows that time."""
+    ended = datetime.now(UTC) - timedelta(hours=3)
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("a", "b", ended_at=ended)))
+    cli.ladder("worker", "--burst")
+    shown = cli.ladder("history", "gammon42", "a").stdout
+    assert ended.isoformat()[:19] in shown
