@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -85,9 +86,18 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_guarded(cmd_preview))
 
-    p = sub.add_parser("serve", help="serve the read-only HTTP API")
+    p = sub.add_parser(
+        "serve",
+        help="serve the read-only HTTP API, with /metrics and /healthz",
+        description="No client address is logged: the access log is off unless --access-log, "
+        "which masks the address. X-Forwarded-For is read only from the proxies in "
+        "LADDER_TRUSTED_PROXIES.",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=_non_negative, default=8000)
+    p.add_argument(
+        "--access-log", action="store_true", help="log each request, client address masked"
+    )
     p.set_defaults(handler=cmd_serve)
 
 
@@ -224,11 +234,38 @@ def cmd_serve(rt: Any, args: argparse.Namespace) -> int:
     import uvicorn
 
     from worker.api import create_app
+    from worker.metrics import operations_app
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
-    app = create_app(rt.config, rt.leaderboard_redis, rt.engine)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    app = operations_app(
+        create_app(rt.config, rt.leaderboard_redis, rt.engine),
+        alive=lambda: bool(rt.leaderboard_redis.ping()),
+    )
+    if args.access_log:
+        logging.getLogger("uvicorn.access").addFilter(mask_client_address)
+    uvicorn.run(app, **serve_options(rt.settings, args.host, args.port, args.access_log))
     return 0
+
+
+def serve_options(settings: Any, host: str, port: int, access_log: bool) -> dict[str, Any]:
+    """uvicorn's options: SPEC 2.4, raw IPs are never logged; a forwarded client address is
+    believed only from a configured proxy (uvicorn would trust 127.0.0.1 by default)."""
+    proxies = list(settings.trusted_proxies)
+    return {
+        "host": host,
+        "port": port,
+        "log_level": "info",
+        "access_log": access_log,
+        "proxy_headers": bool(proxies),
+        "forwarded_allow_ips": proxies or [],
+    }
+
+
+def mask_client_address(record: logging.LogRecord) -> bool:
+    """uvicorn's access line is ``'%s - "%s %s HTTP/%s" %d'`` with the client first: mask it."""
+    if isinstance(record.args, tuple) and record.args:
+        record.args = ("-", *record.args[1:])
+    return True
 
 
 def _preview_side(rt: Any, ladder_config: Any, args: argparse.Namespace, side: str) -> reader.Side:

@@ -10,7 +10,11 @@ Three sources, none of which needs the service to know about metrics:
   dead-letter sizes. These are the same for every worker, so aggregate them with ``max``.
 
 The HTTP server answers ``/healthz`` (the queue Redis answers a ping: 200, else 503) and
-serves the metrics on every other path. Port 0 turns the server off.
+serves the metrics on every other path. Port 0 turns the server off. Every registry also
+carries the process and platform collectors (``process_*``, ``python_*``).
+
+``ladder serve`` gets ``/metrics`` and ``/healthz`` too, from :func:`operations_app`, which
+wraps the API without changing it.
 """
 
 from __future__ import annotations
@@ -20,11 +24,21 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass
 from socketserver import ThreadingMixIn
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Histogram, make_wsgi_app
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    make_wsgi_app,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from redis import Redis
@@ -32,6 +46,7 @@ from rq import Queue, SimpleWorker
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from worker import keys
+from worker.deadletter import DeadLetters
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
@@ -50,7 +65,7 @@ class Metrics:
     """The worker's own metrics, in a registry of their own (never the global one)."""
 
     def __init__(self, ladders: Collection[str] = (), registry: CollectorRegistry | None = None):
-        self.registry = registry or CollectorRegistry()
+        self.registry = registry or process_registry()
         self.ladders = frozenset(ladders)
         self.events = Counter(
             "ladder_events",
@@ -108,6 +123,14 @@ class Metrics:
         self.registry.register(QueueCollector(redis))
 
 
+def process_registry() -> CollectorRegistry:
+    """A registry of our own with the process, platform and GC collectors in it."""
+    registry = CollectorRegistry()
+    for collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+        registry.register(collector)
+    return registry
+
+
 def install_log_observer(metrics: Metrics) -> None:
     """Put ``metrics.observe_event`` in front of structlog's processors.
 
@@ -121,12 +144,18 @@ def install_log_observer(metrics: Metrics) -> None:
     structlog.configure(processors=[metrics.observe_event, *processors])
 
 
+#: Dead letters by reason are read from every dead letter's metadata: at most this often.
+REASONS_EVERY_SECONDS = 60.0
+
+
 class QueueCollector(Collector):
     """Gauges read from the queue Redis at scrape time."""
 
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self.queue = Queue(keys.QUEUE_NAME, connection=redis)
+        self._reasons: dict[str, int] = {}
+        self._reasons_at = float("-inf")
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("ladder_redis_up", "1 if the queue Redis answered this scrape.")
@@ -140,6 +169,33 @@ class QueueCollector(Collector):
         yield up
         for name, help_text, value in sizes:
             yield GaugeMetricFamily(name, help_text, value=value)
+        by_reason = GaugeMetricFamily(
+            "ladder_dead_letters_by_reason",
+            f"Dead letters by reason (read at most every {REASONS_EVERY_SECONDS:.0f} s).",
+            labels=["reason"],
+        )
+        for reason, count in sorted(self.reasons().items()):
+            by_reason.add_metric([reason], count)
+        yield by_reason
+
+    def reasons(self) -> dict[str, int]:
+        if time.monotonic() - self._reasons_at >= REASONS_EVERY_SECONDS:
+            counts: dict[str, int] = {}
+            for letter in DeadLetters(self.redis, 0).list():
+                counts[letter.reason] = counts.get(letter.reason, 0) + 1
+            self._reasons, self._reasons_at = counts, time.monotonic()
+        return self._reasons
+
+    def staging_batches(self) -> int:
+        """Batches in the staging index that hold events: a worker waiting on the inbox
+        registers its next batch before anything arrives, and that one is empty."""
+        batches = cast(list[bytes], self.redis.zrange(keys.STAGING_INDEX, 0, -1))
+        if not batches:
+            return 0
+        with self.redis.pipeline(transaction=False) as pipe:
+            for batch in batches:
+                pipe.exists(keys.staging(batch.decode()))
+            return sum(int(n) for n in pipe.execute())
 
     def sizes(self) -> list[tuple[str, str, int]]:
         queue = self.queue
@@ -150,14 +206,18 @@ class QueueCollector(Collector):
         ]
         with self.redis.pipeline(transaction=False) as pipe:
             pipe.llen(keys.INBOX)
-            pipe.zcard(keys.STAGING_INDEX)
             pipe.llen(queue.key)
             for registry in registries:
                 pipe.zcard(registry.key)
-            inbox, staging, queued, scheduled, started, failed = (int(n) for n in pipe.execute())
+            inbox, queued, scheduled, started, failed = (int(n) for n in pipe.execute())
+        staging = self.staging_batches()
         return [
             ("ladder_inbox_length", f"Events waiting in {keys.INBOX}.", inbox),
-            ("ladder_staging_batches", "Batches taken from the inbox, not yet jobs.", staging),
+            (
+                "ladder_staging_batches",
+                "Batches of events taken from the inbox, not yet jobs.",
+                staging,
+            ),
             ("ladder_queue_length", f"Jobs waiting in the RQ queue {queue.key}.", queued),
             ("ladder_retry_scheduled_jobs", "Jobs waiting for their retry back-off.", scheduled),
             ("ladder_started_jobs", "Jobs being run by a worker now.", started),
@@ -283,3 +343,48 @@ def start(rt: Runtime, port: int, host: str = "0.0.0.0") -> WorkerMetrics:
         except OSError as exc:  # e.g. a second worker on one host: work on, unscraped
             log.warning("metrics_port_unavailable", port=port, error=str(exc))
     return WorkerMetrics(metrics, server)
+
+
+# -- ladder serve ----------------------------------------------------------------------------
+
+
+ASGIApp = Callable[..., Any]
+
+
+def operations_app(app: ASGIApp, alive: Callable[[], bool]) -> ASGIApp:
+    """``app`` with ``GET /metrics`` (process and platform collectors, and the API's own
+    responses by status) and ``GET /healthz`` (200 while ``alive()``, else 503) in front."""
+    registry = process_registry()
+    responses = Counter(
+        "ladder_api_responses",
+        "HTTP responses of the read API, by status code.",
+        ["status"],
+        registry=registry,
+    )
+
+    async def plain(send: Any, status: int, body: bytes, content_type: str) -> None:
+        headers = [(b"content-type", content_type.encode()), (b"cache-control", b"no-store")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path") if scope.get("type") == "http" else None
+        if path == "/metrics":
+            await plain(send, 200, generate_latest(registry), CONTENT_TYPE_LATEST)
+            return
+        if path == "/healthz":
+            try:
+                ok = alive()
+            except Exception:
+                ok = False
+            await plain(send, 200 if ok else 503, b"ok\n" if ok else b"unavailable\n", "text/plain")
+            return
+
+        async def counted(message: Any) -> None:
+            if message.get("type") == "http.response.start":
+                responses.labels(status=str(message.get("status"))).inc()
+            await send(message)
+
+        await app(scope, receive, counted)
+
+    return wrapped

@@ -37,6 +37,7 @@ class Settings:
     publisher_secrets: dict[str, bytes] = field(default_factory=dict, repr=False)
     publisher_ladders: dict[str, frozenset[str]] = field(default_factory=dict)
     require_signature: bool = False
+    trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For ``ladder serve`` believes
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -97,6 +98,9 @@ class Settings:
             publisher_secrets=secrets,
             publisher_ladders=scopes,
             require_signature=require,
+            trusted_proxies=tuple(
+                p.strip() for p in env.get("LADDER_TRUSTED_PROXIES", "").split(",") if p.strip()
+            ),
         )
 
 

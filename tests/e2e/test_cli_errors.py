@@ -204,3 +204,59 @@ def test_history_shows_when_the_game_ended(cli):
     cli.ladder("worker", "--burst")
     shown = cli.ladder("history", "gammon42", "a").stdout
     assert ended.isoformat()[:19] in shown
+
+
+def _serve(cli: Cli, *extra: str):
+    import socket
+    import subprocess
+    import urllib.request
+
+    from tests.e2e.conftest import LADDER
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [LADDER, "serve", "--port", str(port), *extra],
+        env=cli.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/healthz", headers={"X-Forwarded-For": "203.0.113.50"}
+                )
+                with urllib.request.urlopen(request, timeout=2) as response:
+                    health = response.status
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/ladders", headers={"X-Forwarded-For": "203.0.113.50"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            assert 200 == response.status
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+            shown = response.read().decode()
+    finally:
+        server.terminate()
+        stdout, stderr = server.communicate(timeout=30)
+    return health, shown, stdout + stderr
+
+
+def test_ladder_serve_logs_no_client_address_and_answers_healthz_and_metrics(cli):
+    """SPEC 2.4: raw IPs are never logged: no access log by default, a masked one on request;
+    X-Forwarded-For from an unconfigured proxy is not believed."""
+    health, shown, stderr = _serve(cli)
+    assert 200 == health and "process_resident_memory_bytes" in shown
+    assert "127.0.0.1:" not in stderr.replace("http://127.0.0.1:", "") and "203.0.113" not in stderr
+    assert "GET /ladders" not in stderr
+    _, _, logged = _serve(cli, "--access-log")
+    assert '- "GET /ladders HTTP/1.1" 200' in logged
+    assert "203.0.113" not in logged and "127.0.0.1:" not in logged.replace("http://127.0.0.1:", "")

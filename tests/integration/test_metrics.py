@@ -187,3 +187,60 @@ def test_a_port_already_taken_leaves_the_worker_running_without_a_server(runtime
             assert started.server is None
         finally:
             structlog.configure(**saved)
+
+
+def test_the_endpoint_carries_the_process_and_platform_collectors(observed):
+    """process_* and python_* beside ladder's own metrics."""
+    samples = scrape(observed)
+    names = {name for name, _ in samples}
+    assert "process_resident_memory_bytes" in names and "python_info" in names
+    assert "python_gc_collections_total" in names
+
+
+def test_an_idle_worker_waiting_on_the_inbox_shows_no_staging_batch(runtime, observed):
+    """The batch a waiting worker registers before anything arrives holds no events."""
+    runtime.redis.zadd("ladder:staging", {"waiting": 1.0})  # registered, nothing moved yet
+    assert 0 == value(scrape(observed), "ladder_staging_batches")
+    claimed = runtime.inbox
+    publish(runtime, game("a", "b"))
+    batch, _ = claimed.claim()
+    assert 1 == value(scrape(observed), "ladder_staging_batches")
+    claimed.release(batch)
+
+
+def test_dead_letters_are_counted_by_reason(runtime, observed, monkeypatch):
+    """ladder_dead_letters_by_reason{reason=...}."""
+    monkeypatch.setattr(metrics, "REASONS_EVERY_SECONDS", 0.0)
+    publish(
+        runtime,
+        game("a", "b", cube=3),
+        game("c", "d", cube=5),
+        game("e", "e"),
+    )
+    work(runtime, observed)
+    samples = scrape(observed)
+    assert (2, 1) == (
+        value(samples, "ladder_dead_letters_by_reason", reason="invalid_cube"),
+        value(samples, "ladder_dead_letters_by_reason", reason="self_play"),
+    )
+
+
+def test_ladder_serve_answers_metrics_and_healthz(runtime):
+    """/metrics and /healthz on the read API, the API's own routes unchanged."""
+    from starlette.testclient import TestClient
+
+    from worker.api import create_app
+
+    up = {"ok": True}
+    app = metrics.operations_app(
+        create_app(runtime.config, runtime.leaderboard_redis, runtime.engine),
+        alive=lambda: up["ok"],
+    )
+    with TestClient(app) as client:
+        assert 200 == client.get("/ladders").status_code
+        assert (200, "ok\n") == (client.get("/healthz").status_code, client.get("/healthz").text)
+        shown = client.get("/metrics").text
+        assert 'ladder_api_responses_total{status="200"} 1.0' in shown
+        assert "process_resident_memory_bytes" in shown
+        up["ok"] = False
+        assert 503 == client.get("/healthz").status_code

@@ -140,3 +140,23 @@ def test_defaults_follow_the_specification():
     """SPEC 5: REDIS_URL defaults to redis://127.0.0.1:6379/0; LADDER_CONFIG to the shipped file."""
     settings = Settings.from_env({})
     assert ("redis://127.0.0.1:6379/0", None) == (settings.redis_url, settings.ladder_config)
+
+
+def test_ladder_serve_believes_forwarded_addresses_only_from_configured_proxies():
+    """uvicorn trusts X-Forwarded-For from 127.0.0.1 by default; ladder serve trusts no one
+    unless LADDER_TRUSTED_PROXIES names the proxies, and has no access log by default."""
+    from worker.cli_read import serve_options
+
+    plain = serve_options(Settings.from_env({}), "127.0.0.1", 8000, access_log=False)
+    assert (False, False, []) == (
+        plain["access_log"],
+        plain["proxy_headers"],
+        plain["forwarded_allow_ips"],
+    )
+    proxied = Settings.from_env({"LADDER_TRUSTED_PROXIES": "10.0.0.5, 10.0.0.6"})
+    options = serve_options(proxied, "0.0.0.0", 8000, access_log=True)
+    assert (True, True, ["10.0.0.5", "10.0.0.6"]) == (
+        options["access_log"],
+        options["proxy_headers"],
+        options["forwarded_allow_ips"],
+    )
