@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 REDIS_CLI ?= redis-cli
 DEMO_REDIS_URL ?= redis://127.0.0.1:6379/9
 DEMO_DATABASE_URL ?= sqlite:///$(CURDIR)/.demo/ladder.sqlite3
+DEMO_MARKER := ladder:demo:owner
 TEST_DATABASE_URL ?= postgresql://root@127.0.0.1/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379
 
@@ -20,14 +21,22 @@ install: $(BIN)/ladder
 
 demo: install
 	mkdir -p .demo
+	@# The demo writes only into a Redis database that is empty or already its own.
+	@keys=$$($(REDIS_CLI) -u $(DEMO_REDIS_URL) DBSIZE) || exit 1; \
+	ours=$$($(REDIS_CLI) -u $(DEMO_REDIS_URL) EXISTS $(DEMO_MARKER)); \
+	if [ "$$keys" != "0" ] && [ "$$ours" != "1" ]; then \
+		echo "make demo: $(DEMO_REDIS_URL) holds keys the demo did not write ($$keys); refusing to touch it (set DEMO_REDIS_URL to an empty database)" >&2; \
+		exit 2; \
+	fi
+	@$(REDIS_CLI) -u $(DEMO_REDIS_URL) SET $(DEMO_MARKER) "written by make demo" > /dev/null
 	@echo "== migrating ($(DEMO_DATABASE_URL))"
 	DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder --log-level WARNING migrate
 	@echo "== publishing sample events with redis-cli"
 	$(BIN)/python -m worker.sample --seed 42 --redis-cli > .demo/publish.redis
 	$(REDIS_CLI) -u $(DEMO_REDIS_URL) < .demo/publish.redis > /dev/null
 	@echo "== draining with a burst worker"
-	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder --log-level WARNING worker --burst 2> .demo/worker.log
-	@echo "   ($$(grep -c '"event"' .demo/worker.log) events processed; log in .demo/worker.log)"
+	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder worker --burst 2> .demo/worker.log
+	@echo "   ($$(grep -c '"event": "event"' .demo/worker.log) events processed; log in .demo/worker.log)"
 	@for ladder in gammon42 fibs prostriker; do \
 		REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder top $$ladder --limit 10; echo; \
 	done
@@ -35,7 +44,8 @@ demo: install
 	@echo
 	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder top fibs --board public --limit 5
 	@echo
-	@echo "== dead-letter queue"
+	@echo "== dead-letter queue: the sample holds 3 deliberately bad events (cube 3, a player against"
+	@echo "   themself, a line that is not JSON) to show what is refused and why"
 	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder dlq list
 
 test: install
