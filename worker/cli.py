@@ -219,18 +219,29 @@ def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
 
     signer = _signer(args.publisher) if args.publisher else None
     stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
-    count = 0
+    count = number = 0
     with stream, rt.redis.pipeline(transaction=False) as pipe:
-        for line in stream:
-            line = line.strip()
-            if not line:
-                continue
-            if signer is not None:
-                line = signer(line)
-            pipe.rpush(keys.INBOX, line)
-            count += 1
-            if count % 1000 == 0:
-                pipe.execute()
+        try:
+            for line in stream:
+                number += 1
+                line = line.strip()
+                if not line:
+                    continue
+                if signer is not None:
+                    line = signer(line)
+                pipe.rpush(keys.INBOX, line)
+                count += 1
+                if count % 1000 == 0:
+                    pipe.execute()
+        except ValueError as exc:  # not UTF-8, or a line to sign that is not a JSON object
+            sent = count - count % 1000  # the chunks already sent
+            where = (
+                f"{args.file} is not UTF-8 text"
+                if isinstance(exc, UnicodeDecodeError)
+                else f"{args.file} line {number}: {exc}"
+            )
+            print(f"ladder: {where}; published {sent} events before it", file=sys.stderr)
+            return EXIT_USAGE
         pipe.execute()
     print(f"ladder: published {count} events", file=sys.stderr)
     return 0
@@ -244,7 +255,13 @@ def _signer(publisher: str) -> Any:
         raise SettingsError("--publisher needs the secret in LADDER_PUBLISH_SECRET")
 
     def signed(line: str) -> str:
-        return json.dumps(sign(json.loads(line), publisher, secret.encode()), ensure_ascii=False)
+        try:
+            event = json.loads(line)
+        except ValueError:
+            raise ValueError("not JSON, so it cannot be signed") from None
+        if not isinstance(event, dict):
+            raise ValueError("not a JSON object, so it cannot be signed")
+        return json.dumps(sign(event, publisher, secret.encode()), ensure_ascii=False)
 
     return signed
 

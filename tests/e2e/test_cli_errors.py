@@ -260,3 +260,22 @@ def test_ladder_serve_logs_no_client_address_and_answers_healthz_and_metrics(cli
     _, _, logged = _serve(cli, "--access-log")
     assert '- "GET /ladders HTTP/1.1" 200' in logged
     assert "203.0.113" not in logged and "127.0.0.1:" not in logged.replace("http://127.0.0.1:", "")
+
+
+def test_publishing_a_line_that_cannot_be_signed_is_one_line_naming_it(cli, tmp_path):
+    """ladder publish --publisher with a line that is not a JSON object: exit 2, line named."""
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps(game("a", "b")) + "\nnot json\n")
+    cli.env["LADDER_PUBLISH_SECRET"] = "s"
+    result = cli.ladder("publish", "--publisher", "p", str(path), check=False)
+    line = one_line_failure(result, 2)
+    assert f"{path} line 2: not JSON, so it cannot be signed; published 0 events" in line
+    assert "0" == cli.redis_cli("LLEN", "ladder:inbox").strip()
+
+
+def test_publishing_a_file_that_is_not_utf8_is_one_line(cli, tmp_path):
+    """Exit 2 naming the file, not a UnicodeDecodeError traceback."""
+    path = tmp_path / "events.bin"
+    path.write_bytes(b'{"a": 1}\n\xff\xfe\n')
+    line = one_line_failure(cli.ladder("publish", str(path), check=False), 2)
+    assert f"{path} is not UTF-8 text" in line

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from schemas import InvalidEvent, export, parse_event
 from schemas.events import EARLIEST_ENDED_AT, parse_timestamp
 from tests.schema_strategy import from_schema
+from tests.unit.test_schemas import MINIMAL_GAME, with_field
 
 NOW = datetime(2026, 11, 29, 18, 5, 0, tzinfo=UTC)
 SCHEMAS = {t: json.loads((export.JSON_DIR / export.file_name(t)).read_text()) for t in export.RULES}
@@ -94,24 +95,9 @@ def test_events_generated_from_the_schema_files_are_accepted_except_for_stated_r
     check()
 
 
-GAME = {
-    "type": "game.finished",
-    "event_id": "g-1",
-    "ladder": "gammon42",
-    "ended_at": "2026-11-29T18:04:05Z",
-    "mode": "ranked",
-    "winner": {"player_id": "alice"},
-    "loser": {"player_id": "bob"},
-}
-
-
-def variant(path: str, value: Any, base: dict[str, Any] = GAME) -> dict[str, Any]:
-    event = json.loads(json.dumps(base))
-    *parents, leaf = path.split(".")
-    node = event
-    for part in parents:
-        node = node[part]
-    node[leaf] = value
+def variant(path: str, value: Any) -> dict[str, Any]:
+    """The minimal game with one field set."""
+    event: dict[str, Any] = json.loads(with_field(MINIMAL_GAME, path, value))
     return event
 
 
