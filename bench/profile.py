@@ -41,7 +41,7 @@ TIMERS: list[tuple[str, str, str]] = [
     ("    window counts (_load_windows)", "worker.service", "Service._load_windows"),
     ("      of which window_games SQL", "worker.store", "window_games"),
     ("    scoring in memory (_one)", "worker.service", "Service._one"),
-    ("      audit payload model_dump", "worker.service", "_stored_payload"),
+    ("      audit payload model_dump", "worker.records", "stored_payload"),
     ("    write_batch (COPY audit + ledger, UPDATE players)", "worker.store", "write_batch"),
     ("  Redis projection (Projection.write)", "worker.projection", "Projection.write"),
 ]

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine import RULESET_KINDS, FairPlayConfig, Ruleset
+from engine import RULESET_KINDS, FairPlayConfig, Policy, Ruleset
 
 DEFAULT_CONFIG = "defaults/ladders.toml"
 LADDER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -71,6 +71,11 @@ class LadderConfig:
     @property
     def current(self) -> Ruleset:
         return self.rules_at(datetime.now(UTC))
+
+    @property
+    def policy(self) -> Policy:
+        """The ladder's switches as the engine's ladder rules read them."""
+        return Policy(self.fairplay, self.linking, self.boosted_board, self.public_board)
 
 
 @dataclass(frozen=True)

@@ -62,9 +62,10 @@ def value(samples: dict[tuple[str, Any], float], name: str, **labels: str) -> fl
 
 def test_the_endpoint_counts_processed_events_by_outcome_and_reason(runtime, observed):
     """After a batch, the counters show each event's outcome and reason, and they keep moving."""
+    first = game("alice", "bob", event_id="g-1")
     publish(
         runtime,
-        game("alice", "bob", event_id="g-1"),
+        first,
         game("alice", "bob", event_id="g-2", mode="boosted"),
         game("alice", "bob", event_id="bad", cube=3),
     )
@@ -92,7 +93,7 @@ def test_the_endpoint_counts_processed_events_by_outcome_and_reason(runtime, obs
         value(after, "ladder_dead_letters"),
     )
 
-    publish(runtime, game("carol", "dave", event_id="g-3"), game("carol", "dave", event_id="g-1"))
+    publish(runtime, game("carol", "dave", event_id="g-3"), first)
     work(runtime, observed)
     later = scrape(observed)
     assert 2 == value(later, "ladder_events_total", ladder="gammon42", outcome="rated", reason="")
