@@ -16,7 +16,12 @@ from worker.config import ConfigError
 from worker.settings import Settings, SettingsError
 
 # Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
-COMMAND_MODULES: tuple[str, ...] = ("worker.cli_deploy", "worker.cli_read", "worker.cli_ops")
+COMMAND_MODULES: tuple[str, ...] = (
+    "worker.cli_deploy",
+    "worker.cli_read",
+    "worker.cli_ops",
+    "worker.cli_verify",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
