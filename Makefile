@@ -37,6 +37,8 @@ demo: install
 	@echo
 	@echo "== dead-letter queue"
 	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder dlq list
+	@echo "== verifying the audit store"
+	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder verify
 
 test: install
 	LADDER_TEST_DATABASE_URL=$(TEST_DATABASE_URL) LADDER_TEST_REDIS_URL=$(TEST_REDIS_URL) \

@@ -281,8 +281,11 @@ def apply(
         return Decision(event.event_id, ladder, event.type, Outcome.DUPLICATE)
     state.seen[key] = event.digest
     for pid in named_ids(event):
-        state.claim(ladder, pid, rules.start, now)
-        state.claim(ladder, state.resolve(ladder, pid), rules.start, now)
+        # Every id an applied event names has a player (and so a card), even when the event
+        # is refused: the store and the boards hold the same players.
+        for named in (pid, state.resolve(ladder, pid)):
+            state.claim(ladder, named, rules.start, now)
+            state.touched.add((ladder, named))
     match event:
         case GameFinished():
             return _game(event, state, rules, policy, now)

@@ -19,12 +19,15 @@ both values.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import time
 import uuid
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from redis import Redis
 from sqlalchemy import and_, func, literal_column, select
@@ -41,6 +44,7 @@ from worker.store import PLAYER_COLUMNS
 
 CHUNK = 5000  # rows per fetch from the server-side cursor
 LISTED = 100  # mismatches kept per ladder (all are counted)
+PROGRESS_EVERY = 1000  # events between progress reports
 LEDGER_FIELDS = ("player_id", "kind", "before", "after", "delta", "k", "expected")
 STORED_LEDGER = ("player_id", "kind", "rating_before", "rating_after", "delta", "k", "expected")
 _RECORDED = [str(kind) for kind in RECORDED_KINDS]
@@ -72,7 +76,8 @@ class LadderReport:
     players: int = 0
     mismatch_count: int = 0
     mismatches: list[Mismatch] = field(default_factory=list)
-    seconds: float = 0.0
+    seconds: float = 0.0  # the replay and the comparison with PostgreSQL
+    redis_seconds: float = 0.0  # the comparison of the boards with PostgreSQL
 
     def differ(self, mismatch: Mismatch) -> None:
         self.mismatch_count += 1
@@ -92,6 +97,7 @@ class LadderReport:
             "mismatches": [m.as_json() for m in self.mismatches],
             "seconds": round(self.seconds, 3),
             "events_per_second": round(self.rate),
+            "redis_seconds": round(self.redis_seconds, 3),
         }
 
 
@@ -101,11 +107,79 @@ def count_events(engine: Engine, ladder: str) -> int:
         return int(conn.execute(query).scalar_one())
 
 
+class Advancing(Protocol):
+    """What ``verify`` reports its progress to: a ``Progress``, or a share of one."""
+
+    def advance(self, count: int) -> None: ...
+
+
+def verify_ladders(
+    engine: Engine,
+    redis: Redis | None,
+    ladder_configs: Sequence[LadderConfig],
+    progress: Progress | None = None,
+    processes: int | None = None,
+) -> list[LadderReport]:
+    """Verify each ladder; on PostgreSQL the ladders (independent of each other) are replayed
+    in parallel, one process per CPU. Reports come back in the order of ``ladder_configs``."""
+    configs = list(ladder_configs)
+    processes = processes or min(len(configs), os.cpu_count() or 1)
+    if processes <= 1 or engine.dialect.name != "postgresql":
+        reports = [verify(engine, redis, c, progress) for c in configs]
+        if progress is not None:
+            progress.finish(f"{sum(r.mismatch_count for r in reports)} mismatches")
+        return reports
+    global _SHARED
+    context = multiprocessing.get_context("fork")
+    done = context.Value("q", 0)
+    _SHARED = (engine, redis, {c.name: c for c in configs}, done)
+    try:
+        with ProcessPoolExecutor(processes, mp_context=context, initializer=_child) as pool:
+            futures = [pool.submit(_verify_shared, c.name) for c in configs]
+            waiting = set(futures)
+            while waiting:
+                _, waiting = wait(waiting, timeout=0.1)
+                if progress is not None:
+                    progress.advance(int(done.value) - progress.done)
+            reports = [f.result() for f in futures]
+    finally:
+        _SHARED = None
+    if progress is not None:
+        progress.finish(f"{sum(r.mismatch_count for r in reports)} mismatches")
+    return reports
+
+
+# What a forked verifier inherits: engine, Redis client, ladders by name, events done so far.
+_SHARED: tuple[Engine, Redis | None, dict[str, LadderConfig], Any] | None = None
+
+
+def _child() -> None:
+    assert _SHARED is not None
+    _SHARED[0].dispose(close=False)  # the parent's pooled connections stay the parent's
+
+
+def _verify_shared(ladder: str) -> LadderReport:
+    assert _SHARED is not None
+    engine, redis, configs, done = _SHARED
+    return verify(engine, redis, configs[ladder], _Share(done))
+
+
+class _Share:
+    """Adds this process's progress to the parent's counter."""
+
+    def __init__(self, done: Any) -> None:
+        self.done = done
+
+    def advance(self, count: int) -> None:
+        with self.done.get_lock():
+            self.done.value += count
+
+
 def verify(
     engine: Engine,
     redis: Redis | None,
     ladder_config: LadderConfig,
-    progress: Progress | None = None,
+    progress: Advancing | None = None,
 ) -> LadderReport:
     """Replay one ladder from PostgreSQL and compare; ``redis=None`` skips the boards."""
     started = time.perf_counter()
@@ -118,26 +192,27 @@ def verify(
         while pending and pending[0][1] < processed_at:
             _apply_recorded(replay, ladder, pending.pop(0), report)
         _check_event(replay, event_row, ledger_rows, report)
-        if progress is not None:
-            progress.advance(1)
+        if progress is not None and report.events % PROGRESS_EVERY == 0:
+            progress.advance(PROGRESS_EVERY)
     for row in pending:
         _apply_recorded(replay, ladder, row, report)
     _check_players(engine, ladder, replay.state.players, report)
+    report.seconds = time.perf_counter() - started
     if redis is not None:
         drift = reconcile.check(engine, redis, ladder_config)
         for kind in reconcile.KINDS:
             for d in getattr(drift, kind):
                 report.differ(Mismatch(None, d.player, f"redis {d.key}", d.actual, d.expected))
-    report.seconds = time.perf_counter() - started
+        report.redis_seconds = time.perf_counter() - started - report.seconds
     if progress is not None:
-        progress.finish(f"{report.mismatch_count} mismatches")
+        progress.advance(report.events % PROGRESS_EVERY)
     return report
 
 
 def _check_event(
     replay: Replay, row: Sequence[Any], stored: list[Sequence[Any]], report: LadderReport
 ) -> None:
-    event_id, outcome, reason, version, payload, processed_at = row
+    event_id, outcome, reason, version, payload, processed_at, _ = row
     report.events += 1
     report.ledger_rows += len(stored)
     try:
@@ -212,52 +287,59 @@ def _check_players(
 
 
 def _stream(engine: Engine, ladder: str) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
-    """Each audit row in scoring order with its ledger rows in written order."""
-    current: Sequence[Any] | None = None
-    ledger: list[Sequence[Any]] = []
-    for row in _rows(engine, ladder):
-        if current is None or row[0] != current[0]:
-            if current is not None:
-                yield current, ledger
-            current, ledger = row[:6], []
-        if row[6] is not None:
-            ledger.append(row[6:])
-    if current is not None:
-        yield current, ledger
+    """Each audit row in scoring order with its ledger rows in written order: two cursors,
+    one over the audit rows and one over the ledger (ordered by its event's place), merged."""
+    pg = engine.dialect.name == "postgresql"
+    order = events.c.seq if pg else literal_column("events.rowid")
+    audit = (
+        select(
+            events.c.event_id,
+            events.c.outcome,
+            events.c.reason,
+            events.c.ruleset_version,
+            events.c.payload,
+            events.c.processed_at,
+            order,
+        )
+        .where(events.c.ladder == ladder)
+        .order_by(order)
+    )
+    joined = rating_changes.join(
+        events,
+        and_(
+            events.c.ladder == rating_changes.c.ladder,
+            events.c.event_id == rating_changes.c.event_id,
+        ),
+    )
+    ledger = (
+        select(order, *(rating_changes.c[c] for c in STORED_LEDGER))
+        .select_from(joined)
+        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.not_in(_RECORDED))
+        .order_by(order, rating_changes.c.id)
+    )
+    changes = _cursor(engine, ledger)
+    pending = next(changes, None)
+    for row in _cursor(engine, audit):
+        seq = row[6]
+        mine: list[Sequence[Any]] = []
+        while pending is not None and pending[0] == seq:
+            mine.append(pending[1:])
+            pending = next(changes, None)
+        yield row, mine
 
 
-def _rows(engine: Engine, ladder: str) -> Iterator[Sequence[Any]]:
+def _cursor(engine: Engine, query: Any) -> Iterator[Sequence[Any]]:
+    """The query's rows through a server-side cursor (PostgreSQL) or in chunks (SQLite)."""
     with engine.connect() as conn:
-        pg = conn.dialect.name == "postgresql"
-        order = events.c.seq if pg else literal_column("events.rowid")
-        joined = events.outerjoin(
-            rating_changes,
-            and_(
-                rating_changes.c.ladder == events.c.ladder,
-                rating_changes.c.event_id == events.c.event_id,
-                rating_changes.c.kind.not_in(_RECORDED),
-            ),
-        )
-        query = (
-            select(
-                events.c.event_id,
-                events.c.outcome,
-                events.c.reason,
-                events.c.ruleset_version,
-                events.c.payload,
-                events.c.processed_at,
-                *(rating_changes.c[c] for c in STORED_LEDGER),
-            )
-            .select_from(joined)
-            .where(events.c.ladder == ladder)
-            .order_by(order, rating_changes.c.id)
-        )
-        if pg:
+        if conn.dialect.name == "postgresql":
             compiled = query.compile(
                 dialect=conn.dialect, compile_kwargs={"render_postcompile": True}
             )
             driver = conn.connection.driver_connection
             assert driver is not None
+            # Plan for reading every row (a cursor's default plans for the first tenth, which
+            # with stale statistics can turn the join into a nested loop over the ledger).
+            conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
             with driver.cursor(name=f"ladder_verify_{uuid.uuid4().hex}") as cursor:
                 cursor.execute(str(compiled), compiled.params)
                 while part := cursor.fetchmany(CHUNK):

@@ -323,3 +323,10 @@ def test_a_replay_of_the_same_events_derives_the_same_state() -> None:
     replayed = [replay.event(e, NOW) for e in log]
     assert [d.changes for d in live] == [d.changes for d in replayed]
     assert state.players == replay.state.players
+
+
+def test_the_players_a_refused_event_names_are_touched_for_the_projection() -> None:
+    """A refused tournament or link still creates its players: their cards are written too."""
+    _, state = run(cup("t1", ("a",)), cup("t1", ("a", "z")), link("x", "y"))
+    assert {("l", p) for p in ("a", "z", "x", "y")} == state.touched
+    assert 1500.0 == player(state, "z").rating
