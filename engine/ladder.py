@@ -25,7 +25,6 @@ from typing import ClassVar, Final
 from engine import fibs
 from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
 from engine.player import Player, PlayerKey
-from engine.rating import is_provisional
 from engine.rating import rate as rate_game
 from engine.reasons import LedgerKind, Outcome, Reason
 from engine.rulesets import FibsRules, Gammon42Rules, Ruleset
@@ -51,8 +50,6 @@ __all__ = [
     "named_ids",
     "on_public_board",
     "on_rating_board",
-    "provisional",
-    "shown_boosted",
     "when",
     "window_hours",
 ]
@@ -539,12 +536,3 @@ def on_public_board(player: Player, rules: Ruleset, policy: Policy) -> bool:
             player.email_verified, player.display_name_chosen, player.experience, rules
         )
     return True
-
-
-def shown_boosted(player: Player) -> int:
-    """Boosted points on the board: a linked id leaves every board."""
-    return 0 if player.linked_to else player.boosted_points
-
-
-def provisional(player: Player, rules: Ruleset) -> bool:
-    return is_provisional(rules, PlayerState(player.rating, player.rated_games, player.experience))

@@ -197,7 +197,7 @@ class Rows:
                 found = 1 if is_public(self.config, record) else 0
                 self._public[(email, name, experience)] = found
             public = found
-        on_boosted = "0" if linked else str(boosted)  # as engine.ladder.shown_boosted
+        on_boosted = "0" if linked else str(boosted)  # a linked id leaves every board
         return [pid, str(version), on_board, shown, public, on_boosted, fields]
 
 
