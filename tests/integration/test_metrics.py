@@ -188,3 +188,19 @@ def test_a_port_already_taken_leaves_the_worker_running_without_a_server(runtime
             assert started.server is None
         finally:
             structlog.configure(**saved)
+
+
+def test_an_event_id_conflict_is_counted_under_its_reason(runtime, observed):
+    """SPEC 2.4 step 1: a reused id with other content is dead-lettered, and counted as such."""
+    first = game("alice", "bob", event_id="g-1")
+    publish(runtime, first)
+    work(runtime, observed)
+    publish(runtime, {**first, "cube": 2})
+    work(runtime, observed)
+    assert 1 == value(
+        scrape(observed),
+        "ladder_events_total",
+        ladder="gammon42",
+        outcome="dead_lettered",
+        reason="event_id_conflict",
+    )
