@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -64,9 +65,12 @@ class LadderConfig:
 
     def rules_at(self, when: datetime) -> Ruleset:
         """The parameters in force at ``when`` (the first version for anything earlier)."""
-        starts = [v.effective_from for v in self.versions]
-        index = bisect.bisect_right(starts, when) - 1
+        index = bisect.bisect_right(self._starts, when) - 1
         return self.versions[max(index, 0)].rules
+
+    @functools.cached_property
+    def _starts(self) -> list[datetime]:
+        return [v.effective_from for v in self.versions]
 
     @property
     def current(self) -> Ruleset:

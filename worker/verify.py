@@ -221,14 +221,15 @@ def _check_event(
         report.differ(Mismatch(event_id, None, "payload", type(exc).__name__, None))
         return
     decision = replay.event(event, processed_at)
-    facts = (
-        ("outcome", outcome, str(decision.outcome)),
-        ("reason", reason, None if decision.reason is None else str(decision.reason)),
-        ("ruleset_version", version, decision.ruleset_version),
-    )
-    for name, kept, derived in facts:
-        if kept != derived:
-            report.differ(Mismatch(event_id, None, name, kept, derived))
+    if (outcome, reason, version) != (decision.outcome, decision.reason, decision.ruleset_version):
+        facts = (
+            ("outcome", outcome, str(decision.outcome)),
+            ("reason", reason, None if decision.reason is None else str(decision.reason)),
+            ("ruleset_version", version, decision.ruleset_version),
+        )
+        for name, kept, derived in facts:
+            if kept != derived:
+                report.differ(Mismatch(event_id, None, name, kept, derived))
     derived_rows = decision.changes
     for index in range(max(len(stored), len(derived_rows))):
         kept_row = stored[index] if index < len(stored) else None
@@ -248,8 +249,18 @@ def _compare_change(
             Mismatch(event_id, player, "ledger row", _ledger(kept), _derived_ledger(made))
         )
         return
-    derived = (made.player_id, str(made.kind), made.before, made.after, made.delta, made.k)
-    for name, a, b in zip(STORED_LEDGER, kept, (*derived, made.expected), strict=True):
+    derived = (
+        made.player_id,
+        made.kind.value,
+        made.before,
+        made.after,
+        made.delta,
+        made.k,
+        made.expected,
+    )
+    if tuple(kept) == derived:
+        return
+    for name, a, b in zip(STORED_LEDGER, kept, derived, strict=True):
         if a != b:
             report.differ(Mismatch(event_id, made.player_id, name, a, b))
 
