@@ -47,6 +47,8 @@ demo: install
 	@echo "== dead-letter queue: the sample holds 3 deliberately bad events (cube 3, a player against"
 	@echo "   themself, a line that is not JSON) to show what is refused and why"
 	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder dlq list
+	@echo "== verifying the audit store"
+	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder verify
 
 test: install
 	LADDER_TEST_DATABASE_URL=$(TEST_DATABASE_URL) LADDER_TEST_REDIS_URL=$(TEST_REDIS_URL) \

@@ -32,7 +32,10 @@ TIMERS: list[tuple[str, str, str]] = [
     ("burst drain (run_burst)", "worker.runner", "run_burst"),
     ("inbox pump (claim + enqueue)", "worker.inbox", "Inbox.drain"),
     ("job body: Service.process", "worker.service", "Service.process"),
-    ("  validation (Service.parse)", "worker.service", "Service.parse"),
+    ("  validation and stored form (Service._valid)", "worker.service", "Service._valid"),
+    ("    of which Service.parse", "worker.service", "Service.parse"),
+    ("    of which the stored payload", "worker.records", "stored_payload"),
+    ("    of which its digest", "worker.records", "digest"),
     ("  PostgreSQL work (_apply_with_retries)", "worker.service", "Service._apply_with_retries"),
     ("    claim_players (create + lock, in key order)", "worker.store", "claim_players"),
     ("    existing_events", "worker.store", "existing_events"),
@@ -40,8 +43,7 @@ TIMERS: list[tuple[str, str, str]] = [
     ("    settled_tournaments", "worker.store", "settled_tournaments"),
     ("    window counts (_load_windows)", "worker.service", "Service._load_windows"),
     ("      of which window_games SQL", "worker.store", "window_games"),
-    ("    scoring in memory (_one)", "worker.service", "Service._one"),
-    ("      audit payload model_dump", "worker.service", "_stored_payload"),
+    ("    the engine's decisions (engine.ladder.apply)", "worker.service", "apply"),
     ("    write_batch (COPY audit + ledger, UPDATE players)", "worker.store", "write_batch"),
     ("  Redis projection (Projection.write)", "worker.projection", "Projection.write"),
 ]
@@ -85,7 +87,7 @@ def timer_breakdown(totals: dict[str, list[float]], events: int) -> dict[str, An
     parts = sum(
         totals[k][0]
         for k in (
-            "  validation (Service.parse)",
+            "  validation and stored form (Service._valid)",
             "  PostgreSQL work (_apply_with_retries)",
             "  Redis projection (Projection.write)",
         )

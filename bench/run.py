@@ -653,6 +653,39 @@ def rebuild(target: env.Target, players: int, log: Path) -> dict[str, Any]:
     }
 
 
+def replay(target: env.Target, events: int, log: Path) -> dict[str, Any]:
+    """Ingest ``events`` with two workers, then ``ladder verify --json`` over every ladder:
+    its rate is the command's own reported seconds (interpreter start-up left out, as in the
+    ingest figures), and the mismatches must be 0."""
+    ingest(target, events, 2, None, log)
+    environ = target.subprocess_env()
+    started = time.perf_counter()
+    run = subprocess.run(
+        [str(Path(sys.executable).with_name("ladder")), "verify", "--json"],
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=log.open("ab"),
+        text=True,
+    )
+    command_seconds = time.perf_counter() - started
+    try:
+        shown = json.loads(run.stdout.strip().splitlines()[-1])
+        ladders, checked, seconds = shown["ladders"], shown["events"], shown["seconds"]
+    except (ValueError, KeyError, IndexError):
+        return {"events": 0, "seconds": None, "note": f"ladder verify exited {run.returncode}"}
+    replayed = max(entry["seconds"] for entry in ladders.values())
+    return {
+        "events": checked,
+        "seconds": round(seconds, 3),
+        "replay_seconds_longest_ladder": round(replayed, 3),
+        "redis_seconds": round(sum(entry["redis_seconds"] for entry in ladders.values()), 3),
+        "command_seconds": round(command_seconds, 2),
+        "events_per_second": round(checked / seconds) if seconds else None,
+        "mismatches": sum(entry["mismatch_count"] for entry in ladders.values()),
+        "exit": run.returncode,
+    }
+
+
 # -- the table -------------------------------------------------------------------------------
 
 
@@ -741,6 +774,10 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
     if players and players != 1_000_000:
         label += f" (scaled from {players:,})"
     out.append((label, _fmt(seconds, " s"), None if scaled is None else scaled <= 20))
+    rp = result.get("replay") or {}
+    rate = rp.get("events_per_second")
+    met = None if rate is None else rate >= 20_000 and rp.get("mismatches") == 0
+    out.append(("ladder verify >= 20,000 events/s, 0 mismatches", _fmt(rate), met))
     return out
 
 
@@ -820,6 +857,15 @@ def print_table(result: dict[str, Any]) -> None:
             )
             if _rounds(rb):
                 print(f"    seconds: {_rounds(rb, ' s')}")
+    rp = result.get("replay")
+    if rp:
+        print(
+            f"ladder verify: {rp['events']:,} events in {_fmt(rp['seconds'], ' s')} "
+            f"({_fmt(rp['events_per_second'])} events/s; "
+            f"{_fmt(rp.get('command_seconds'), ' s')} with start-up; boards checked in "
+            f"{_fmt(rp.get('redis_seconds'), ' s')} summed over ladders), "
+            f"{rp.get('mismatches')} mismatches"
+        )
     print(f"worker peak RSS: {_fmt(result.get('worker_peak_rss_mib'), ' MiB')}")
     for name, error in (result.get("errors") or {}).items():
         print(f"{name}: FAILED: {error}")
@@ -862,7 +908,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild-players", type=int)
     parser.add_argument(
         "--only",
-        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild",
+        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -886,7 +932,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rebuild_players:
         overrides["rebuild_players"] = args.rebuild_players
     plan = Plan(**{**plan.__dict__, **overrides})
-    sections = set((args.only or "ingest,batch_sizes,latency,reads,rebuild").split(","))
+    sections = set((args.only or "ingest,batch_sizes,latency,reads,rebuild,replay").split(","))
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     target = env.Target(args.redis_url, args.database)
@@ -967,6 +1013,9 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds",
                 ),
             )
+        if "replay" in sections:
+            print(f"bench: ladder verify after {plan.events:,} events", flush=True)
+            _section(result, "replay", lambda: replay(target, plan.events, log))
         target.redis.flushdb()
         target.drop()
         failed = [

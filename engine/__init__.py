@@ -1,30 +1,37 @@
-"""ladder's pure rating engine: rulesets, rating maths, fair-play verdicts, network tokens.
+"""ladder's pure engine: the ladder rules, rulesets, rating maths, fair-play verdicts, replay.
 
 Sources: SPEC section 2 and seeds 002 (Gammon42), 003 (FIBS formula) and 004 (ProStriker Elo).
 The engine imports only the standard library and does no I/O, so the worker can call it from
 anywhere and the unit tests need nothing running. ``rate``/``preview`` dispatch on the ruleset;
 the per-ruleset functions live in the ``gammon42``, ``fibs`` and ``prostriker`` modules.
+``ladder.apply`` applies one event to the ladder state (links, prizes, boosted points, the
+ledger) and ``replay.Replay`` runs a ladder's stored log through it again.
 """
 
-from engine import fibs, gammon42, prostriker
+from engine import fibs, gammon42, ladder, prostriker, replay
 from engine.fairplay import (
     FILTERS,
     MODES,
     FairPlayConfig,
     FairPlayFacts,
     Filter,
-    Reason,
     verdict,
 )
 from engine.gammon42 import CUBE_VALUES, cube_coefficient
+from engine.ladder import Decision, LadderState, LedgerChange, Policy, apply
 from engine.network import network_token
+from engine.player import Player, PlayerKey
 from engine.rating import display_rating, is_provisional, preview, rate
+from engine.reasons import LedgerKind, Outcome, Reason
+from engine.replay import Replay
 from engine.rounding import round_half_away
 from engine.rulesets import RULESET_KINDS, FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
 from engine.types import Game, PlayerState, Preview, RatingChange, SideChange
+from engine.windows import Windows
 
 __all__ = [
     "CUBE_VALUES",
+    "Decision",
     "FILTERS",
     "MODES",
     "RULESET_KINDS",
@@ -34,22 +41,34 @@ __all__ = [
     "Filter",
     "Gammon42Rules",
     "Game",
+    "LadderState",
+    "LedgerChange",
+    "LedgerKind",
+    "Outcome",
+    "Player",
+    "PlayerKey",
+    "Policy",
     "PlayerState",
     "Preview",
     "ProStrikerRules",
     "RatingChange",
     "Reason",
+    "Replay",
     "Ruleset",
     "SideChange",
+    "Windows",
+    "apply",
     "cube_coefficient",
     "display_rating",
     "fibs",
     "gammon42",
     "is_provisional",
+    "ladder",
     "network_token",
     "preview",
     "prostriker",
     "rate",
+    "replay",
     "round_half_away",
     "verdict",
 ]

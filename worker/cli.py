@@ -24,10 +24,15 @@ from worker.config import ConfigError
 from worker.settings import Settings, SettingsError
 
 # Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
-COMMAND_MODULES: tuple[str, ...] = ("worker.cli_deploy", "worker.cli_read", "worker.cli_ops")
+COMMAND_MODULES: tuple[str, ...] = (
+    "worker.cli_deploy",
+    "worker.cli_read",
+    "worker.cli_ops",
+    "worker.cli_verify",
+)
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
-    {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve"}
+    {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
 )
 EXIT_FAILED = 1
 EXIT_USAGE = 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from engine import RULESET_KINDS, FairPlayConfig, Ruleset
+from engine import RULESET_KINDS, FairPlayConfig, Policy, Ruleset
 
 DEFAULT_CONFIG = "defaults/ladders.toml"
 LADDER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -64,13 +65,21 @@ class LadderConfig:
 
     def rules_at(self, when: datetime) -> Ruleset:
         """The parameters in force at ``when`` (the first version for anything earlier)."""
-        starts = [v.effective_from for v in self.versions]
-        index = bisect.bisect_right(starts, when) - 1
+        index = bisect.bisect_right(self._starts, when) - 1
         return self.versions[max(index, 0)].rules
+
+    @functools.cached_property
+    def _starts(self) -> list[datetime]:
+        return [v.effective_from for v in self.versions]
 
     @property
     def current(self) -> Ruleset:
         return self.rules_at(datetime.now(UTC))
+
+    @property
+    def policy(self) -> Policy:
+        """The ladder's switches as the engine's ladder rules read them."""
+        return Policy(self.fairplay, self.linking, self.boosted_board, self.public_board)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 - ``players``: each player's current state per ladder (the Redis projection's source).
 - ``events``: one audit row per accepted event: its outcome, the reason when unrated, the
-  ruleset version used and the game's facts (raw IP addresses are never stored).
+  ruleset version used, the game's facts, the normalised payload (raw IP addresses are never
+  stored: the network token stands in) and its digest, and ``seq``, the order of scoring.
 - ``rating_changes``: the ledger, one row per change of a player's rating (game, prize,
   link adoption): before, after, delta, K. Per player, each ``before`` equals the previous
   ``after``.
@@ -97,8 +98,12 @@ events = Table(
     Column("coefficient", Float(53), nullable=True),
     Column("match_length", Integer, nullable=True),
     Column("payload", Json, nullable=False),
+    Column("digest", String(64), nullable=True),  # SHA-256 of the normalised payload
+    # The scoring order: on PostgreSQL numbered as rows are written (SQLite uses its rowid).
+    Column("seq", BigInteger, nullable=True),
     Index("events_winner_window", "ladder", "winner_id", "ended_at"),
     Index("events_loser_window", "ladder", "loser_id", "ended_at"),
+    Index("events_scoring_order", "ladder", "seq"),
 )
 
 rating_changes = Table(

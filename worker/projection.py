@@ -25,11 +25,11 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 from redis.commands.core import Script
 
-from engine import FibsRules, PlayerState, is_provisional
-from engine import fibs as fibs_rules
+from engine import Player, PlayerState, is_provisional
+from engine.ladder import on_public_board
 from worker import keys
 from worker.config import RulesVersion
-from worker.store import PLAYER_COLUMNS, PlayerRecord
+from worker.store import PLAYER_COLUMNS
 
 if TYPE_CHECKING:
     from worker.config import Config, LadderConfig
@@ -37,19 +37,12 @@ if TYPE_CHECKING:
 CHUNK = 256  # players per script call: keeps each call short while Redis is blocked by it
 
 
-def is_public(ladder_config: LadderConfig, record: PlayerRecord) -> bool:
-    """On the public list: a listed player who meets the ruleset's eligibility rule."""
-    if not ladder_config.public_board or not record.listed or record.linked_to:
-        return False
-    rules = ladder_config.current
-    if isinstance(rules, FibsRules):
-        return fibs_rules.is_public_eligible(
-            record.email_verified, record.display_name_chosen, record.experience, rules
-        )
-    return True
+def is_public(ladder_config: LadderConfig, record: Player) -> bool:
+    """On the public list (the engine's rule, under the ruleset in force now)."""
+    return on_public_board(record, ladder_config.current, ladder_config.policy)
 
 
-def card(ladder_config: LadderConfig, record: PlayerRecord) -> dict[str, str]:
+def card(ladder_config: LadderConfig, record: Player) -> dict[str, str]:
     """The player hash: ``ladder:{L}:player:<id>``."""
     state = PlayerState(record.rating, record.rated_games, record.experience)
     fields = {
@@ -195,12 +188,12 @@ class Rows:
             fields += ["last_game_at", self.iso(last_game_at)]
         if linked:
             fields += ["linked_to", linked]
-        on_board = 1 if listed and not linked else 0
+        on_board = 1 if listed and not linked else 0  # as engine.ladder.on_rating_board
         public = 0
         if on_board and self.config.public_board:
             found = self._public.get((email, name, experience))
             if found is None:
-                record = PlayerRecord(*r)
+                record = Player(*r)
                 found = 1 if is_public(self.config, record) else 0
                 self._public[(email, name, experience)] = found
             public = found
@@ -208,7 +201,7 @@ class Rows:
         return [pid, str(version), on_board, shown, public, on_boosted, fields]
 
 
-def as_row(record: PlayerRecord) -> PlayerRow:
+def as_row(record: Player) -> PlayerRow:
     return (record.ladder, record.player_id, *(getattr(record, c) for c in PLAYER_COLUMNS))
 
 
@@ -239,9 +232,9 @@ class Projection:
         self.redis = redis
         self._script = redis.register_script(WRITE)
 
-    def write(self, records: Iterable[PlayerRecord], config: Config) -> None:
+    def write(self, records: Iterable[Player], config: Config) -> None:
         """Project these players (newer versions only), one script call per ladder chunk."""
-        by_ladder: dict[str, list[PlayerRecord]] = {}
+        by_ladder: dict[str, list[Player]] = {}
         for record in records:
             by_ladder.setdefault(record.ladder, []).append(record)
         calls: list[tuple[str, list[list[Any]]]] = []

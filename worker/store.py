@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -25,39 +25,8 @@ from sqlalchemy import and_, bindparam, or_, select, tuple_, update
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection
 
+from engine import Player, PlayerKey
 from worker.db import events, links, players, rating_changes, tournaments
-
-PlayerKey = tuple[str, str]  # (ladder, player_id)
-
-
-@dataclass
-class PlayerRecord:
-    """A player's row, mutated in memory by the service and written back once per batch."""
-
-    ladder: str
-    player_id: str
-    rating: float
-    rated_games: int = 0
-    experience: int = 0
-    listed: bool = False
-    boosted_points: int = 0
-    email_verified: bool = False
-    display_name_chosen: bool = False
-    linked_to: str | None = None
-    version: int = 0
-    last_game_at: datetime | None = None
-    updated_at: datetime | None = None
-    dirty: bool = field(default=False, compare=False)
-
-    @property
-    def key(self) -> PlayerKey:
-        return (self.ladder, self.player_id)
-
-    def changed(self, at: datetime) -> None:
-        self.version += 1
-        self.updated_at = at
-        self.dirty = True
-
 
 PLAYER_COLUMNS = (
     "rating",
@@ -86,9 +55,10 @@ PLAYER_TYPES = (  # PostgreSQL types of PLAYER_COLUMNS
     "timestamptz",
 )
 # A players row as the store, the projection and rebuild read it: ladder, player_id, then
-# PLAYER_COLUMNS in order (``PlayerRecord(*row)``).
+# PLAYER_COLUMNS in order (``Player(*row)``).
 PLAYER_ROW = (players.c.ladder, players.c.player_id, *(players.c[c] for c in PLAYER_COLUMNS))
-AUDIT_COLUMNS = tuple(c.name for c in events.columns)
+# ``seq`` (the scoring order) is the store's own: PostgreSQL numbers rows as they are written.
+AUDIT_COLUMNS = tuple(c.name for c in events.columns if c.name != "seq")
 LEDGER_COLUMNS = tuple(c.name for c in rating_changes.columns if c.name != "id")
 
 
@@ -116,9 +86,9 @@ def _pg(conn: Connection) -> bool:
     return conn.dialect.name == "postgresql"
 
 
-def _record(row: Sequence[Any]) -> PlayerRecord:
+def _record(row: Sequence[Any]) -> Player:
     """A row of ``ladder, player_id, *PLAYER_COLUMNS`` (in that order)."""
-    return PlayerRecord(*row)
+    return Player(*row)
 
 
 def chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
@@ -152,8 +122,8 @@ SELECT {_SELECT_PLAYER} FROM {_KEYS} AS k(ladder, player_id) CROSS JOIN LATERAL 
   SELECT * FROM players WHERE ladder = k.ladder AND player_id = k.player_id OFFSET 0) AS p
 """
 _PG_EXISTING_EVENTS = f"""
-SELECT e.ladder, e.event_id FROM {_KEYS} AS k(ladder, event_id) CROSS JOIN LATERAL (
-  SELECT ladder, event_id FROM events
+SELECT e.ladder, e.event_id, e.digest FROM {_KEYS} AS k(ladder, event_id) CROSS JOIN LATERAL (
+  SELECT ladder, event_id, digest FROM events
   WHERE ladder = k.ladder AND event_id = k.event_id OFFSET 0) AS e
 """
 _PG_LINKS_SIDE = f"""
@@ -199,7 +169,7 @@ _PG_WRITE_PLAYERS = (
 
 def claim_players(
     conn: Connection, starts: dict[PlayerKey, float], now: datetime
-) -> dict[PlayerKey, PlayerRecord]:
+) -> dict[PlayerKey, Player]:
     """Create the missing players and lock every one of them, in sorted key order.
 
     ``starts`` holds every player the batch touches with the rating a new row starts at.
@@ -227,12 +197,12 @@ def claim_players(
     return load_players(conn, starts)
 
 
-def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey, PlayerRecord]:
+def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey, Player]:
     """Read player rows without locking (for read-only projection rebuilds)."""
     if _pg(conn):
         rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, _split(keys))
         return {(r[0], r[1]): _record(r) for r in rows}
-    found: dict[PlayerKey, PlayerRecord] = {}
+    found: dict[PlayerKey, Player] = {}
     for part in chunks(sorted(set(keys))):
         query = select(*PLAYER_ROW).where(
             tuple_(players.c.ladder, players.c.player_id).in_(list(part))
@@ -243,15 +213,20 @@ def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey,
     return found
 
 
-def existing_events(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+def existing_events(
+    conn: Connection, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str | None]:
+    """The events already applied among ``keys``, with their payload digests (``None`` on
+    rows written before digests were stored)."""
     if _pg(conn):
-        return {(a, b) for a, b in conn.exec_driver_sql(_PG_EXISTING_EVENTS, _split(keys))}
-    seen: set[tuple[str, str]] = set()
+        rows = conn.exec_driver_sql(_PG_EXISTING_EVENTS, _split(keys))
+        return {(a, b): d for a, b, d in rows}
+    seen: dict[tuple[str, str], str | None] = {}
     for part in chunks(sorted(set(keys))):
-        query = select(events.c.ladder, events.c.event_id).where(
+        query = select(events.c.ladder, events.c.event_id, events.c.digest).where(
             tuple_(events.c.ladder, events.c.event_id).in_(list(part))
         )
-        seen.update((ladder, event_id) for ladder, event_id in conn.execute(query))
+        seen.update(((ladder, event_id), d) for ladder, event_id, d in conn.execute(query))
     return seen
 
 
@@ -330,7 +305,7 @@ def write_batch(
     conn: Connection,
     audit_rows: list[dict[str, Any]],
     change_rows: list[dict[str, Any]],
-    dirty: Iterable[PlayerRecord],
+    dirty: Iterable[Player],
     link_rows: list[dict[str, Any]],
     tournament_rows: list[dict[str, Any]],
 ) -> None:
@@ -368,7 +343,7 @@ def write_batch(
     conn.execute(statement, [_values(p, "b_ladder", "b_player_id") for p in dirty])
 
 
-def _values(record: PlayerRecord, ladder_key: str, id_key: str) -> dict[str, Any]:
+def _values(record: Player, ladder_key: str, id_key: str) -> dict[str, Any]:
     """A player's key (under the names given) and every stored column."""
     values = {ladder_key: record.ladder, id_key: record.player_id}
     values.update((c, getattr(record, c)) for c in PLAYER_COLUMNS)

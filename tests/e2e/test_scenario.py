@@ -200,7 +200,7 @@ def scenario(rng: random.Random) -> tuple[list[dict[str, Any] | str], set[str | 
         a, b = rng.sample(pp, 2)
         out.append(g(f"ps-late-{i}", "prostriker", a, b, NOW - timedelta(hours=15 - i)))
 
-    # duplicates (same id, even with other content) and invalid events, mixed in
+    # duplicates (same id, same content) and invalid events, mixed in
     for i in rng.sample(range(len(out)), 12):
         dup = dict(out[i]) if isinstance(out[i], dict) else out[i]
         out.insert(rng.randrange(i + 1, len(out) + 1), dup)

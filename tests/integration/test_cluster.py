@@ -186,7 +186,7 @@ def test_the_three_ladders_live_on_three_different_cluster_masters(cluster_runti
 @needs_redis_server
 def test_a_stale_write_is_ignored_on_the_cluster_too(cluster_runtime):
     """The version guard holds when the projection runs against a cluster."""
-    from worker.store import PlayerRecord
+    from engine import Player as PlayerRecord
 
     rt = cluster_runtime
     publish(rt, game("alice", "bob", event_id="g-1"), game("alice", "bob", event_id="g-2"))

@@ -62,9 +62,10 @@ def value(samples: dict[tuple[str, Any], float], name: str, **labels: str) -> fl
 
 def test_the_endpoint_counts_processed_events_by_outcome_and_reason(runtime, observed):
     """After a batch, the counters show each event's outcome and reason, and they keep moving."""
+    first = game("alice", "bob", event_id="g-1")
     publish(
         runtime,
-        game("alice", "bob", event_id="g-1"),
+        first,
         game("alice", "bob", event_id="g-2", mode="boosted"),
         game("alice", "bob", event_id="bad", cube=3),
     )
@@ -92,7 +93,7 @@ def test_the_endpoint_counts_processed_events_by_outcome_and_reason(runtime, obs
         value(after, "ladder_dead_letters"),
     )
 
-    publish(runtime, game("carol", "dave", event_id="g-3"), game("carol", "dave", event_id="g-1"))
+    publish(runtime, game("carol", "dave", event_id="g-3"), first)
     work(runtime, observed)
     later = scrape(observed)
     assert 2 == value(later, "ladder_events_total", ladder="gammon42", outcome="rated", reason="")
@@ -244,3 +245,19 @@ def test_ladder_serve_answers_metrics_and_healthz(runtime):
         assert "process_resident_memory_bytes" in shown
         up["ok"] = False
         assert 503 == client.get("/healthz").status_code
+
+
+def test_an_event_id_conflict_is_counted_under_its_reason(runtime, observed):
+    """SPEC 2.4 step 1: a reused id with other content is dead-lettered, and counted as such."""
+    first = game("alice", "bob", event_id="g-1")
+    publish(runtime, first)
+    work(runtime, observed)
+    publish(runtime, {**first, "cube": 2})
+    work(runtime, observed)
+    assert 1 == value(
+        scrape(observed),
+        "ladder_events_total",
+        ladder="gammon42",
+        outcome="dead_lettered",
+        reason="event_id_conflict",
+    )

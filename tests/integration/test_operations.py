@@ -321,7 +321,7 @@ def test_rebuild_swaps_atomically_and_keeps_the_version_guard(runtime, monkeypat
     monkeypatch.setattr(rebuild, "write_rows", spy)
     rebuild.rebuild(runtime.engine, runtime.redis, runtime.config.ladders["gammon42"])
     assert seen and all(n == seen[0] > 0 for n in seen)
-    from worker.store import PlayerRecord
+    from engine import Player as PlayerRecord
 
     version = int(card(runtime, "gammon42", "alice")["version"])
     stale = PlayerRecord("gammon42", "alice", rating=1.0, listed=True, version=version - 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from tests.conftest import drain, publish
@@ -44,13 +45,34 @@ def test_the_audit_row_records_version_and_the_ledger_both_sides_with_k(runtime)
 
 def test_a_duplicate_event_id_changes_nothing_and_succeeds(runtime):
     """SPEC 2.4 step 1: a duplicate event_id has no effect at all (idempotent)."""
-    publish(runtime, game("alice", "bob", event_id="g-1"))
+    first = game("alice", "bob", event_id="g-1")
+    publish(runtime, first)
     drain(runtime)
-    publish(runtime, game("alice", "bob", event_id="g-1"), game("bob", "alice", event_id="g-1"))
+    reordered = dict(reversed(list(first.items())))  # the same content, sent differently
+    publish(runtime, first, reordered, {**first, "mode": "ranked", "cube": 1})
     drain(runtime)
     assert {"alice": 1516.0, "bob": 1484.0} == board(runtime, "gammon42")
     assert 1 == len(audit(runtime))
     assert [] == runtime.dead_letters.list()
+
+
+def test_an_event_id_reused_with_other_content_is_dead_lettered_as_a_conflict(runtime, capfd):
+    """SPEC 2.4 step 1: 'The same event_id with a different content is not a duplicate but a
+    conflict: dead-lettered as event_id_conflict, never silently dropped.'"""
+    first = game("alice", "bob", event_id="g-1")
+    publish(runtime, first)
+    drain(runtime)
+    publish(runtime, {**first, "winner": {"player_id": "bob"}, "loser": {"player_id": "alice"}})
+    drain(runtime)
+    assert {"alice": 1516.0, "bob": 1484.0} == board(runtime, "gammon42")
+    assert 1 == len(audit(runtime))
+    (letter,) = runtime.dead_letters.list()
+    assert ("g-1", "event_id_conflict") == (letter.event_id, letter.reason)
+    (stored,) = audit(runtime)
+    assert stored["digest"] in letter.detail  # both payloads' digests are in the detail
+    assert 2 == len(set(re.findall(r"[0-9a-f]{64}", letter.detail)))
+    logged = capfd.readouterr()
+    assert "event_id_conflict" in logged.out + logged.err
 
 
 def test_invalid_events_are_dead_lettered_with_a_reason_and_the_rest_is_applied(runtime):
@@ -106,7 +128,7 @@ def test_a_redis_write_older_than_the_stored_version_is_ignored(runtime):
     """The projection is version-guarded: a slower worker's late write never rolls it back."""
     publish(runtime, game("alice", "bob", event_id="g-1"), game("alice", "bob", event_id="g-2"))
     drain(runtime)
-    from worker.store import PlayerRecord
+    from engine import Player as PlayerRecord
 
     stale = PlayerRecord("gammon42", "alice", rating=1516.0, rated_games=1, listed=True, version=1)
     runtime.projection.write([stale], runtime.config)
@@ -116,10 +138,11 @@ def test_a_redis_write_older_than_the_stored_version_is_ignored(runtime):
 
 def test_a_lost_redis_projection_is_rewritten_when_the_event_is_seen_again(runtime):
     """Commit done, Redis write lost: the retried event is a duplicate yet re-projects."""
-    publish(runtime, game("alice", "bob", event_id="g-1"))
+    first = game("alice", "bob", event_id="g-1")
+    publish(runtime, first)
     drain(runtime)
     runtime.redis.flushdb()
-    publish(runtime, game("alice", "bob", event_id="g-1"))
+    publish(runtime, first)
     drain(runtime)
     assert {"alice": 1516.0, "bob": 1484.0} == board(runtime, "gammon42")
 

@@ -1,7 +1,8 @@
-"""Sliding-window counts over ``ended_at`` for one batch: K by weekly volume, pair limits.
+"""Sliding-window counts over ``ended_at``: K by weekly volume (SPEC 2.1), pair limits (2.4).
 
-Loaded once per batch from the audit store, then updated in memory as the batch's events
-are scored in order, so no event needs a query of its own.
+Part of the ladder state: a worker loads the windows its batch needs from the audit store,
+a replay builds them from every event; both update them as events are scored in order, so no
+event needs a query of its own.
 """
 
 from __future__ import annotations

@@ -1,0 +1,538 @@
+"""The ladder rules above the rating formulas: one event applied to the ladder state.
+
+Sources: SPEC 2.1 (boosted points, tournament prizes, K by weekly volume), 2.3 (links: the
+account adopts the anonymous rating only if it has no rated games; histories are never
+added), 2.4 (duplicates, then the fair-play filters in order) and seeds 002-004.
+
+``apply`` takes one validated event (the engine's own event types, not the wire models),
+the ladder state it needs (players, links, settled tournaments, window counts, event ids
+already applied), the ruleset version in force and the ladder's policy, changes the state
+and returns a typed ``Decision``: outcome, reason, every ledger change, boosted points, link
+and prize effects. It does no I/O. A worker runs it on the state it loaded and locked for
+one batch; a replay (``engine.replay``) runs it on the state it rebuilt from the audit
+store, so the two derive the same numbers from the same events.
+
+An event without ``ended_at`` (tournament, link, player update) is placed in time by the
+moment it was processed (``processed_at``): the caller passes that moment as ``now``, and it
+chooses the ruleset version by ``when(event, now)``.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import ClassVar, Final
+
+from engine import fibs
+from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
+from engine.player import Player, PlayerKey
+from engine.rating import rate as rate_game
+from engine.reasons import LedgerKind, Outcome, Reason
+from engine.rulesets import FibsRules, Gammon42Rules, Ruleset
+from engine.types import Game, PlayerState
+from engine.windows import Windows
+
+__all__ = [
+    "RESULT_POINTS",
+    "Decision",
+    "Event",
+    "GameFinished",
+    "IdentityLinked",
+    "LadderState",
+    "LedgerChange",
+    "LinkEffect",
+    "Player",
+    "PlayerUpdated",
+    "Policy",
+    "Side",
+    "TournamentEffect",
+    "TournamentFinished",
+    "apply",
+    "named_ids",
+    "on_public_board",
+    "on_rating_board",
+    "when",
+    "window_hours",
+]
+
+# SPEC 2.1 decision: boosted points = result value (1/2/3) x cube, to the winner.
+RESULT_POINTS: Final[dict[str, int]] = {"single": 1, "gammon": 2, "backgammon": 3}
+
+
+# -- events ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One player of a game: the id as sent, and the fair-play facts about them."""
+
+    player_id: str
+    is_bot: bool = False
+    network: str | None = None  # opaque token (sent, or derived from an IP by the worker)
+
+
+@dataclass(frozen=True, slots=True)
+class GameFinished:
+    event_id: str
+    ladder: str
+    ended_at: datetime
+    mode: str  # "ranked" | "boosted" | "tournament"
+    winner: Side
+    loser: Side
+    cube: int = 1
+    match_length: int = 1
+    result: str = "single"
+    digest: str | None = None  # of the normalised payload: tells a duplicate from a conflict
+    type: ClassVar[str] = "game.finished"
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentFinished:
+    event_id: str
+    ladder: str
+    tournament_id: str
+    public: bool
+    podium: tuple[str, ...]
+    ended_at: datetime | None = None
+    digest: str | None = None
+    type: ClassVar[str] = "tournament.finished"
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityLinked:
+    event_id: str
+    ladder: str
+    anonymous_id: str
+    account_id: str
+    ended_at: datetime | None = None
+    digest: str | None = None
+    type: ClassVar[str] = "identity.linked"
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerUpdated:
+    event_id: str
+    ladder: str
+    player_id: str
+    email_verified: bool
+    display_name_chosen: bool
+    ended_at: datetime | None = None
+    digest: str | None = None
+    type: ClassVar[str] = "player.updated"
+
+
+Event = GameFinished | TournamentFinished | IdentityLinked | PlayerUpdated
+
+
+def when(event: Event, processed_at: datetime) -> datetime:
+    """The moment that chooses the ruleset version: ``ended_at``, else when it was processed."""
+    return event.ended_at if event.ended_at is not None else processed_at
+
+
+def named_ids(event: Event) -> Iterator[str]:
+    """The player ids the event names, as sent (before links are resolved)."""
+    match event:
+        case GameFinished():
+            yield event.winner.player_id
+            yield event.loser.player_id
+        case TournamentFinished():
+            yield from event.podium
+        case IdentityLinked():
+            yield event.anonymous_id
+            yield event.account_id
+        case PlayerUpdated():
+            yield event.player_id
+
+
+# -- the ladder's settings and state ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """The ladder's switches above the ruleset (its configuration file's ladder table)."""
+
+    fairplay: FairPlayConfig = FairPlayConfig()
+    linking: bool = True
+    boosted_board: bool = False
+    public_board: bool = False
+
+
+def window_hours(rules: Ruleset, policy: Policy) -> int:
+    """How far back before a game's ``ended_at`` its window counts reach."""
+    hours = policy.fairplay.pair_window_hours
+    if isinstance(rules, Gammon42Rules) and rules.heavy_volume:
+        hours = max(hours, rules.heavy_window_hours)
+    return hours
+
+
+@dataclass
+class LadderState:
+    """What ``apply`` reads and changes: a batch's share of the ladders, or a whole ladder.
+
+    ``seen`` maps the event ids already applied to their payload digest (``None`` when the
+    digest is unknown: then an equal id is taken as a duplicate). ``touched`` collects the
+    players the events named, for the projection.
+    """
+
+    players: dict[PlayerKey, Player] = field(default_factory=dict)
+    links: dict[str, dict[str, str]] = field(default_factory=dict)  # ladder -> {anon: account}
+    linked_accounts: dict[str, set[str]] = field(default_factory=dict)
+    settled: set[tuple[str, str]] = field(default_factory=set)
+    windows: Windows = field(default_factory=Windows)
+    seen: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    touched: set[PlayerKey] = field(default_factory=set)
+
+    def resolve(self, ladder: str, player_id: str) -> str:
+        return self.links.get(ladder, {}).get(player_id, player_id)
+
+    def player(self, ladder: str, player_id: str) -> Player:
+        self.touched.add((ladder, player_id))
+        return self.players[(ladder, player_id)]
+
+    def claim(self, ladder: str, player_id: str, start: float, at: datetime) -> None:
+        """A player the ladder has not seen starts at the ruleset's start rating."""
+        if (ladder, player_id) not in self.players:
+            self.players[(ladder, player_id)] = Player(ladder, player_id, start, updated_at=at)
+
+
+# -- the decision ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerChange:
+    """One ``rating_changes`` row: ``k`` is K (gammon42, prostriker) or the fibs multiplier."""
+
+    player_id: str
+    kind: LedgerKind
+    before: float
+    after: float
+    delta: float
+    k: float | None = None
+    expected: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkEffect:
+    anonymous_id: str
+    account_id: str
+    adopted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentEffect:
+    tournament_id: str
+    public: bool
+    prizes: tuple[tuple[str, int], ...] = ()  # (player id, prize), first place first
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What one event did: the audit row's facts, the ledger rows and the other effects."""
+
+    event_id: str
+    ladder: str
+    type: str
+    outcome: Outcome
+    reason: Reason | None = None
+    ruleset_version: str | None = None
+    mode: str | None = None
+    winner_id: str | None = None  # resolved ids; a link's account, a player update's player
+    loser_id: str | None = None  # a link's anonymous id
+    cube: int | None = None
+    coefficient: float | None = None
+    match_length: int | None = None
+    changes: tuple[LedgerChange, ...] = ()
+    boosted: tuple[tuple[str, int], ...] = ()  # (player id, points added)
+    link: LinkEffect | None = None
+    tournament: TournamentEffect | None = None
+    digests: tuple[str | None, str | None] = (None, None)  # event_id_conflict: stored, sent
+
+    @property
+    def recorded(self) -> bool:
+        """Whether the event gets an audit row (not a duplicate, not dead-lettered)."""
+        return self.outcome not in (Outcome.DUPLICATE, Outcome.DEAD_LETTERED)
+
+
+# -- applying one event ---------------------------------------------------------------------
+
+
+def apply(
+    event: Event, state: LadderState, rules: Ruleset, policy: Policy, now: datetime
+) -> Decision:
+    """Apply one event under ``rules`` (the version in force at ``when(event, now)``)."""
+    ladder = event.ladder
+    key = (ladder, event.event_id)
+    if key in state.seen:
+        stored = state.seen[key]
+        if stored is not None and event.digest is not None and stored != event.digest:
+            # SPEC 2.4 step 1: the same id with other content is a conflict, not a duplicate.
+            return Decision(
+                event.event_id,
+                ladder,
+                event.type,
+                Outcome.DEAD_LETTERED,
+                Reason.EVENT_ID_CONFLICT,
+                digests=(stored, event.digest),
+            )
+        for pid in named_ids(event):
+            state.player(ladder, state.resolve(ladder, pid))
+        return Decision(event.event_id, ladder, event.type, Outcome.DUPLICATE)
+    state.seen[key] = event.digest
+    for pid in named_ids(event):
+        # Every id an applied event names has a player (and so a card), even when the event
+        # is refused: the store and the boards hold the same players.
+        for named in (pid, state.resolve(ladder, pid)):
+            state.claim(ladder, named, rules.start, now)
+            state.touched.add((ladder, named))
+    match event:
+        case GameFinished():
+            return _game(event, state, rules, policy, now)
+        case TournamentFinished():
+            return _tournament(event, state, rules, now)
+        case IdentityLinked():
+            return _link(event, state, rules, policy, now)
+        case PlayerUpdated():
+            return _player_updated(event, state, rules, now)
+
+
+def _game(
+    event: GameFinished, state: LadderState, rules: Ruleset, policy: Policy, now: datetime
+) -> Decision:
+    ladder = event.ladder
+    winner_id = state.resolve(ladder, event.winner.player_id)
+    loser_id = state.resolve(ladder, event.loser.player_id)
+    winner = state.player(ladder, winner_id)
+    loser = state.player(ladder, loser_id)
+    fairplay = policy.fairplay
+    reason: Reason | None
+    if winner_id == loser_id:
+        reason = Reason.SELF_PLAY  # an anonymous id against the account it is linked to
+    else:
+        facts = FairPlayFacts(
+            mode=event.mode,
+            winner_is_bot=event.winner.is_bot,
+            loser_is_bot=event.loser.is_bot,
+            winner_network=event.winner.network,
+            loser_network=event.loser.network,
+            pair_rated_games=state.windows.rated_pair_games(
+                ladder, winner_id, loser_id, event.ended_at, fairplay.pair_window_hours
+            ),
+        )
+        found = verdict(facts, fairplay)
+        reason = None if found is None else Reason(found.value)
+    changes: tuple[LedgerChange, ...] = ()
+    boosted: tuple[tuple[str, int], ...] = ()
+    coefficient: float | None = None
+    if reason is None:
+        recent: dict[str, int] = {}
+        if isinstance(rules, Gammon42Rules):
+            # SPEC 2.1: K by the ranked games of the 7 days before ended_at, this one not counted.
+            for pid in (winner_id, loser_id):
+                recent[pid] = state.windows.ranked_games(
+                    ladder, pid, event.ended_at, rules.heavy_window_hours
+                )
+        change = rate_game(
+            rules,
+            _state(winner, recent.get(winner_id, 0)),
+            _state(loser, recent.get(loser_id, 0)),
+            Game(cube=event.cube, match_length=event.match_length),
+        )
+        coefficient = change.coefficient
+        made = []
+        for player, side in ((winner, change.winner), (loser, change.loser)):
+            made.append(_ledger(player, LedgerKind.GAME, side.after, side.k, side.expected))
+            player.rated_games += 1
+            player.experience += event.match_length
+            player.listed = True
+            player.last_game_at = event.ended_at
+            player.changed(now)
+        changes = tuple(made)
+        if event.mode == "ranked":  # the audit store's pair windows hold ranked games only
+            state.windows.add_rated_pair(ladder, winner_id, loser_id, event.ended_at)
+    elif event.mode == "boosted" and policy.boosted_board:
+        points = RESULT_POINTS[event.result] * event.cube
+        winner.boosted_points += points
+        winner.changed(now)
+        boosted = ((winner_id, points),)
+    if event.mode == "ranked":
+        state.windows.add_ranked(ladder, winner_id, event.ended_at)
+        state.windows.add_ranked(ladder, loser_id, event.ended_at)
+    return Decision(
+        event.event_id,
+        ladder,
+        event.type,
+        Outcome.RATED if reason is None else Outcome.UNRATED,
+        reason,
+        rules.version,
+        mode=event.mode,
+        winner_id=winner_id,
+        loser_id=loser_id,
+        cube=event.cube,
+        coefficient=coefficient,
+        match_length=event.match_length,
+        changes=changes,
+        boosted=boosted,
+    )
+
+
+def _tournament(
+    event: TournamentFinished, state: LadderState, rules: Ruleset, now: datetime
+) -> Decision:
+    def decided(
+        outcome: Outcome,
+        reason: Reason | None,
+        effect: TournamentEffect | None = None,
+        changes: tuple[LedgerChange, ...] = (),
+    ) -> Decision:
+        return Decision(
+            event.event_id,
+            event.ladder,
+            event.type,
+            outcome,
+            reason,
+            rules.version,
+            changes=changes,
+            tournament=effect,
+        )
+
+    key = (event.ladder, event.tournament_id)
+    if key in state.settled:  # SPEC 2.1: each tournament pays out at most once
+        return decided(Outcome.REFUSED, Reason.TOURNAMENT_ALREADY_SETTLED)
+    state.settled.add(key)
+    if not event.public:  # SPEC 2.1: private tournaments award nothing
+        return decided(
+            Outcome.APPLIED,
+            Reason.PRIVATE_TOURNAMENT,
+            TournamentEffect(event.tournament_id, public=False),
+        )
+    prizes = rules.prizes if isinstance(rules, Gammon42Rules) else ()
+    if not prizes:
+        return decided(
+            Outcome.APPLIED, Reason.NO_PRIZES, TournamentEffect(event.tournament_id, public=True)
+        )
+    paid = []
+    changes = []
+    for prize, pid in zip(prizes, event.podium, strict=False):
+        player = state.player(event.ladder, state.resolve(event.ladder, pid))
+        changes.append(_ledger(player, LedgerKind.PRIZE, player.rating + prize, None, None))
+        player.listed = True
+        player.changed(now)
+        paid.append((player.player_id, prize))
+    effect = TournamentEffect(event.tournament_id, public=True, prizes=tuple(paid))
+    return decided(Outcome.APPLIED, None, effect, tuple(changes))
+
+
+def _link(
+    event: IdentityLinked, state: LadderState, rules: Ruleset, policy: Policy, now: datetime
+) -> Decision:
+    ladder, anon_id, account_id = event.ladder, event.anonymous_id, event.account_id
+    links = state.links.setdefault(ladder, {})
+    accounts = state.linked_accounts.setdefault(ladder, set())
+
+    def decided(
+        outcome: Outcome,
+        reason: Reason,
+        changes: tuple[LedgerChange, ...] = (),
+        link: LinkEffect | None = None,
+    ) -> Decision:
+        return Decision(
+            event.event_id,
+            ladder,
+            event.type,
+            outcome,
+            reason,
+            rules.version,
+            winner_id=account_id,
+            loser_id=anon_id,
+            changes=changes,
+            link=link,
+        )
+
+    # SPEC 2.3: an anonymous id can be linked once, to one account; a second link of either
+    # side is refused and recorded.
+    if not policy.linking:
+        return decided(Outcome.REFUSED, Reason.LINKING_DISABLED)
+    if anon_id in links:
+        return decided(Outcome.REFUSED, Reason.ANONYMOUS_ALREADY_LINKED)
+    if account_id in accounts:
+        return decided(Outcome.REFUSED, Reason.ACCOUNT_ALREADY_LINKED)
+    if anon_id in accounts or account_id in links:
+        return decided(Outcome.REFUSED, Reason.LINKED_ID_REUSED)
+    anon = state.player(ladder, anon_id)
+    account = state.player(ladder, account_id)
+    adopted = account.rated_games == 0 and (anon.rated_games > 0 or anon.listed)
+    changes: tuple[LedgerChange, ...] = ()
+    if adopted:
+        # The account has no rated games: it takes over the anonymous rating and counts.
+        # Histories are never added (seed 004): nothing of the account's is summed in.
+        changes = (_ledger(account, LedgerKind.LINK, anon.rating, None, None),)
+        account.rated_games = anon.rated_games
+        account.experience = anon.experience
+        account.listed = anon.listed or account.listed
+        account.last_game_at = anon.last_game_at
+        account.boosted_points = max(account.boosted_points, anon.boosted_points)
+        account.changed(now)
+    anon.linked_to = account_id
+    anon.listed = False
+    anon.boosted_points = 0 if adopted else anon.boosted_points
+    anon.changed(now)
+    links[anon_id] = account_id
+    accounts.add(account_id)
+    reason = Reason.ADOPTED if adopted else Reason.ACCOUNT_KEPT
+    return decided(Outcome.APPLIED, reason, changes, LinkEffect(anon_id, account_id, adopted))
+
+
+def _player_updated(
+    event: PlayerUpdated, state: LadderState, rules: Ruleset, now: datetime
+) -> Decision:
+    player = state.player(event.ladder, state.resolve(event.ladder, event.player_id))
+    player.email_verified = event.email_verified
+    player.display_name_chosen = event.display_name_chosen
+    player.changed(now)
+    return Decision(
+        event.event_id,
+        event.ladder,
+        event.type,
+        Outcome.APPLIED,
+        None,
+        rules.version,
+        winner_id=player.player_id,
+    )
+
+
+def _ledger(
+    player: Player, kind: LedgerKind, after: float, k: float | None, expected: float | None
+) -> LedgerChange:
+    change = LedgerChange(
+        player.player_id, kind, player.rating, after, after - player.rating, k, expected
+    )
+    player.rating = after
+    return change
+
+
+def _state(player: Player, recent_ranked_games: int) -> PlayerState:
+    return PlayerState(
+        rating=player.rating,
+        rated_games=player.rated_games,
+        experience=player.experience,
+        recent_ranked_games=recent_ranked_games,
+    )
+
+
+# -- the boards a player belongs on (SPEC 4) ------------------------------------------------
+
+
+def on_rating_board(player: Player) -> bool:
+    """Every rated player, until linked to an account (the account carries on)."""
+    return player.listed and not player.linked_to
+
+
+def on_public_board(player: Player, rules: Ruleset, policy: Policy) -> bool:
+    """On the public list: on the rating board and eligible under the ruleset (SPEC 2.2:
+    fibs lists verified e-mail, chosen display name and experience >= 20)."""
+    if not policy.public_board or not on_rating_board(player):
+        return False
+    if isinstance(rules, FibsRules):
+        return fibs.is_public_eligible(
+            player.email_verified, player.display_name_chosen, player.experience, rules
+        )
+    return True

@@ -1,0 +1,42 @@
+"""A player's state on one ladder: what the ladder rules read and change, and what both
+adapters (the PostgreSQL store and the Redis projection) hold.
+
+The field order is the ``players`` table's column order, so a row builds a ``Player`` as
+``Player(*row)``.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+__all__ = ["Player", "PlayerKey"]
+
+PlayerKey = tuple[str, str]  # (ladder, player_id)
+
+
+@dataclass(slots=True)
+class Player:
+    """Rating, games, experience, boosted points, flags and link of one player id."""
+
+    ladder: str
+    player_id: str
+    rating: float
+    rated_games: int = 0
+    experience: int = 0  # fibs: total length of rated matches
+    listed: bool = False  # on the rating board (first rated game, prize or adoption)
+    boosted_points: int = 0
+    email_verified: bool = False  # fibs public-list inputs
+    display_name_chosen: bool = False
+    linked_to: str | None = None  # an anonymous id linked to this account id
+    version: int = 0  # bumped on every change: the projection applies only newer versions
+    last_game_at: datetime | None = None
+    updated_at: datetime | None = None
+    dirty: bool = field(default=False, compare=False)
+
+    @property
+    def key(self) -> PlayerKey:
+        return (self.ladder, self.player_id)
+
+    def changed(self, at: datetime) -> None:
+        self.version += 1
+        self.updated_at = at
+        self.dirty = True

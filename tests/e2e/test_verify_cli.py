@@ -1,0 +1,49 @@
+"""``ladder verify`` from the command line: summary, JSON, exit status 0 / 1 / 2."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import update
+
+from tests.e2e.test_cli import event
+from worker.db import make_engine, rating_changes
+
+
+def test_verify_agrees_then_reports_a_ledger_row_altered_by_hand(cli, database_url):
+    """Exit 0 when everything agrees; 1 with the altered row named by event id and player."""
+    cli.publish_with_redis_cli(
+        [event("v-1", "alice", "bob"), event("v-2", "bob", "carol"), event("v-3", "alice", "carol")]
+    )
+    cli.ladder("worker", "--burst")
+    shown = cli.ladder("verify")
+    assert "gammon42: 3 events, 6 ledger rows" in shown.stdout
+    assert shown.stdout.rstrip().endswith("everything agrees")
+    report = cli.ladder_json("verify", "gammon42")
+    assert {"events": 3, "mismatches": []} == {
+        k: report["ladders"]["gammon42"][k] for k in ("events", "mismatches")
+    }
+
+    engine = make_engine(database_url)
+    with engine.begin() as conn:
+        conn.execute(
+            update(rating_changes)
+            .where(rating_changes.c.event_id == "v-2", rating_changes.c.player_id == "carol")
+            .values(delta=-99.0)
+        )
+    engine.dispose()
+    failed = cli.ladder("verify", "gammon42", "--json", check=False)
+    assert 1 == failed.returncode
+    (mismatch,) = json.loads(failed.stdout)["ladders"]["gammon42"]["mismatches"]
+    assert {"event_id": "v-2", "player_id": "carol", "field": "delta", "stored": -99.0} == {
+        k: mismatch[k] for k in ("event_id", "player_id", "field", "stored")
+    }
+    text = cli.ladder("verify", "gammon42", check=False)
+    assert 1 == text.returncode and "event v-2 player carol delta: stored -99.0" in text.stdout
+
+
+def test_verify_of_an_unknown_ladder_exits_2_with_one_line(cli):
+    """A bad argument is a clear one-line error, exit status 2, no traceback."""
+    result = cli.ladder("verify", "chess", check=False)
+    assert 2 == result.returncode
+    assert "no ladder named 'chess'" in result.stderr and "Traceback" not in result.stderr

@@ -1,0 +1,106 @@
+"""The stored form of an event, and the one mapping from it to the engine's event types.
+
+What the audit row keeps of an event (``events.payload``) is the validated event, normalised
+(``casual`` is ``boosted``, defaults filled in), with each raw ``ip`` replaced by the network
+token it hashes to (SPEC 2.4 step 4: the address is never stored; the token is a keyed hash,
+and it is what the shared-network filter compared). The worker maps *that* payload to the
+engine's event, live and in a replay alike, so a replay sees exactly what the live path saw
+without the network key. The digest of the payload tells a duplicate (equal content) from an
+``event_id`` conflict (other content under the same id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any
+
+from engine import network_token
+from engine.ladder import (
+    Event,
+    GameFinished,
+    IdentityLinked,
+    PlayerUpdated,
+    Side,
+    TournamentFinished,
+)
+from schemas import Event as WireEvent
+
+SIDES = ("winner", "loser")
+
+
+def stored_payload(event: WireEvent, network_key: bytes) -> dict[str, Any]:
+    """The normalised event as stored: an ``ip`` becomes its ``network`` token."""
+    data: dict[str, Any] = event.model_dump(mode="json", exclude_none=True)  # never the ip
+    for side in SIDES:
+        ref = getattr(event, side, None)
+        if ref is not None and ref.network is None and ref.ip is not None:
+            token = network_token(str(ref.ip), network_key)  # None: loopback, link-local
+            if token is not None:
+                data[side]["network"] = token
+    return data
+
+
+def digest(payload: dict[str, Any]) -> str:
+    """SHA-256 of the payload's canonical JSON: equal content, equal digest."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def engine_event(payload: dict[str, Any], digest: str | None = None) -> Event:
+    """The engine's event for a stored payload (KeyError/ValueError if it is not one)."""
+    kind = payload["type"]
+    ended_at = _time(payload.get("ended_at"))
+    if kind == "game.finished":
+        assert ended_at is not None
+        return GameFinished(
+            payload["event_id"],
+            payload["ladder"],
+            ended_at,
+            payload["mode"],
+            _side(payload["winner"]),
+            _side(payload["loser"]),
+            payload.get("cube", 1),
+            payload.get("match_length", 1),
+            payload.get("result", "single"),
+            digest,
+        )
+    if kind == "tournament.finished":
+        return TournamentFinished(
+            payload["event_id"],
+            payload["ladder"],
+            payload["tournament_id"],
+            payload["public"],
+            tuple(payload["podium"]),
+            ended_at,
+            digest,
+        )
+    if kind == "identity.linked":
+        return IdentityLinked(
+            payload["event_id"],
+            payload["ladder"],
+            payload["anonymous_id"],
+            payload["account_id"],
+            ended_at,
+            digest,
+        )
+    if kind == "player.updated":
+        return PlayerUpdated(
+            payload["event_id"],
+            payload["ladder"],
+            payload["player_id"],
+            payload["email_verified"],
+            payload["display_name_chosen"],
+            ended_at,
+            digest,
+        )
+    raise ValueError(f"type: {kind!r} is not an event type")
+
+
+def _side(ref: dict[str, Any]) -> Side:
+    return Side(ref["player_id"], ref.get("is_bot", False), ref.get("network"))
+
+
+def _time(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
