@@ -104,8 +104,9 @@ class Metrics:
         return event_dict
 
     def collect_from(self, redis: Redis) -> None:
-        """Add the queue sizes, read from ``redis`` at every scrape."""
+        """Add the queue sizes, read from ``redis`` at every scrape, and the stores' state."""
         self.registry.register(QueueCollector(redis))
+        self.registry.register(StoreCollector())
 
 
 def install_log_observer(metrics: Metrics) -> None:
@@ -163,6 +164,26 @@ class QueueCollector(Collector):
             ("ladder_started_jobs", "Jobs being run by a worker now.", started),
             ("ladder_dead_letters", "Jobs in the failed registry (the dead-letter queue).", failed),
         ]
+
+
+# -- store availability, as this worker's batches find it --------------------------------
+
+
+class StoreCollector(Collector):
+    """``ladder_store_up{store}``: 0 while this worker holds a batch through that store's
+    outage (``worker.faults.outages``), 1 otherwise."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from worker.faults import outages
+
+        up = GaugeMetricFamily(
+            "ladder_store_up",
+            "0 while this worker's batches find the store unreachable, else 1.",
+            labels=["store"],
+        )
+        for store in outages.STORES:
+            up.add_metric([store], 1.0 if outages.up(store) else 0.0)
+        yield up
 
 
 class MeteredWorker(SimpleWorker):

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -99,15 +101,20 @@ def _port_free(port: int) -> bool:
 
 
 @pytest.fixture
-def private_postgres(tmp_path: Path) -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres(tmp_path / "pg")
-    server.start()
-    yield server
+def private_postgres() -> Iterator[PrivatePostgres]:
+    # not under pytest's tmp_path: its parents are closed to the postgres user
+    directory = Path(tempfile.mkdtemp(prefix="ladder-pg-"))
+    server = PrivatePostgres(directory)
     try:
-        server.thaw()
-    except (OSError, ValueError):
-        pass
-    server.stop()
+        server.start()
+        yield server
+    finally:
+        try:
+            server.thaw()
+        except (OSError, ValueError):
+            pass
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
