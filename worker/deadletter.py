@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from redis import Redis
 from rq import Queue, get_current_job
@@ -34,6 +34,8 @@ PROCESS_BATCH = "worker.jobs.process_batch"
 KEEP_FOREVER = -1  # RQ's ttl for "never expires"
 RETRIES_EXHAUSTED = "retries_exhausted"
 TRACEBACK_CHARS = 20000
+PAYLOAD_BYTES = 65536  # a dead letter keeps at most this much of a payload, plus its digest
+PAGE_CHUNK = 500
 
 
 class AmbiguousReference(LookupError):
@@ -117,7 +119,12 @@ class DeadLetters:
         attempts: int | None = None,
     ) -> str:
         payload = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-        guessed = _guess_meta(payload)
+        guessed = _guess_meta(payload) if len(payload) <= PAYLOAD_BYTES else {}
+        data = payload.encode("utf-8", "surrogatepass")
+        kept: dict[str, Any] = {}
+        if len(data) > PAYLOAD_BYTES:  # oversized: its head and what identifies it
+            kept = {"payload_bytes": len(data), "payload_sha256": hashlib.sha256(data).hexdigest()}
+            payload = data[:PAYLOAD_BYTES].decode("utf-8", "ignore")
         if attempts is None:
             attempts = _attempts_of_current_batch() if error.reason == RETRIES_EXHAUSTED else 1
         job = Job.create(
@@ -137,6 +144,7 @@ class DeadLetters:
                 "attempts": attempts,
                 # RQ 3 keeps a registry entry's exc_string only in results; keep ours here.
                 "traceback": (traceback or str(error))[-TRACEBACK_CHARS:],
+                **kept,
             },
         )
         job.ended_at = datetime.now(UTC)
@@ -144,6 +152,9 @@ class DeadLetters:
             job.save(pipeline=pipe)  # with its meta; the registry's own save leaves meta out
             job.set_status(JobStatus.FAILED, pipeline=pipe)
             self.registry.add(job, ttl=self.ttl, exc_string=traceback or str(error), pipeline=pipe)
+            event_id = job.meta.get("event_id")
+            if isinstance(event_id, str):
+                pipe.sadd(_by_event(event_id), job.id)
             pipe.execute()
         return job.id
 
@@ -158,6 +169,39 @@ class DeadLetters:
                 if where is None or where.matches(letter, now):
                     letters.append(letter)
         return letters
+
+    def page(
+        self,
+        where: Filter | None = None,
+        offset: int = 0,
+        limit: int = 100,
+        now: datetime | None = None,
+    ) -> builtins.list[DeadLetter]:
+        """Up to ``limit`` dead letters matching ``where``, oldest first, after skipping
+        ``offset`` of them: read from the registry a chunk at a time, never all at once."""
+        now = now or datetime.now(UTC)
+        found: builtins.list[DeadLetter] = []
+        skipped = 0
+        start = 0
+        while len(found) < limit:
+            chunk = self.redis.zrange(self.registry.key, start, start + PAGE_CHUNK - 1)
+            ids = [i.decode() for i in cast(builtins.list[bytes], chunk)]
+            if not ids:
+                break
+            start += len(ids)
+            for job in Job.fetch_many(ids, connection=self.redis):
+                if job is None:
+                    continue
+                letter = self._letter(job)
+                if where is not None and not where.matches(letter, now):
+                    continue
+                if skipped < offset:
+                    skipped += 1
+                    continue
+                found.append(letter)
+                if len(found) == limit:
+                    break
+        return found
 
     def count(self) -> int:
         return int(self.registry.count)
@@ -179,7 +223,8 @@ class DeadLetters:
         """
         if reference in self.registry:
             return reference
-        ids = [letter.id for letter in self.list() if letter.event_id == reference]
+        members = cast(set[bytes], self.redis.smembers(_by_event(reference)))
+        ids = sorted(i.decode() for i in members if i.decode() in self.registry)
         if len(ids) > 1:
             raise AmbiguousReference(reference, ids)
         return ids[0] if ids else None
@@ -219,9 +264,12 @@ class DeadLetters:
                 self.registry.remove(job_id)
                 deleted.append(job_id)
                 continue
+            event_id = (job.meta or {}).get("event_id")
             with self.redis.pipeline() as pipe:
                 self.registry.remove(job, pipeline=pipe)
                 job.delete(pipeline=pipe)
+                if isinstance(event_id, str):
+                    pipe.srem(_by_event(event_id), job_id)
                 pipe.execute()
             deleted.append(job_id)
         return deleted
@@ -242,6 +290,11 @@ class DeadLetters:
             attempts=int(meta.get("attempts", 1)),
             payload=payload if isinstance(payload, str) else json.dumps(payload),
         )
+
+
+def _by_event(event_id: str) -> str:
+    """Set of the dead-letter ids of one event id: ``show`` finds them without a scan."""
+    return f"ladder:dlq:event:{event_id}"
 
 
 def _traceback(job: Job) -> str:

@@ -24,6 +24,7 @@ import pytest
 from redis import Redis
 from rq import Queue
 from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 
 from tests.conftest import record_figure
 from tests.e2e.conftest import LADDER, Cli
@@ -43,14 +44,22 @@ def _env(database_url: str, redis_url: str, **extra: str) -> dict[str, str]:
 
 
 def _spawn(env: dict[str, str], *args: str, log: Path | None = None) -> subprocess.Popen[bytes]:
-    out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115 - the child keeps it
-    return subprocess.Popen(
-        [LADDER, "--log-level", "WARNING", "worker", *args],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=out,
-        start_new_session=True,
-    )
+    if log is None:
+        return subprocess.Popen(
+            [LADDER, "--log-level", "WARNING", "worker", *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    with open(log, "ab") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(
+            [LADDER, "--log-level", "WARNING", "worker", *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            start_new_session=True,
+        )
 
 
 def _wait(condition: Callable[[], bool], timeout: float, step: float = 0.25) -> float:
@@ -64,7 +73,7 @@ def _wait(condition: Callable[[], bool], timeout: float, step: float = 0.25) -> 
 
 
 def _audited(database_url: str) -> Callable[[], int]:
-    engine = create_engine(database_url)
+    engine = create_engine(database_url, poolclass=NullPool, connect_args={"connect_timeout": 3})
 
     def count() -> int:
         try:
@@ -160,12 +169,13 @@ def run_postgresql_outage(private_postgres, redis_url, tmp_path, *, outage_secon
     lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     lost = [x for x in lines if x.get("event") == "store_unavailable"]
     tracebacks = log.read_text().count("Traceback")
+    kinds = sorted({str(x.get("event")) for x in lines})
     assert 1 <= len(lost) <= 2, "one warning per worker when it loses PostgreSQL"
     assert resumed < 30, f"processing resumed {resumed:.1f} s after PostgreSQL returned"
     record_figure(
         f"postgresql stopped {outage:.0f} s under load: {figures}, 0 dead letters, "
         f"resumed {resumed:.1f} s after the restart, drained {drained:.1f} s later, "
-        f"{len(lines)} log lines, {tracebacks} tracebacks"
+        f"{len(lines)} log lines ({', '.join(kinds)}), {tracebacks} tracebacks"
     )
 
 
