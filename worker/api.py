@@ -96,7 +96,7 @@ def create_app(config: Config, redis: reader.Client, engine: Engine) -> ASGIApp:
 # Requests that read PostgreSQL run on threads of their own, each answered within
 # POSTGRESQL_SECONDS: a hung PostgreSQL holds those threads, never the ones serving Redis.
 POSTGRESQL_THREADS = 8
-POSTGRESQL_SECONDS = 5.0
+POSTGRESQL_SECONDS = 4.0  # so the 503 is out within 5 s
 
 
 class StoreUnavailable(Exception):

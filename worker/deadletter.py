@@ -177,7 +177,8 @@ class DeadLetters:
         limit: int = 100,
         now: datetime | None = None,
     ) -> builtins.list[DeadLetter]:
-        """Up to ``limit`` dead letters matching ``where``, oldest first, after skipping
+        """Up to ``limit`` dead letters matching ``where``, in the registry's order (by
+        expiry: oldest first to the second, then by id), after skipping
         ``offset`` of them: read from the registry a chunk at a time, never all at once."""
         now = now or datetime.now(UTC)
         found: builtins.list[DeadLetter] = []

@@ -40,7 +40,12 @@ PROCESS_BATCH = "worker.jobs.process_batch"
 
 def _env(database_url: str, redis_url: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
-    return env | {"REDIS_URL": redis_url, "DATABASE_URL": database_url, **extra}
+    return env | {
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": database_url,
+        "LADDER_METRICS_PORT": "0",
+        **extra,
+    }
 
 
 def _spawn(env: dict[str, str], *args: str, log: Path | None = None) -> subprocess.Popen[bytes]:
@@ -209,7 +214,7 @@ def test_poison_events_are_dead_lettered_alone_and_valid_neighbours_applied_in_s
     batch = [*valid[:10], year_one, *valid[10:20], huge, *valid[20:]]
     redis = Redis.from_url(redis_url)
     publish(redis, batch)
-    worker = _spawn(cli.env)
+    worker = _spawn({**cli.env, "LADDER_METRICS_PORT": "0"})
     audited = _audited(database_url)
     try:
         seconds = _wait(lambda: audited() >= len(valid), 30)
@@ -290,13 +295,16 @@ def test_a_redis_restart_with_a_dead_workers_scheduler_lock_still_runs_retries(
     record_figure(f"redis restart with a stale scheduler lock: retry ran in {seconds:.1f} s")
 
 
-@pytest.mark.parametrize("point", ["inbox.after_claim", "service.after_commit"])
+@pytest.mark.parametrize(
+    "point",
+    [pytest.param("inbox.after_claim", marks=pytest.mark.soak), "service.after_commit"],
+)
 def test_a_worker_killed_mid_batch_has_its_work_applied_within_60_s(
     cli, database_url, redis_url, point
 ):
     """ "Recovery within 60 s of a SIGKILL at any point ... whatever LADDER_JOB_TIMEOUT is:
     detect the dead worker from its heartbeat, not from the job's expiry.\""""
-    env = {**cli.env, "LADDER_JOB_TIMEOUT": "600"}
+    env = {**cli.env, "LADDER_JOB_TIMEOUT": "600", "LADDER_METRICS_PORT": "0"}
     redis = Redis.from_url(redis_url)
     publish(redis, [game("k1", "k2", event_id="killed")])
     first = _spawn({**env, "LADDER_FAILPOINTS": f"{point}=1"})
@@ -352,7 +360,7 @@ def test_serve_answers_503_within_5_s_while_postgresql_is_frozen(private_postgre
         kill_group(server, signal.SIGTERM)
     assert [503] * 3 == [status for status, _, _ in slow]
     assert all(body["store"] == "postgresql" for _, body, _ in slow)
-    assert max(seconds for _, _, seconds in slow) < 5.5
+    assert max(seconds for _, _, seconds in slow) < 5.0
     assert [200] * 20 == [status for status, _, _ in top]
     assert max(seconds for _, _, seconds in top) < 1.0
     record_figure(
