@@ -185,7 +185,7 @@ def run_postgresql_outage(private_postgres, redis_url, tmp_path, *, outage_secon
 
 
 def test_postgresql_stopped_under_load_dead_letters_nothing(private_postgres, redis_url, tmp_path):
-    """ "A transient failure never dead-letters an event ... processing resumes by itself
+    """Promised: "A transient failure never dead-letters an event ... processing resumes by itself
     within 30 s of the store's return." (20 s outage; the soak variant outlasts the old
     retry budget of 1+5+15+60+300 s.)"""
     run_postgresql_outage(private_postgres, redis_url, tmp_path, outage_seconds=20)
@@ -204,7 +204,7 @@ def test_postgresql_stopped_longer_than_the_old_retry_budget_dead_letters_nothin
 def test_poison_events_are_dead_lettered_alone_and_valid_neighbours_applied_in_seconds(
     cli, database_url, redis_url
 ):
-    """ "A poison event is isolated, not retried with its neighbours": a year-0001 game and
+    """Promised: "A poison event is isolated, not retried with its neighbours": a year-0001 game and
     a 10 MB payload among 35 valid events; the valid ones are applied within seconds,
     whether the poison is refused at validation or split out of its batch."""
     valid = [game(f"p{i}", f"q{i}", event_id=f"ok-{i}") for i in range(35)]
@@ -237,12 +237,25 @@ def _schedule_retry(redis: Redis, event: dict[str, Any]) -> None:
     )
 
 
+def _retry_runs(redis: Redis, env: dict[str, str], database_url: str, since: float) -> float:
+    """Start a worker, schedule a retry; seconds from ``since`` until it was applied."""
+    worker = _spawn(env)
+    audited = _audited(database_url)
+    try:
+        _schedule_retry(redis, game("r1", "r2", event_id="retried"))
+        _wait(lambda: audited() == 1, 60)
+        return time.monotonic() - since
+    finally:
+        kill_group(worker, signal.SIGTERM)
+        redis.close()
+
+
 def test_kill_9_leaves_no_process_a_free_metrics_port_and_retries_still_run(
     cli, database_url, redis_url
 ):
-    """ "A worker leaves no orphan and its scheduler never silently dies ... A test kill -9s a
-    worker and finds no process of it left, the metrics port free, and a scheduled retry run
-    within 60 s.\""""
+    """Promised: "A worker leaves no orphan and its scheduler never silently dies": after a
+    kill -9 no process of the worker is left, its metrics port is free, and a scheduled retry
+    runs within 60 s."""
     port = free_port()
     env = {**cli.env, "LADDER_METRICS_PORT": str(port)}
     redis = Redis.from_url(redis_url)
@@ -251,17 +264,9 @@ def test_kill_9_leaves_no_process_a_free_metrics_port_and_retries_still_run(
     os.kill(first.pid, signal.SIGKILL)
     first.wait(timeout=10)
     killed = time.monotonic()
-    second = _spawn({**cli.env, "LADDER_METRICS_PORT": "0"})
-    audited = _audited(database_url)
-    try:
-        assert [] == _session_processes(first.pid), "the killed worker left a process behind"
-        assert _port_free(port), "the killed worker's metrics port is still held"
-        _schedule_retry(redis, game("r1", "r2", event_id="retried"))
-        _wait(lambda: audited() == 1, 60)
-        seconds = time.monotonic() - killed
-    finally:
-        kill_group(second, signal.SIGTERM)
-        redis.close()
+    assert [] == _session_processes(first.pid), "the killed worker left a process behind"
+    assert _port_free(port), "the killed worker's metrics port is still held"
+    seconds = _retry_runs(redis, {**cli.env, "LADDER_METRICS_PORT": "0"}, database_url, killed)
     assert seconds < 60
     record_figure(f"kill -9 of the scheduling worker: a retry ran {seconds:.1f} s after it")
 
@@ -269,8 +274,8 @@ def test_kill_9_leaves_no_process_a_free_metrics_port_and_retries_still_run(
 def test_a_redis_restart_with_a_dead_workers_scheduler_lock_still_runs_retries(
     database_url, private_redis
 ):
-    """ "A dead or lost scheduler is replaced by a live worker within 60 s, including after a
-    Redis restart that restored a stale lock.\""""
+    """Promised: "A dead or lost scheduler is replaced by a live worker within 60 s,
+    including after a Redis restart that restored a stale lock.\""""
     env = _env(database_url, private_redis.url)
     Cli(env).ladder("migrate")
     redis = Redis.from_url(private_redis.url)
@@ -282,16 +287,7 @@ def test_a_redis_restart_with_a_dead_workers_scheduler_lock_still_runs_retries(
     redis.close()
     redis = Redis.from_url(private_redis.url)
     assert redis.get(keys.SCHEDULER_LOCK) is not None, "the restart did not restore the lock"
-    restarted = time.monotonic()
-    second = _spawn(env)
-    audited = _audited(database_url)
-    try:
-        _schedule_retry(redis, game("s1", "s2", event_id="after-restart"))
-        _wait(lambda: audited() == 1, 60)
-        seconds = time.monotonic() - restarted
-    finally:
-        kill_group(second, signal.SIGTERM)
-        redis.close()
+    seconds = _retry_runs(redis, env, database_url, time.monotonic())
     record_figure(f"redis restart with a stale scheduler lock: retry ran in {seconds:.1f} s")
 
 
@@ -302,7 +298,7 @@ def test_a_redis_restart_with_a_dead_workers_scheduler_lock_still_runs_retries(
 def test_a_worker_killed_mid_batch_has_its_work_applied_within_60_s(
     cli, database_url, redis_url, point
 ):
-    """ "Recovery within 60 s of a SIGKILL at any point ... whatever LADDER_JOB_TIMEOUT is:
+    """Promised: "Recovery within 60 s of a SIGKILL at any point ... whatever LADDER_JOB_TIMEOUT is:
     detect the dead worker from its heartbeat, not from the job's expiry.\""""
     env = {**cli.env, "LADDER_JOB_TIMEOUT": "600", "LADDER_METRICS_PORT": "0"}
     redis = Redis.from_url(redis_url)
@@ -335,7 +331,7 @@ def _get(url: str) -> tuple[int, dict[str, Any], float]:
 
 
 def test_serve_answers_503_within_5_s_while_postgresql_is_frozen(private_postgres, redis_url):
-    """ "PostgreSQL-backed endpoints answer 503 within 5 s when PostgreSQL is down or hung
+    """Promised: "PostgreSQL-backed endpoints answer 503 within 5 s when PostgreSQL is down or hung
     ..., and Redis-only endpoints keep answering while PostgreSQL is hung ... The 503 body
     names the store that is unavailable.\""""
     env = _env(private_postgres.url, redis_url)

@@ -19,7 +19,7 @@ def _add(rt, event_id: str, reason: str = "invalid_cube", ladder_name: str = "ga
 
 
 def test_dlq_list_shows_a_page_oldest_first_and_offset_goes_on(runtime, capsys):
-    """ "dlq list pages": --limit and --offset."""
+    """Promised: "dlq list pages": --limit and --offset."""
     for i in range(7):
         _add(runtime, f"e-{i}")
     first = ladder_json(runtime, capsys, "dlq", "list", "--limit", "3")
@@ -48,7 +48,7 @@ def test_a_page_reads_the_registry_a_chunk_at_a_time(runtime, monkeypatch):
 
 
 def test_dlq_show_finds_an_event_id_through_the_index_not_a_scan(runtime, capsys, monkeypatch):
-    """ "dlq show <event_id> finds one entry without reading all.\""""
+    """Promised: "dlq show <event_id> finds one entry without reading all.\""""
     for i in range(5):
         _add(runtime, f"e-{i}")
 
@@ -69,7 +69,7 @@ def test_a_discarded_dead_letter_leaves_the_event_id_index(runtime):
 
 
 def test_an_oversized_payload_keeps_its_first_64_kib_and_a_digest(runtime):
-    """ "A dead letter of an oversized payload stores at most the first 64 KiB plus a
+    """Promised: "A dead letter of an oversized payload stores at most the first 64 KiB plus a
     digest.\""""
     raw = json.dumps({"event_id": "huge", "padding": "x" * 1_000_000})
     letter_id = runtime.dead_letters.add(raw, InvalidEvent("too_large", "1 MB"))
@@ -83,7 +83,7 @@ def test_an_oversized_payload_keeps_its_first_64_kib_and_a_digest(runtime):
 
 
 def test_dlq_discard_takes_the_filters_of_replay(runtime, capsys):
-    """ "dlq discard takes the same filters as replay (--all, --reason, --ladder,
+    """Promised: "dlq discard takes the same filters as replay (--all, --reason, --ladder,
     --older-than).\""""
     _add(runtime, "a", reason="invalid_cube")
     _add(runtime, "b", reason="unknown_ladder", ladder_name="arena")
