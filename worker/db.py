@@ -29,6 +29,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
     TypeDecorator,
     UniqueConstraint,
     create_engine,
@@ -172,6 +173,23 @@ season_standings = Table(
     Column("experience", Integer, nullable=False),
 )
 
+
+# Dead letters moved out of Redis once it holds LADDER_DLQ_MAX of them (worker.deadletter).
+dead_letters = Table(
+    "dead_letters",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("event_id", Id, nullable=True),
+    Column("ladder", LadderName, nullable=True),
+    Column("reason", String(32), nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("failed_at", UTCDateTime(), nullable=True),
+    Column("attempts", Integer, nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("traceback", Text, nullable=False),
+    Index("dead_letters_event", "event_id"),
+    Index("dead_letters_failed_at", "failed_at", "id"),
+)
 
 CONNECT_TIMEOUT_SECONDS = 5
 POOL_TIMEOUT_SECONDS = 5

@@ -6,7 +6,9 @@ replays it, and its meta carries the machine-readable reason. Its id is derived 
 payload, so dead-lettering the same payload twice (a retried batch) leaves one entry.
 
 Entries stay for ``LADDER_DLQ_TTL_DAYS`` (30 by default; 0 or less keeps them until an
-operator acts). Replaying requeues the job itself; the event then runs through the normal
+operator acts). Beyond ``LADDER_DLQ_MAX`` entries in Redis (100,000 by default) the oldest move
+to PostgreSQL's ``dead_letters`` table, where they stay until an operator acts; every method
+here covers both, RQ's tools see the ones in Redis. A payload is kept up to its first 64 KiB. Replaying requeues the job itself; the event then runs through the normal
 pipeline, where an event already applied is a duplicate and changes nothing.
 """
 
@@ -15,19 +17,24 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+import structlog
 from redis import Redis
 from rq import Queue, get_current_job
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
-from worker import keys
+from worker import db, keys
 
 PROCESS_EVENT = "worker.jobs.process_event"
 PROCESS_BATCH = "worker.jobs.process_batch"
@@ -36,6 +43,8 @@ RETRIES_EXHAUSTED = "retries_exhausted"
 TRACEBACK_CHARS = 20000
 PAYLOAD_BYTES = 65536  # a dead letter keeps at most this much of a payload, plus its digest
 PAGE_CHUNK = 500
+ARCHIVE_CHUNK = 1000  # most dead letters moved to PostgreSQL at once
+log = structlog.get_logger("ladder")
 
 
 class AmbiguousReference(LookupError):
@@ -105,8 +114,16 @@ class Filter:
 
 
 class DeadLetters:
-    def __init__(self, redis: Redis, ttl_seconds: int) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        ttl_seconds: int,
+        engine: Callable[[], Engine] | None = None,
+        max_in_redis: int = 100_000,
+    ) -> None:
         self.redis = redis
+        self.archive = Archive(engine) if engine is not None else None
+        self.max_in_redis = max_in_redis
         self.ttl = ttl_seconds if ttl_seconds > 0 else KEEP_FOREVER
         self.queue = Queue(keys.QUEUE_NAME, connection=redis)
         self.registry = FailedJobRegistry(queue=self.queue)
@@ -156,7 +173,34 @@ class DeadLetters:
             if isinstance(event_id, str):
                 pipe.sadd(_by_event(event_id), job.id)
             pipe.execute()
+        self._archive_overflow()
         return job.id
+
+    def _archive_overflow(self) -> None:
+        """Beyond ``max_in_redis`` dead letters, move the oldest to PostgreSQL (nothing is
+        dropped); a failure leaves them in Redis for the next dead letter to try again."""
+        if self.archive is None:
+            return
+        excess = int(self.redis.zcard(self.registry.key)) - self.max_in_redis
+        if excess <= 0:
+            return
+        chunk = self.redis.zrange(self.registry.key, 0, min(excess, ARCHIVE_CHUNK) - 1)
+        ids = [i.decode() for i in cast(builtins.list[bytes], chunk)]
+        try:
+            jobs = [j for j in Job.fetch_many(ids, connection=self.redis) if j is not None]
+            self.archive.store([(self._letter(job), _traceback(job)) for job in jobs])
+        except Exception as exc:
+            log.warning("dead_letter_archive_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+            return
+        with self.redis.pipeline() as pipe:
+            for job_id in ids:
+                pipe.zrem(self.registry.key, job_id)
+                pipe.delete(Job.key_for(job_id))
+            for job in jobs:
+                event_id = (job.meta or {}).get("event_id")
+                if isinstance(event_id, str):
+                    pipe.srem(_by_event(event_id), job.id)
+            pipe.execute()
 
     def list(self, where: Filter | None = None, now: datetime | None = None) -> list[DeadLetter]:
         """Dead letters, oldest failure first, that match ``where``."""
@@ -168,6 +212,8 @@ class DeadLetters:
                 letter = self._letter(job)
                 if where is None or where.matches(letter, now):
                     letters.append(letter)
+        if self.archive is not None:
+            letters = self.archive.page(where, 0, None, now) + letters
         return letters
 
     def page(
@@ -177,11 +223,16 @@ class DeadLetters:
         limit: int = 100,
         now: datetime | None = None,
     ) -> builtins.list[DeadLetter]:
-        """Up to ``limit`` dead letters matching ``where``, in the registry's order (by
-        expiry: oldest first to the second, then by id), after skipping
-        ``offset`` of them: read from the registry a chunk at a time, never all at once."""
+        """Up to ``limit`` dead letters matching ``where``, oldest first (those moved to
+        PostgreSQL, then Redis's in its registry's order: by expiry to the second, then by
+        id), after skipping ``offset`` of them; Redis is read a chunk at a time."""
         now = now or datetime.now(UTC)
         found: builtins.list[DeadLetter] = []
+        if self.archive is not None:
+            found = self.archive.page(where, offset, limit, now)
+            if len(found) == limit:
+                return found
+            offset = max(0, offset - self.archive.count(where, now))
         skipped = 0
         start = 0
         while len(found) < limit:
@@ -205,11 +256,18 @@ class DeadLetters:
         return found
 
     def count(self) -> int:
-        return int(self.registry.count)
+        return sum(self.counts().values())
+
+    def counts(self) -> dict[str, int]:
+        """Dead letters kept in Redis (RQ's failed registry) and moved to PostgreSQL."""
+        found = {"redis": int(self.redis.zcard(self.registry.key))}
+        if self.archive is not None:
+            found["postgresql"] = self.archive.count()
+        return found
 
     def get(self, job_id: str) -> tuple[DeadLetter, str] | None:
         if job_id not in self.registry:
-            return None
+            return self.archive.get(job_id) if self.archive is not None else None
         try:
             job = Job.fetch(job_id, connection=self.redis)
         except NoSuchJobError:
@@ -224,8 +282,12 @@ class DeadLetters:
         """
         if reference in self.registry:
             return reference
+        if self.archive is not None and self.archive.get(reference) is not None:
+            return reference
         members = cast(set[bytes], self.redis.smembers(_by_event(reference)))
         ids = sorted(i.decode() for i in members if i.decode() in self.registry)
+        if self.archive is not None:
+            ids += self.archive.ids_of_event(reference)
         if len(ids) > 1:
             raise AmbiguousReference(reference, ids)
         return ids[0] if ids else None
@@ -238,6 +300,11 @@ class DeadLetters:
         """
         requeued = []
         for job_id in job_ids:
+            archived = self.archive.get(job_id) if self.archive is not None else None
+            if archived is not None and job_id not in self.registry:
+                self._replay_archived(archived[0])
+                requeued.append(job_id)
+                continue
             try:
                 job = Job.fetch(job_id, connection=self.redis)
             except NoSuchJobError:
@@ -253,11 +320,37 @@ class DeadLetters:
             requeued.append(job_id)
         return requeued
 
+    def _replay_archived(self, letter: DeadLetter) -> None:
+        """A dead letter from PostgreSQL goes back on the queue as the job it was."""
+        job = Job.create(
+            PROCESS_EVENT,
+            args=(letter.payload,),
+            connection=self.redis,
+            id=letter.id,
+            origin=self.queue.name,
+            failure_ttl=self.ttl,
+            description=f"ladder event {letter.event_id or '?'} ({letter.reason})",
+            meta={
+                "reason": letter.reason,
+                "detail": letter.detail,
+                "event_id": letter.event_id,
+                "ladder": letter.ladder,
+                "attempts": letter.attempts,
+                "replays": 1,
+                "replayed_at": datetime.now(UTC).isoformat(),
+            },
+        )
+        self.queue.enqueue_job(job)
+        if self.archive is not None:
+            self.archive.delete([letter.id])
+
     def discard(self, job_ids: Iterable[str]) -> builtins.list[str]:
         """Delete these dead letters for good; returns the ids deleted."""
         deleted = []
         for job_id in job_ids:
             if job_id not in self.registry:
+                if self.archive is not None and self.archive.delete([job_id]):
+                    deleted.append(job_id)
                 continue
             try:
                 job = Job.fetch(job_id, connection=self.redis)
@@ -291,6 +384,97 @@ class DeadLetters:
             attempts=int(meta.get("attempts", 1)),
             payload=payload if isinstance(payload, str) else json.dumps(payload),
         )
+
+
+class Archive:
+    """Dead letters moved out of Redis: the ``dead_letters`` table (migration 0004)."""
+
+    def __init__(self, engine: Callable[[], Engine]) -> None:
+        self._engine = engine
+
+    def store(self, letters: builtins.list[tuple[DeadLetter, str]]) -> None:
+        if not letters:
+            return
+        engine = self._engine()
+        rows = [
+            {
+                "id": letter.id,
+                "event_id": letter.event_id,
+                "ladder": letter.ladder,
+                "reason": letter.reason,
+                "detail": letter.detail,
+                "failed_at": letter.failed_at,
+                "attempts": letter.attempts,
+                "payload": letter.payload,
+                "traceback": trace,
+            }
+            for letter, trace in letters
+        ]
+        insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
+        with engine.begin() as conn:
+            conn.execute(insert(db.dead_letters).on_conflict_do_nothing(), rows)
+
+    def page(
+        self, where: Filter | None, offset: int, limit: int | None, now: datetime
+    ) -> builtins.list[DeadLetter]:
+        table = db.dead_letters
+        query = select(table).order_by(table.c.failed_at, table.c.id).offset(max(offset, 0))
+        if limit is not None:
+            query = query.limit(limit)
+        with self._engine().connect() as conn:
+            return [_archived(row) for row in conn.execute(_matching(query, where, now))]
+
+    def get(self, letter_id: str) -> tuple[DeadLetter, str] | None:
+        table = db.dead_letters
+        with self._engine().connect() as conn:
+            row = conn.execute(select(table).where(table.c.id == letter_id)).first()
+        return (_archived(row), str(row.traceback)) if row is not None else None
+
+    def ids_of_event(self, event_id: str) -> builtins.list[str]:
+        table = db.dead_letters
+        with self._engine().connect() as conn:
+            found = conn.execute(select(table.c.id).where(table.c.event_id == event_id))
+            return sorted(str(i) for i in found.scalars())
+
+    def delete(self, ids: builtins.list[str]) -> int:
+        table = db.dead_letters
+        with self._engine().begin() as conn:
+            return int(conn.execute(delete(table).where(table.c.id.in_(ids))).rowcount)
+
+    def count(self, where: Filter | None = None, now: datetime | None = None) -> int:
+        query = select(func.count()).select_from(db.dead_letters)
+        with self._engine().connect() as conn:
+            found = conn.execute(_matching(query, where, now or datetime.now(UTC)))
+            return int(found.scalar_one())
+
+
+def _matching(query: Any, where: Filter | None, now: datetime) -> Any:
+    """``query`` narrowed to the archived dead letters that ``where`` selects."""
+    table = db.dead_letters
+    if where is None:
+        return query
+    if where.reason is not None:
+        query = query.where(table.c.reason == where.reason)
+    if where.ladder is not None:
+        query = query.where(table.c.ladder == where.ladder)
+    if where.older_than is not None:
+        query = query.where(table.c.failed_at <= now - where.older_than)
+    if where.newer_than is not None:
+        query = query.where(table.c.failed_at >= now - where.newer_than)
+    return query
+
+
+def _archived(row: Any) -> DeadLetter:
+    return DeadLetter(
+        id=row.id,
+        event_id=row.event_id,
+        ladder=row.ladder,
+        reason=row.reason,
+        detail=row.detail,
+        failed_at=_aware(row.failed_at),
+        attempts=int(row.attempts),
+        payload=row.payload,
+    )
 
 
 def _by_event(event_id: str) -> str:

@@ -186,6 +186,30 @@ class StoreCollector(Collector):
         yield up
 
 
+# -- dead letters, wherever they are kept --------------------------------------------------
+
+
+class DeadLetterCollector(Collector):
+    """``ladder_dead_letters_stored{store}``: dead letters in Redis (RQ's failed registry)
+    and those moved to PostgreSQL beyond ``LADDER_DLQ_MAX``, read at scrape time."""
+
+    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        stored = GaugeMetricFamily(
+            "ladder_dead_letters_stored",
+            "Dead letters kept, by store (redis, postgresql).",
+            labels=["store"],
+        )
+        try:
+            for store, count in self.counts().items():
+                stored.add_metric([store], float(count))
+        except Exception:  # a store away: report what is known, never fail the scrape
+            pass
+        yield stored
+
+
 class MeteredWorker(SimpleWorker):
     """RQ's in-process worker, timing every job and counting retries."""
 
@@ -296,6 +320,7 @@ def start(rt: Runtime, port: int, host: str = "0.0.0.0") -> WorkerMetrics:
     """
     metrics = Metrics(ladders=rt.config.ladders.keys())
     metrics.collect_from(rt.redis)
+    metrics.registry.register(DeadLetterCollector(rt.dead_letters.counts))
     install_log_observer(metrics)
     server = None
     if port:

@@ -3,12 +3,15 @@ payload, and discard by filter."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import time
 
 from schemas import InvalidEvent
 from tests.integration.test_operations import ladder, ladder_json
 from worker import deadletter
+from worker.runtime import Runtime
 
 
 def _add(rt, event_id: str, reason: str = "invalid_cube", ladder_name: str = "gammon42") -> str:
@@ -97,3 +100,49 @@ def test_dlq_discard_takes_the_filters_of_replay(runtime, capsys):
     assert 2 == ladder(runtime, "dlq", "discard", "--yes")
     assert 0 == ladder(runtime, "dlq", "discard", "--all", "--yes")
     assert [] == runtime.dead_letters.list()
+
+
+def test_beyond_the_redis_limit_the_oldest_dead_letters_move_to_postgresql(runtime, capsys):
+    """Promised: "beyond LADDER_DLQ_MAX dead letters in Redis the oldest move to a
+    PostgreSQL table, where the same ladder dlq commands list, show, replay and discard
+    them (nothing is dropped ...; RQ's tools show the ones still in Redis)"."""
+    rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=3))
+    try:
+        ids = []
+        for i in range(5):
+            ids.append(_add(rt, f"e-{i}", reason="unknown_ladder", ladder_name="gammon42"))
+            time.sleep(1.05)  # RQ orders its registry by the second
+        assert {"redis": 3, "postgresql": 2} == rt.dead_letters.counts()
+        assert 3 == rt.dead_letters.registry.count  # what rq info shows
+        listed = ladder_json(rt, capsys, "dlq", "list")
+        assert [f"e-{i}" for i in range(5)] == sorted(d["event_id"] for d in listed)
+        first = ladder_json(rt, capsys, "dlq", "list", "--limit", "2")
+        rest = ladder_json(rt, capsys, "dlq", "list", "--offset", "2", "--limit", "5")
+        assert ["e-0", "e-1"] == [d["event_id"] for d in first], "the oldest come first"
+        assert [f"e-{i}" for i in range(2, 5)] == sorted(d["event_id"] for d in rest)
+        assert "e-0" == ladder_json(rt, capsys, "dlq", "show", "e-0")["event_id"]
+        assert 0 == ladder(rt, "dlq", "discard", "e-1", "--yes")
+        assert [ids[0]] == rt.dead_letters.replay([ids[0]])
+        assert {"redis": 3, "postgresql": 0} == rt.dead_letters.counts()
+        assert 1 == rt.inbox.queue.count, "the archived dead letter is back on the queue"
+    finally:
+        rt.close()
+
+
+def test_a_metric_counts_dead_letters_in_redis_and_in_postgresql(runtime):
+    from prometheus_client import generate_latest
+
+    from worker.metrics import DeadLetterCollector, Metrics
+
+    rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=1))
+    try:
+        _add(rt, "a")
+        time.sleep(1.05)
+        _add(rt, "b")
+        metrics = Metrics()
+        metrics.registry.register(DeadLetterCollector(rt.dead_letters.counts))
+        text = generate_latest(metrics.registry).decode()
+        assert 'ladder_dead_letters_stored{store="redis"} 1.0' in text
+        assert 'ladder_dead_letters_stored{store="postgresql"} 1.0' in text
+    finally:
+        rt.close()
