@@ -8,7 +8,8 @@ payload, so dead-lettering the same payload twice (a retried batch) leaves one e
 Entries stay for ``LADDER_DLQ_TTL_DAYS`` (30 by default; 0 or less keeps them until an
 operator acts). Beyond ``LADDER_DLQ_MAX`` entries in Redis (100,000 by default) the oldest move
 to PostgreSQL's ``dead_letters`` table, where they stay until an operator acts; every method
-here covers both, RQ's tools see the ones in Redis. A payload is kept up to its first 64 KiB. Replaying requeues the job itself; the event then runs through the normal
+here covers both, RQ's tools see the ones in Redis. A payload is kept up to its first 64 KiB.
+Replaying requeues the job itself; the event then runs through the normal
 pipeline, where an event already applied is a duplicate and changes nothing.
 """
 
