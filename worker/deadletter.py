@@ -18,6 +18,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -137,7 +138,7 @@ class DeadLetters:
         attempts: int | None = None,
     ) -> str:
         payload = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-        guessed = _guess_meta(payload) if len(payload) <= PAYLOAD_BYTES else {}
+        guessed = _guess_meta(payload) if len(payload) <= PAYLOAD_BYTES else _guess_head(payload)
         data = payload.encode("utf-8", "surrogatepass")
         kept: dict[str, Any] = {}
         if len(data) > PAYLOAD_BYTES:  # oversized: its head and what identifies it
@@ -506,6 +507,18 @@ def _aware(when: datetime | None) -> datetime | None:
     if when is not None and when.tzinfo is None:
         return when.replace(tzinfo=UTC)
     return when
+
+
+_FIELD = {
+    name: re.compile(rf'"{name}"\s*:\s*"([^"\\]{{1,128}})"') for name in ("event_id", "ladder")
+}
+
+
+def _guess_head(payload: str) -> dict[str, Any]:
+    """An oversized payload is not parsed: its ids are looked for in its first 64 KiB."""
+    head = payload[:PAYLOAD_BYTES]
+    found = {name: pattern.search(head) for name, pattern in _FIELD.items()}
+    return {name: match.group(1) for name, match in found.items() if match}
 
 
 def _guess_meta(payload: Any) -> dict[str, Any]:

@@ -185,9 +185,10 @@ def run_postgresql_outage(private_postgres, redis_url, tmp_path, *, outage_secon
 
 
 def test_postgresql_stopped_under_load_dead_letters_nothing(private_postgres, redis_url, tmp_path):
-    """Promised: "A transient failure never dead-letters an event ... processing resumes by itself
-    within 30 s of the store's return." (20 s outage; the soak variant outlasts the old
-    retry budget of 1+5+15+60+300 s.)"""
+    """SPEC 5: "transient failures (PostgreSQL or Redis unreachable) never dead-letter an
+    event: workers stop taking from the inbox and retry until the store returns"; and
+    processing resumes within 30 s of the store's return. (20 s outage; the soak variant
+    outlasts the old retry budget of 1+5+15+60+300 s.)"""
     run_postgresql_outage(private_postgres, redis_url, tmp_path, outage_seconds=20)
 
 

@@ -78,6 +78,7 @@ def test_an_oversized_payload_keeps_its_first_64_kib_and_a_digest(runtime):
     letter_id = runtime.dead_letters.add(raw, InvalidEvent("too_large", "1 MB"))
     letter, _ = runtime.dead_letters.get(letter_id)
     assert raw[:65536] == letter.payload
+    assert "huge" == letter.event_id, "the event id is found in the payload's head"
     meta = deadletter.Job.fetch(letter_id, connection=runtime.redis).meta
     assert (len(raw), hashlib.sha256(raw.encode()).hexdigest()) == (
         meta["payload_bytes"],
@@ -103,9 +104,8 @@ def test_dlq_discard_takes_the_filters_of_replay(runtime, capsys):
 
 
 def test_beyond_the_redis_limit_the_oldest_dead_letters_move_to_postgresql(runtime, capsys):
-    """Promised: "beyond LADDER_DLQ_MAX dead letters in Redis the oldest move to a
-    PostgreSQL table, where the same ladder dlq commands list, show, replay and discard
-    them (nothing is dropped ...; RQ's tools show the ones still in Redis)"."""
+    """SPEC 5: "beyond a configured count the oldest move to PostgreSQL, still listed and
+    replayable. RQ's own tools (rq info, rq-dashboard) still show the ones in Redis."""
     rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=3))
     try:
         ids = []

@@ -31,7 +31,9 @@ def _poison(monkeypatch: pytest.MonkeyPatch, poisoned: str, calls: list[int]) ->
 def test_an_event_that_fails_alone_is_dead_lettered_and_its_35_neighbours_applied(
     runtime, monkeypatch
 ):
-    """Promised: "Any unexpected, non-transient exception while applying a batch splits the batch
+    """SPEC 5: "only permanent failures (an invalid event, one that fails for a reason that
+    is not an outage) reach the dead-letter queue, alone."
+    Promised: "Any unexpected, non-transient exception while applying a batch splits the batch
     (bisection) until the failing event is alone: it goes to the dead-letter queue with
     reason processing_error and the exception text, and every other event of the batch is
     applied.\""""
