@@ -138,7 +138,7 @@ class DeadLetters:
         attempts: int | None = None,
     ) -> str:
         payload = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-        guessed = _guess_meta(payload) if len(payload) <= PAYLOAD_BYTES else _guess_head(payload)
+        guessed = guess_ids(payload) if len(payload) <= PAYLOAD_BYTES else _guess_head(payload)
         data = payload.encode("utf-8", "surrogatepass")
         kept: dict[str, Any] = {}
         if len(data) > PAYLOAD_BYTES:  # oversized: its head and what identifies it
@@ -146,15 +146,10 @@ class DeadLetters:
             payload = data[:PAYLOAD_BYTES].decode("utf-8", "ignore")
         if attempts is None:
             attempts = _attempts_of_current_batch() if error.reason == RETRIES_EXHAUSTED else 1
-        job = Job.create(
-            PROCESS_EVENT,
-            args=(payload,),
-            connection=self.redis,
-            id=dead_letter_id(raw),
-            origin=self.queue.name,
-            failure_ttl=self.ttl,
-            description=f"ladder event {error.event_id or '?'} ({error.reason})",
-            meta={
+        job = self._job(
+            payload,
+            dead_letter_id(raw),
+            {
                 "reason": error.reason,
                 "detail": error.detail,
                 "event_id": error.event_id or guessed.get("event_id"),
@@ -177,6 +172,19 @@ class DeadLetters:
             pipe.execute()
         self._archive_overflow()
         return job.id
+
+    def _job(self, payload: str, job_id: str, meta: dict[str, Any]) -> Job:
+        """The RQ job of one dead-lettered event: replaying it runs ``process_event``."""
+        return Job.create(
+            PROCESS_EVENT,
+            args=(payload,),
+            connection=self.redis,
+            id=job_id,
+            origin=self.queue.name,
+            failure_ttl=self.ttl,
+            description=f"ladder event {meta.get('event_id') or '?'} ({meta['reason']})",
+            meta=meta,
+        )
 
     def _archive_overflow(self) -> None:
         """Beyond ``max_in_redis`` dead letters, move the oldest to PostgreSQL (nothing is
@@ -324,15 +332,10 @@ class DeadLetters:
 
     def _replay_archived(self, letter: DeadLetter) -> None:
         """A dead letter from PostgreSQL goes back on the queue as the job it was."""
-        job = Job.create(
-            PROCESS_EVENT,
-            args=(letter.payload,),
-            connection=self.redis,
-            id=letter.id,
-            origin=self.queue.name,
-            failure_ttl=self.ttl,
-            description=f"ladder event {letter.event_id or '?'} ({letter.reason})",
-            meta={
+        job = self._job(
+            letter.payload,
+            letter.id,
+            {
                 "reason": letter.reason,
                 "detail": letter.detail,
                 "event_id": letter.event_id,
@@ -375,7 +378,7 @@ class DeadLetters:
         meta = job.meta or {}
         payload = job.args[0] if job.args else ""
         if not meta.get("reason"):
-            meta = {**_guess_meta(payload), **meta}
+            meta = {**guess_ids(payload), **meta}
         return DeadLetter(
             id=job.id,
             event_id=meta.get("event_id"),
@@ -521,7 +524,8 @@ def _guess_head(payload: str) -> dict[str, Any]:
     return {name: match.group(1) for name, match in found.items() if match}
 
 
-def _guess_meta(payload: Any) -> dict[str, Any]:
+def guess_ids(payload: Any) -> dict[str, Any]:
+    """``event_id`` and ``ladder`` of a payload that may not be a valid event (or {})."""
     try:
         data = json.loads(payload)
     except (TypeError, ValueError, RecursionError):

@@ -15,7 +15,6 @@ fails again.
 
 from __future__ import annotations
 
-import json
 import signal
 import threading
 import time
@@ -31,6 +30,7 @@ from rq.job import Job
 
 from schemas import InvalidEvent
 from worker import faults, health
+from worker.deadletter import guess_ids
 from worker.runtime import Runtime
 from worker.service import Outcome
 from worker.settings import Settings
@@ -176,7 +176,7 @@ def apply_isolating(
 
 
 def _processing_error(rt: Runtime, payload: str, exc: Exception) -> Outcome:
-    guessed = _guess(payload)
+    guessed = guess_ids(payload)
     error = InvalidEvent(
         PROCESSING_ERROR,
         f"{type(exc).__name__}: {exc}"[:500],
@@ -193,16 +193,6 @@ def _processing_error(rt: Runtime, payload: str, exc: Exception) -> Outcome:
         detail=error.detail,
     )
     return Outcome(error.event_id, error.ladder, "dead_lettered", PROCESSING_ERROR)
-
-
-def _guess(payload: str) -> dict[str, str]:
-    try:
-        data = json.loads(payload)
-    except (ValueError, RecursionError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: data[k] for k in ("event_id", "ladder") if isinstance(data.get(k), str)}
 
 
 def _once(
