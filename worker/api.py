@@ -2,7 +2,9 @@
 
 ``create_app(config, redis, engine)`` builds a small Starlette app; ``ladder serve`` runs it
 under uvicorn. Every answer is JSON: 200, 400 for a bad parameter, 404 for an unknown ladder,
-board or player, 503 while Redis or PostgreSQL cannot be reached; never a 500 for any input.
+board or player, 503 while Redis or PostgreSQL cannot be reached (within 5 s, the body naming
+the store); never a 500 for any input. Requests that read PostgreSQL run on threads of their
+own, so a hung PostgreSQL never holds up the endpoints that read Redis only.
 Successful reads and 404s carry a short shared-cache lifetime so a CDN can absorb traffic.
 The OpenAPI document is served at ``/openapi.json``.
 
@@ -12,9 +14,11 @@ raw path so the encoded slash stays inside the id.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections.abc import Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -25,6 +29,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeout
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -82,8 +87,40 @@ def create_app(config: Config, redis: reader.Client, engine: Engine) -> ASGIApp:
         RedisTimeoutError: _unavailable,
         ClusterError: _unavailable,
         DBAPIError: _unavailable,
+        SQLAlchemyTimeout: _unavailable,
+        StoreUnavailable: _unavailable,
     }
     return _EncodedSlashes(Starlette(routes=routes, exception_handlers=handlers))
+
+
+# Requests that read PostgreSQL run on threads of their own, each answered within
+# POSTGRESQL_SECONDS: a hung PostgreSQL holds those threads, never the ones serving Redis.
+POSTGRESQL_THREADS = 8
+POSTGRESQL_SECONDS = 4.0  # so the 503 is out within 5 s
+
+
+class StoreUnavailable(Exception):
+    """A store did not answer in time (503 naming it)."""
+
+    def __init__(self, store: str) -> None:
+        super().__init__(store)
+        self.store = store
+
+
+class _Lane:
+    """A bounded pool of threads, and a deadline for every call run on it."""
+
+    def __init__(self, threads: int, seconds: float) -> None:
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="ladder-postgresql")
+        self.seconds = seconds
+
+    async def run(self, handler: Callable[[Request], Response], request: Request) -> Response:
+        loop = asyncio.get_running_loop()
+        future = loop.run_in_executor(self.executor, handler, request)
+        try:
+            return await asyncio.wait_for(future, self.seconds)
+        except TimeoutError:
+            raise StoreUnavailable("postgresql") from None
 
 
 class _Api:
@@ -91,6 +128,7 @@ class _Api:
         self.config = config
         self.redis = redis
         self.engine = engine
+        self.postgresql = _Lane(POSTGRESQL_THREADS, POSTGRESQL_SECONDS)
 
     def openapi(self, request: Request) -> Response:
         return _json(OPENAPI, cache=CACHE_SCHEMA)
@@ -148,13 +186,19 @@ class _Api:
         entries = reader.around(self.redis, ladder.name, _player(request), radius, board)
         return _json([e.as_json() for e in entries])
 
-    def history(self, request: Request) -> Response:
+    async def history(self, request: Request) -> Response:
+        return await self.postgresql.run(self._history, request)
+
+    async def preview(self, request: Request) -> Response:
+        return await self.postgresql.run(self._preview, request)
+
+    def _history(self, request: Request) -> Response:
         ladder = self._ladder(request)
         limit = _int(request, "limit", 20, 1, MAX_LIMIT)
         changes = history.history(self.engine, ladder.name, _player(request), limit)
         return _json([c.as_json() for c in changes])
 
-    def preview(self, request: Request) -> Response:
+    def _preview(self, request: Request) -> Response:
         ladder = self._ladder(request)
         cube = _int(request, "cube", 1, 1, 64)
         match_length = _int(request, "match_length", 1, 1, MAX_MATCH_LENGTH)
@@ -262,7 +306,12 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 async def _unavailable(request: Request, exc: Exception) -> Response:
-    return _error(503, "unavailable", "the leaderboard store is unavailable", NO_STORE)
+    if isinstance(exc, StoreUnavailable):
+        store = exc.store
+    else:
+        store = "postgresql" if isinstance(exc, DBAPIError | SQLAlchemyTimeout) else "redis"
+    body = {"error": "unavailable", "detail": f"{store} is unavailable", "store": store}
+    return _json(body, status=503, cache=NO_STORE)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

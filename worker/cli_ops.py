@@ -73,6 +73,8 @@ def _register_dlq(subparsers: Any) -> None:
     p = dlq.add_parser("list", help="list dead-lettered events")
     filters(p)
     p.add_argument("--json", action="store_true", help="a JSON array of objects")
+    p.add_argument("--limit", type=int, default=100, help="most dead letters shown (100)")
+    p.add_argument("--offset", type=int, default=0, help="matching dead letters to skip first")
     p.set_defaults(handler=cmd_dlq_list)
 
     p = dlq.add_parser("show", help="one dead letter: payload, reason, traceback")
@@ -86,8 +88,10 @@ def _register_dlq(subparsers: Any) -> None:
     filters(p)
     p.set_defaults(handler=cmd_dlq_replay)
 
-    p = dlq.add_parser("discard", help="delete dead letters for good")
-    p.add_argument("ids", nargs="+", metavar="ID")
+    p = dlq.add_parser("discard", help="delete dead letters for good (by id, --all, or filter)")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--all", action="store_true", help="every dead letter")
+    filters(p)
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.set_defaults(handler=cmd_dlq_discard)
 
@@ -146,10 +150,13 @@ def _age_text(letter: DeadLetter, now: datetime) -> str:
 
 
 def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
+    if args.limit < 1 or args.offset < 0:
+        _err("--limit must be at least 1 and --offset at least 0")
+        return 2
     now = datetime.now(UTC)
-    letters = sorted(
-        rt.dead_letters.list(_filter(args), now=now),
-        key=lambda d: d.failed_at or now,
+    where = _filter(args)
+    letters = rt.dead_letters.page(
+        None if where.empty else where, offset=args.offset, limit=args.limit, now=now
     )
     if args.json:
         print(json.dumps([letter.as_json(now) for letter in letters]))
@@ -160,7 +167,9 @@ def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
             f"{d.id:<45} {safe(d.event_id):<24} {safe(d.ladder):<12} {safe(d.reason):<22} "
             f"{_age_text(d, now):>5} {d.attempts:>5}"
         )
-    print(f"({plural(len(letters), 'dead letter')})", file=sys.stderr)
+    total = rt.dead_letters.count()
+    more = f"; --offset {args.offset + len(letters)} for more" if len(letters) == args.limit else ""
+    print(f"({len(letters)} shown, {plural(total, 'dead letter')} in all{more})", file=sys.stderr)
     return 0
 
 
@@ -198,22 +207,29 @@ def cmd_dlq_show(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_dlq_replay(rt: Any, args: argparse.Namespace) -> int:
+def _select(rt: Any, args: argparse.Namespace, verb: str) -> list[str] | None:
+    """The dead-letter ids named (by id, ``--all``, or filters); None after an error."""
     where = _filter(args)
     if args.ids and (args.all or not where.empty):
         _err("name dead letters by id, or select them with --all or filters, not both")
-        return 2
+        return None
     if args.ids:
         ids = []
         for reference in args.ids:
             job_id = _resolve(rt, reference)
             if job_id is None:
-                return 2
+                return None
             ids.append(job_id)
-    elif args.all or not where.empty:
-        ids = [d.id for d in rt.dead_letters.list(None if args.all else where)]
-    else:
-        _err("replay what? give ids, --all, or a filter (--reason, --ladder, --older-than)")
+        return ids
+    if args.all or not where.empty:
+        return [d.id for d in rt.dead_letters.list(None if args.all else where)]
+    _err(f"{verb} what? give ids, --all, or a filter (--reason, --ladder, --older-than)")
+    return None
+
+
+def cmd_dlq_replay(rt: Any, args: argparse.Namespace) -> int:
+    ids = _select(rt, args, "replay")
+    if ids is None:
         return 2
     replayed = rt.dead_letters.replay(ids)
     for job_id in replayed:
@@ -223,12 +239,9 @@ def cmd_dlq_replay(rt: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_dlq_discard(rt: Any, args: argparse.Namespace) -> int:
-    ids = []
-    for reference in args.ids:
-        job_id = _resolve(rt, reference)
-        if job_id is None:
-            return 2
-        ids.append(job_id)
+    ids = _select(rt, args, "discard")
+    if ids is None:
+        return 2
     if not args.yes:
         if not _is_terminal(sys.stdin):
             _err("discard deletes dead letters for good: confirm with --yes")

@@ -30,6 +30,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    Text,
     TypeDecorator,
     UniqueConstraint,
     create_engine,
@@ -178,11 +179,49 @@ season_standings = Table(
 )
 
 
+# Dead letters moved out of Redis once it holds LADDER_DLQ_MAX of them (worker.deadletter).
+dead_letters = Table(
+    "dead_letters",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("event_id", Id, nullable=True),
+    Column("ladder", LadderName, nullable=True),
+    Column("reason", String(32), nullable=False),
+    Column("detail", Text, nullable=False),
+    Column("failed_at", UTCDateTime(), nullable=True),
+    Column("attempts", Integer, nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("traceback", Text, nullable=False),
+    Index("dead_letters_event", "event_id"),
+    Index("dead_letters_failed_at", "failed_at", "id"),
+)
+
+CONNECT_TIMEOUT_SECONDS = 5
+POOL_TIMEOUT_SECONDS = 5
+
+
 def make_engine(url: str) -> Engine:
-    """One engine per process; pool_pre_ping so a restarted database is noticed, not fatal."""
+    """One engine per process; pool_pre_ping so a restarted database is noticed, not fatal.
+
+    A connection attempt gives up after 5 s (a server that accepts and stays silent, or is
+    frozen), and so does a wait for a free pooled connection: both are outages to callers.
+    """
     if url.startswith("sqlite"):
         return create_engine(url, connect_args={"timeout": 30})
-    engine = create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+    engine = create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=5,
+        max_overflow=5,
+        pool_timeout=POOL_TIMEOUT_SECONDS,
+        connect_args={
+            "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+        },
+    )
     event.listen(engine, "connect", _session_settings)
     return engine
 

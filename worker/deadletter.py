@@ -6,7 +6,10 @@ replays it, and its meta carries the machine-readable reason. Its id is derived 
 payload, so dead-lettering the same payload twice (a retried batch) leaves one entry.
 
 Entries stay for ``LADDER_DLQ_TTL_DAYS`` (30 by default; 0 or less keeps them until an
-operator acts). Replaying requeues the job itself; the event then runs through the normal
+operator acts). Beyond ``LADDER_DLQ_MAX`` entries in Redis (100,000 by default) the oldest move
+to PostgreSQL's ``dead_letters`` table, where they stay until an operator acts; every method
+here covers both, RQ's tools see the ones in Redis. A payload is kept up to its first 64 KiB.
+Replaying requeues the job itself; the event then runs through the normal
 pipeline, where an event already applied is a duplicate and changes nothing.
 """
 
@@ -15,25 +18,35 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
+import structlog
 from redis import Redis
 from rq import Queue, get_current_job
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
-from worker import keys
+from worker import db, keys
 
 PROCESS_EVENT = "worker.jobs.process_event"
 PROCESS_BATCH = "worker.jobs.process_batch"
 KEEP_FOREVER = -1  # RQ's ttl for "never expires"
 RETRIES_EXHAUSTED = "retries_exhausted"
 TRACEBACK_CHARS = 20000
+PAYLOAD_BYTES = 65536  # a dead letter keeps at most this much of a payload, plus its digest
+PAGE_CHUNK = 500
+ARCHIVE_CHUNK = 1000  # most dead letters moved to PostgreSQL at once
+log = structlog.get_logger("ladder")
 
 
 class AmbiguousReference(LookupError):
@@ -103,8 +116,16 @@ class Filter:
 
 
 class DeadLetters:
-    def __init__(self, redis: Redis, ttl_seconds: int) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        ttl_seconds: int,
+        engine: Callable[[], Engine] | None = None,
+        max_in_redis: int = 100_000,
+    ) -> None:
         self.redis = redis
+        self.archive = Archive(engine) if engine is not None else None
+        self.max_in_redis = max_in_redis
         self.ttl = ttl_seconds if ttl_seconds > 0 else KEEP_FOREVER
         self.queue = Queue(keys.QUEUE_NAME, connection=redis)
         self.registry = FailedJobRegistry(queue=self.queue)
@@ -117,18 +138,18 @@ class DeadLetters:
         attempts: int | None = None,
     ) -> str:
         payload = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-        guessed = _guess_meta(payload)
+        guessed = guess_ids(payload) if len(payload) <= PAYLOAD_BYTES else _guess_head(payload)
+        data = payload.encode("utf-8", "surrogatepass")
+        kept: dict[str, Any] = {}
+        if len(data) > PAYLOAD_BYTES:  # oversized: its head and what identifies it
+            kept = {"payload_bytes": len(data), "payload_sha256": hashlib.sha256(data).hexdigest()}
+            payload = data[:PAYLOAD_BYTES].decode("utf-8", "ignore")
         if attempts is None:
             attempts = _attempts_of_current_batch() if error.reason == RETRIES_EXHAUSTED else 1
-        job = Job.create(
-            PROCESS_EVENT,
-            args=(payload,),
-            connection=self.redis,
-            id=dead_letter_id(raw),
-            origin=self.queue.name,
-            failure_ttl=self.ttl,
-            description=f"ladder event {error.event_id or '?'} ({error.reason})",
-            meta={
+        job = self._job(
+            payload,
+            dead_letter_id(raw),
+            {
                 "reason": error.reason,
                 "detail": error.detail,
                 "event_id": error.event_id or guessed.get("event_id"),
@@ -137,6 +158,7 @@ class DeadLetters:
                 "attempts": attempts,
                 # RQ 3 keeps a registry entry's exc_string only in results; keep ours here.
                 "traceback": (traceback or str(error))[-TRACEBACK_CHARS:],
+                **kept,
             },
         )
         job.ended_at = datetime.now(UTC)
@@ -144,8 +166,51 @@ class DeadLetters:
             job.save(pipeline=pipe)  # with its meta; the registry's own save leaves meta out
             job.set_status(JobStatus.FAILED, pipeline=pipe)
             self.registry.add(job, ttl=self.ttl, exc_string=traceback or str(error), pipeline=pipe)
+            event_id = job.meta.get("event_id")
+            if isinstance(event_id, str):
+                pipe.sadd(_by_event(event_id), job.id)
             pipe.execute()
+        self._archive_overflow()
         return job.id
+
+    def _job(self, payload: str, job_id: str, meta: dict[str, Any]) -> Job:
+        """The RQ job of one dead-lettered event: replaying it runs ``process_event``."""
+        return Job.create(
+            PROCESS_EVENT,
+            args=(payload,),
+            connection=self.redis,
+            id=job_id,
+            origin=self.queue.name,
+            failure_ttl=self.ttl,
+            description=f"ladder event {meta.get('event_id') or '?'} ({meta['reason']})",
+            meta=meta,
+        )
+
+    def _archive_overflow(self) -> None:
+        """Beyond ``max_in_redis`` dead letters, move the oldest to PostgreSQL (nothing is
+        dropped); a failure leaves them in Redis for the next dead letter to try again."""
+        if self.archive is None:
+            return
+        excess = int(self.redis.zcard(self.registry.key)) - self.max_in_redis
+        if excess <= 0:
+            return
+        chunk = self.redis.zrange(self.registry.key, 0, min(excess, ARCHIVE_CHUNK) - 1)
+        ids = [i.decode() for i in cast(builtins.list[bytes], chunk)]
+        try:
+            jobs = [j for j in Job.fetch_many(ids, connection=self.redis) if j is not None]
+            self.archive.store([(self._letter(job), _traceback(job)) for job in jobs])
+        except Exception as exc:
+            log.warning("dead_letter_archive_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+            return
+        with self.redis.pipeline() as pipe:
+            for job_id in ids:
+                pipe.zrem(self.registry.key, job_id)
+                pipe.delete(Job.key_for(job_id))
+            for job in jobs:
+                event_id = (job.meta or {}).get("event_id")
+                if isinstance(event_id, str):
+                    pipe.srem(_by_event(event_id), job.id)
+            pipe.execute()
 
     def list(self, where: Filter | None = None, now: datetime | None = None) -> list[DeadLetter]:
         """Dead letters, oldest failure first, that match ``where``."""
@@ -157,14 +222,62 @@ class DeadLetters:
                 letter = self._letter(job)
                 if where is None or where.matches(letter, now):
                     letters.append(letter)
+        if self.archive is not None:
+            letters = self.archive.page(where, 0, None, now) + letters
         return letters
 
+    def page(
+        self,
+        where: Filter | None = None,
+        offset: int = 0,
+        limit: int = 100,
+        now: datetime | None = None,
+    ) -> builtins.list[DeadLetter]:
+        """Up to ``limit`` dead letters matching ``where``, oldest first (those moved to
+        PostgreSQL, then Redis's in its registry's order: by expiry to the second, then by
+        id), after skipping ``offset`` of them; Redis is read a chunk at a time."""
+        now = now or datetime.now(UTC)
+        found: builtins.list[DeadLetter] = []
+        if self.archive is not None:
+            found = self.archive.page(where, offset, limit, now)
+            if len(found) == limit:
+                return found
+            offset = max(0, offset - self.archive.count(where, now))
+        skipped = 0
+        start = 0
+        while len(found) < limit:
+            chunk = self.redis.zrange(self.registry.key, start, start + PAGE_CHUNK - 1)
+            ids = [i.decode() for i in cast(builtins.list[bytes], chunk)]
+            if not ids:
+                break
+            start += len(ids)
+            for job in Job.fetch_many(ids, connection=self.redis):
+                if job is None:
+                    continue
+                letter = self._letter(job)
+                if where is not None and not where.matches(letter, now):
+                    continue
+                if skipped < offset:
+                    skipped += 1
+                    continue
+                found.append(letter)
+                if len(found) == limit:
+                    break
+        return found
+
     def count(self) -> int:
-        return int(self.registry.count)
+        return sum(self.counts().values())
+
+    def counts(self) -> dict[str, int]:
+        """Dead letters kept in Redis (RQ's failed registry) and moved to PostgreSQL."""
+        found = {"redis": int(self.redis.zcard(self.registry.key))}
+        if self.archive is not None:
+            found["postgresql"] = self.archive.count()
+        return found
 
     def get(self, job_id: str) -> tuple[DeadLetter, str] | None:
         if job_id not in self.registry:
-            return None
+            return self.archive.get(job_id) if self.archive is not None else None
         try:
             job = Job.fetch(job_id, connection=self.redis)
         except NoSuchJobError:
@@ -179,7 +292,12 @@ class DeadLetters:
         """
         if reference in self.registry:
             return reference
-        ids = [letter.id for letter in self.list() if letter.event_id == reference]
+        if self.archive is not None and self.archive.get(reference) is not None:
+            return reference
+        members = cast(set[bytes], self.redis.smembers(_by_event(reference)))
+        ids = sorted(i.decode() for i in members if i.decode() in self.registry)
+        if self.archive is not None:
+            ids += self.archive.ids_of_event(reference)
         if len(ids) > 1:
             raise AmbiguousReference(reference, ids)
         return ids[0] if ids else None
@@ -192,6 +310,11 @@ class DeadLetters:
         """
         requeued = []
         for job_id in job_ids:
+            archived = self.archive.get(job_id) if self.archive is not None else None
+            if archived is not None and job_id not in self.registry:
+                self._replay_archived(archived[0])
+                requeued.append(job_id)
+                continue
             try:
                 job = Job.fetch(job_id, connection=self.redis)
             except NoSuchJobError:
@@ -207,11 +330,32 @@ class DeadLetters:
             requeued.append(job_id)
         return requeued
 
+    def _replay_archived(self, letter: DeadLetter) -> None:
+        """A dead letter from PostgreSQL goes back on the queue as the job it was."""
+        job = self._job(
+            letter.payload,
+            letter.id,
+            {
+                "reason": letter.reason,
+                "detail": letter.detail,
+                "event_id": letter.event_id,
+                "ladder": letter.ladder,
+                "attempts": letter.attempts,
+                "replays": 1,
+                "replayed_at": datetime.now(UTC).isoformat(),
+            },
+        )
+        self.queue.enqueue_job(job)
+        if self.archive is not None:
+            self.archive.delete([letter.id])
+
     def discard(self, job_ids: Iterable[str]) -> builtins.list[str]:
         """Delete these dead letters for good; returns the ids deleted."""
         deleted = []
         for job_id in job_ids:
             if job_id not in self.registry:
+                if self.archive is not None and self.archive.delete([job_id]):
+                    deleted.append(job_id)
                 continue
             try:
                 job = Job.fetch(job_id, connection=self.redis)
@@ -219,9 +363,12 @@ class DeadLetters:
                 self.registry.remove(job_id)
                 deleted.append(job_id)
                 continue
+            event_id = (job.meta or {}).get("event_id")
             with self.redis.pipeline() as pipe:
                 self.registry.remove(job, pipeline=pipe)
                 job.delete(pipeline=pipe)
+                if isinstance(event_id, str):
+                    pipe.srem(_by_event(event_id), job_id)
                 pipe.execute()
             deleted.append(job_id)
         return deleted
@@ -231,7 +378,7 @@ class DeadLetters:
         meta = job.meta or {}
         payload = job.args[0] if job.args else ""
         if not meta.get("reason"):
-            meta = {**_guess_meta(payload), **meta}
+            meta = {**guess_ids(payload), **meta}
         return DeadLetter(
             id=job.id,
             event_id=meta.get("event_id"),
@@ -242,6 +389,102 @@ class DeadLetters:
             attempts=int(meta.get("attempts", 1)),
             payload=payload if isinstance(payload, str) else json.dumps(payload),
         )
+
+
+class Archive:
+    """Dead letters moved out of Redis: the ``dead_letters`` table (migration 0004)."""
+
+    def __init__(self, engine: Callable[[], Engine]) -> None:
+        self._engine = engine
+
+    def store(self, letters: builtins.list[tuple[DeadLetter, str]]) -> None:
+        if not letters:
+            return
+        engine = self._engine()
+        rows = [
+            {
+                "id": letter.id,
+                "event_id": letter.event_id,
+                "ladder": letter.ladder,
+                "reason": letter.reason,
+                "detail": letter.detail,
+                "failed_at": letter.failed_at,
+                "attempts": letter.attempts,
+                "payload": letter.payload,
+                "traceback": trace,
+            }
+            for letter, trace in letters
+        ]
+        insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
+        with engine.begin() as conn:
+            conn.execute(insert(db.dead_letters).on_conflict_do_nothing(), rows)
+
+    def page(
+        self, where: Filter | None, offset: int, limit: int | None, now: datetime
+    ) -> builtins.list[DeadLetter]:
+        table = db.dead_letters
+        query = select(table).order_by(table.c.failed_at, table.c.id).offset(max(offset, 0))
+        if limit is not None:
+            query = query.limit(limit)
+        with self._engine().connect() as conn:
+            return [_archived(row) for row in conn.execute(_matching(query, where, now))]
+
+    def get(self, letter_id: str) -> tuple[DeadLetter, str] | None:
+        table = db.dead_letters
+        with self._engine().connect() as conn:
+            row = conn.execute(select(table).where(table.c.id == letter_id)).first()
+        return (_archived(row), str(row.traceback)) if row is not None else None
+
+    def ids_of_event(self, event_id: str) -> builtins.list[str]:
+        table = db.dead_letters
+        with self._engine().connect() as conn:
+            found = conn.execute(select(table.c.id).where(table.c.event_id == event_id))
+            return sorted(str(i) for i in found.scalars())
+
+    def delete(self, ids: builtins.list[str]) -> int:
+        table = db.dead_letters
+        with self._engine().begin() as conn:
+            return int(conn.execute(delete(table).where(table.c.id.in_(ids))).rowcount)
+
+    def count(self, where: Filter | None = None, now: datetime | None = None) -> int:
+        query = select(func.count()).select_from(db.dead_letters)
+        with self._engine().connect() as conn:
+            found = conn.execute(_matching(query, where, now or datetime.now(UTC)))
+            return int(found.scalar_one())
+
+
+def _matching(query: Any, where: Filter | None, now: datetime) -> Any:
+    """``query`` narrowed to the archived dead letters that ``where`` selects."""
+    table = db.dead_letters
+    if where is None:
+        return query
+    if where.reason is not None:
+        query = query.where(table.c.reason == where.reason)
+    if where.ladder is not None:
+        query = query.where(table.c.ladder == where.ladder)
+    if where.older_than is not None:
+        query = query.where(table.c.failed_at <= now - where.older_than)
+    if where.newer_than is not None:
+        query = query.where(table.c.failed_at >= now - where.newer_than)
+    return query
+
+
+def _archived(row: Any) -> DeadLetter:
+    return DeadLetter(
+        id=row.id,
+        event_id=row.event_id,
+        ladder=row.ladder,
+        reason=row.reason,
+        detail=row.detail,
+        failed_at=_aware(row.failed_at),
+        attempts=int(row.attempts),
+        payload=row.payload,
+    )
+
+
+def _by_event(event_id: str) -> str:
+    """Set of the dead-letter ids of one event id: ``show`` finds them without a scan."""
+    return f"ladder:dlq:event:{event_id}"
 
 
 def _traceback(job: Job) -> str:
@@ -269,7 +512,20 @@ def _aware(when: datetime | None) -> datetime | None:
     return when
 
 
-def _guess_meta(payload: Any) -> dict[str, Any]:
+_FIELD = {
+    name: re.compile(rf'"{name}"\s*:\s*"([^"\\]{{1,128}})"') for name in ("event_id", "ladder")
+}
+
+
+def _guess_head(payload: str) -> dict[str, Any]:
+    """An oversized payload is not parsed: its ids are looked for in its first 64 KiB."""
+    head = payload[:PAYLOAD_BYTES]
+    found = {name: pattern.search(head) for name, pattern in _FIELD.items()}
+    return {name: match.group(1) for name, match in found.items() if match}
+
+
+def guess_ids(payload: Any) -> dict[str, Any]:
+    """``event_id`` and ``ladder`` of a payload that may not be a valid event (or {})."""
     try:
         data = json.loads(payload)
     except (TypeError, ValueError, RecursionError):

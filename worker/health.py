@@ -108,3 +108,32 @@ def _script_directory() -> ScriptDirectory:
 
 class SchemaBehind(RuntimeError):
     """The database has not been migrated to the newest revision (run ``ladder migrate``)."""
+
+
+def probes(settings: Settings, timeout: float = 3.0) -> dict[str, Callable[[], object]]:
+    """A quick check per store, each raising when its store does not answer within
+    ``timeout``: what the batch job asks before it calls a failure the batch's own fault."""
+    checks: dict[str, Callable[[], object]] = {
+        "redis": lambda: _ping_queue(settings.redis_url, timeout)
+    }
+    url = settings.leaderboard_redis_url
+    if url and url != settings.redis_url:
+        checks["redis"] = lambda: (
+            _ping_queue(settings.redis_url, timeout),
+            _ping_leaderboards(url, timeout),
+        )
+    if settings.database_url.startswith("postgresql"):
+        checks["postgresql"] = lambda: _select_one(settings.database_url, timeout)
+    return checks
+
+
+def _select_one(database_url: str, timeout: float) -> str:
+    engine = create_engine(
+        database_url, connect_args={"connect_timeout": max(1, int(timeout))}, poolclass=NullPool
+    )
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    finally:
+        engine.dispose()
+    return "ok"

@@ -1,19 +1,26 @@
 """RQ job functions. Thin: they hand the raw payloads to the service.
 
 ``process_batch`` runs a batch taken from the inbox: invalid events are dead-lettered one by
-one; a transient error is raised so RQ retries the batch with back-off, and on the last
-attempt the batch is split into per-event dead letters (reason ``retries_exhausted``) so an
-operator replays events, never opaque batches. Then, while events wait in the inbox, the job
-takes them itself a batch at a time (for up to half a second), so a busy worker does not pay
-for an RQ job per batch. ``process_event`` is the job of one
-dead-lettered event; replaying it runs it again, and an event still invalid fails again.
+one. While PostgreSQL or Redis is unreachable the job keeps its batch and tries it again
+with capped back-off for as long as the outage lasts (``worker.faults`` says what is an
+outage); no event is dead-lettered for an outage. Any other failure splits the batch until
+the event that fails is alone: that event is dead-lettered (``processing_error``) and the
+others are applied. A batch that fails even so (RQ's retries spent) becomes per-event dead
+letters (``retries_exhausted``), so an operator replays events, never opaque batches. Then,
+while events wait in the inbox, the job takes them itself a batch at a time (for up to half
+a second), so a busy worker does not pay for an RQ job per batch. ``process_event`` is the
+job of one dead-lettered event; replaying it runs it again, and an event still invalid
+fails again.
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import structlog
@@ -21,12 +28,17 @@ from rq import get_current_job
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
 
+from engine import Outcome, Reason
 from schemas import InvalidEvent
+from worker import faults, health
+from worker.deadletter import guess_ids
 from worker.runtime import Runtime
+from worker.service import Processed
 from worker.settings import Settings
 
 log = structlog.get_logger("ladder")
 BATCH_PREFIX = "ladder-batch-"
+PROCESSING_ERROR = str(Reason.PROCESSING_ERROR)
 _runtime: Runtime | None = None
 
 
@@ -80,17 +92,17 @@ def _follow_on(rt: Runtime) -> int:
     """While events wait in the inbox, take them in this job, a batch at a time, for up to
     ``FOLLOW_ON_SECONDS``: under load a worker goes from one batch to the next without an RQ
     job (and the pump's hand-over) in between. Each batch is staged exactly as the pump
-    stages it, so a crash loses nothing (``recover`` makes it a job); a batch that fails is
-    handed over as a job of its own, with RQ's retries and dead-lettering."""
+    stages it, so a crash loses nothing (``recover`` makes it a job); a batch that meets an
+    outage is handed over as a job of its own, which waits for the store."""
     done = 0
     deadline = time.monotonic() + FOLLOW_ON_SECONDS
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not stopping.is_set():
         claimed = rt.inbox.claim()
         if claimed is None:
             break
         batch, payloads = claimed
         try:
-            done += len(rt.service.process(payloads, on_invalid=rt.dead_letter))
+            done += len(apply_isolating(rt, payloads, _once(rt.dead_letter)))
         except Exception as exc:
             log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
             rt.inbox.hand_over(batch, payloads)
@@ -99,17 +111,134 @@ def _follow_on(rt: Runtime) -> int:
     return done
 
 
+# Set when the worker is asked to stop: a batch held through an outage is handed back.
+stopping = threading.Event()
+OUTAGE_BACKOFF_FIRST_SECONDS = 1.0
+OUTAGE_BACKOFF_MAX_SECONDS = 30.0
+
+
 def _process_batch(payloads: list[str]) -> int:
+    """Apply the batch, holding it through an outage: tried again with capped back-off (1 s
+    doubling to 30 s) for as long as the store is away; nothing is dead-lettered for it."""
     rt = runtime()
+    on_invalid = _once(rt.dead_letter)
+    delay = OUTAGE_BACKOFF_FIRST_SECONDS
+    while True:
+        try:
+            with _job_clock():
+                outcomes = apply_isolating(rt, payloads, on_invalid)
+        except Exception as exc:
+            store = faults.classify(exc, _probes(rt))
+            if store is None:  # not an outage: RQ's retries, then per-event dead letters
+                job = get_current_job()
+                if job is not None and not job.retries_left:
+                    _dead_letter_all(rt, payloads, exc, traceback.format_exc())
+                    return 0
+                raise
+            faults.outages.lost(store, exc)
+            if stopping.wait(delay):
+                rt.inbox.enqueue_batch(payloads, meta={"handed_back": True})
+                log.warning("held_batch_handed_back", events=len(payloads))
+                return 0
+            delay = min(delay * 2, OUTAGE_BACKOFF_MAX_SECONDS)
+            continue
+        faults.outages.regained()
+        return len(outcomes)
+
+
+def apply_isolating(
+    rt: Runtime,
+    payloads: list[str],
+    on_invalid: Callable[[str | bytes, InvalidEvent], None],
+) -> list[Processed]:
+    """Apply ``payloads``; when that fails for a reason that is not an outage, split the
+    batch in halves, and so on, until the event that fails is alone: it is dead-lettered
+    (``processing_error``, with the exception) and every other event is applied.
+
+    An outage is raised to the caller, which holds the whole batch (events of halves applied
+    already are duplicates when it is tried again, and change nothing)."""
     try:
-        outcomes = rt.service.process(payloads, on_invalid=rt.dead_letter)
+        return rt.service.process(payloads, on_invalid=on_invalid)
     except Exception as exc:
-        job = get_current_job()
-        if job is not None and not job.retries_left:
-            _dead_letter_all(rt, payloads, exc, traceback.format_exc())
-            return 0
-        raise
-    return len(outcomes)
+        if faults.classify(exc, _probes(rt)) is not None:
+            raise
+        if len(payloads) == 1:
+            return [_processing_error(rt, payloads[0], exc)]
+        log.warning(
+            "batch_split",
+            events=len(payloads),
+            error=f"{type(exc).__name__}: {exc}"[:300],
+        )
+        middle = len(payloads) // 2
+        return [
+            *apply_isolating(rt, payloads[:middle], on_invalid),
+            *apply_isolating(rt, payloads[middle:], on_invalid),
+        ]
+
+
+def _processing_error(rt: Runtime, payload: str, exc: Exception) -> Processed:
+    guessed = guess_ids(payload)
+    error = InvalidEvent(
+        PROCESSING_ERROR,
+        f"{type(exc).__name__}: {exc}"[:500],
+        event_id=guessed.get("event_id"),
+        ladder=guessed.get("ladder"),
+    )
+    rt.dead_letter(payload, error, traceback.format_exc())
+    log.warning(
+        "event",
+        event_id=error.event_id,
+        ladder=error.ladder,
+        outcome=str(Outcome.DEAD_LETTERED),
+        reason=PROCESSING_ERROR,
+        detail=error.detail,
+    )
+    return Processed(error.event_id, error.ladder, str(Outcome.DEAD_LETTERED), PROCESSING_ERROR)
+
+
+def _once(
+    dead_letter: Callable[[str | bytes, InvalidEvent], None],
+) -> Callable[[str | bytes, InvalidEvent], None]:
+    """A split batch validates its events again: dead-letter each invalid one only once."""
+    done: set[str | bytes] = set()
+
+    def on_invalid(raw: str | bytes, error: InvalidEvent) -> None:
+        if raw not in done:
+            dead_letter(raw, error)
+            done.add(raw)
+
+    return on_invalid
+
+
+_probe_cache: dict[str, Callable[[], object]] | None = None
+
+
+def _probes(rt: Runtime) -> dict[str, Callable[[], object]]:
+    global _probe_cache
+    if _probe_cache is None:
+        _probe_cache = health.probes(rt.settings)
+    return _probe_cache
+
+
+@contextmanager
+def _job_clock() -> Iterator[None]:
+    """Each attempt gets the job's whole timeout; the wait between attempts is not counted.
+
+    RQ's death penalty in a ``SimpleWorker`` is an alarm signal set for the job's run."""
+    job = get_current_job()
+    armed = (
+        job is not None
+        and bool(job.timeout)
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+    )
+    if armed and job is not None and job.timeout:
+        signal.alarm(int(job.timeout))
+    try:
+        yield
+    finally:
+        if armed:
+            signal.alarm(0)
 
 
 def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: str) -> None:

@@ -53,3 +53,12 @@ def player(ladder: str, player_id: str) -> str:
 
 def player_prefix(ladder: str) -> str:
     return f"{_tag(ladder)}:player:"
+
+
+SCHEDULER_LOCK = "ladder:scheduler"
+"""String naming the worker that moves due retries to the queue now (expires unless renewed)."""
+
+
+def alive(worker_name: str) -> str:
+    """A worker's heartbeat: set every few seconds with a short expiry while it runs."""
+    return f"ladder:alive:{worker_name}"

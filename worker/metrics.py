@@ -119,8 +119,9 @@ class Metrics:
         return event_dict
 
     def collect_from(self, redis: Redis) -> None:
-        """Add the queue sizes, read from ``redis`` at every scrape."""
+        """Add the queue sizes, read from ``redis`` at every scrape, and the stores' state."""
         self.registry.register(QueueCollector(redis))
+        self.registry.register(StoreCollector())
 
 
 def process_registry() -> CollectorRegistry:
@@ -223,6 +224,50 @@ class QueueCollector(Collector):
             ("ladder_started_jobs", "Jobs being run by a worker now.", started),
             ("ladder_dead_letters", "Jobs in the failed registry (the dead-letter queue).", failed),
         ]
+
+
+# -- store availability, as this worker's batches find it --------------------------------
+
+
+class StoreCollector(Collector):
+    """``ladder_store_up{store}``: 0 while this worker holds a batch through that store's
+    outage (``worker.faults.outages``), 1 otherwise."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from worker.faults import outages
+
+        up = GaugeMetricFamily(
+            "ladder_store_up",
+            "0 while this worker's batches find the store unreachable, else 1.",
+            labels=["store"],
+        )
+        for store in outages.STORES:
+            up.add_metric([store], 1.0 if outages.up(store) else 0.0)
+        yield up
+
+
+# -- dead letters, wherever they are kept --------------------------------------------------
+
+
+class DeadLetterCollector(Collector):
+    """``ladder_dead_letters_stored{store}``: dead letters in Redis (RQ's failed registry)
+    and those moved to PostgreSQL beyond ``LADDER_DLQ_MAX``, read at scrape time."""
+
+    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        stored = GaugeMetricFamily(
+            "ladder_dead_letters_stored",
+            "Dead letters kept, by store (redis, postgresql).",
+            labels=["store"],
+        )
+        try:
+            for store, count in self.counts().items():
+                stored.add_metric([store], float(count))
+        except Exception:  # a store away: report what is known, never fail the scrape
+            pass
+        yield stored
 
 
 class MeteredWorker(SimpleWorker):
@@ -335,6 +380,7 @@ def start(rt: Runtime, port: int, host: str = "0.0.0.0") -> WorkerMetrics:
     """
     metrics = Metrics(ladders=rt.config.ladders.keys())
     metrics.collect_from(rt.redis)
+    metrics.registry.register(DeadLetterCollector(rt.dead_letters.counts))
     install_log_observer(metrics)
     server = None
     if port:

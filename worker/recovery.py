@@ -1,10 +1,14 @@
 """Crash recovery, run by every worker every 15 seconds (and by ``--burst`` until idle).
 
+A worker killed at any moment has its work taken up by another within 60 s: 20 s for its
+heartbeat to expire, up to 15 s until the next maintenance, plus the grace periods below.
+
 - A batch stranded between the inbox and RQ (its mover died) is enqueued: ``Inbox.recover``.
-- A batch whose worker died mid-run is noticed when RQ's started-registry entry expires (the
-  job timeout, capped at 30 s, plus 60 s: RQ's ``SimpleWorker`` sends no heartbeat while a
-  job runs). Its events are enqueued again at once as a fresh batch, so a crash does not eat
-  into the back-off meant for outages; replaying applied events is harmless (idempotent ids).
+- A batch whose worker died mid-run is noticed when the worker's heartbeat
+  (``ladder:alive:<worker>``, renewed every 5 s, expiring after 20 s) is gone, whatever the
+  job timeout, or when RQ's started-registry entry expires. Its events are enqueued again
+  at once as a fresh batch, so a crash does not eat into RQ's retry back-off; replaying
+  applied events is harmless (idempotent ids).
   After ``MAX_CRASHES`` crashes the batch is left to RQ's own retry and, in the end, to
   per-event dead letters, so one event that kills workers cannot stop the others for long.
 - A batch left in RQ's intermediate queue (its worker stopped between RQ's dequeue and the
@@ -16,6 +20,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC
 from typing import TYPE_CHECKING, cast
 
 import structlog
@@ -23,7 +28,9 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
+from worker import keys
 from worker.jobs import BATCH_PREFIX, split_failed_batches
+from worker.liveness import ALIVE_SECONDS
 
 if TYPE_CHECKING:
     from rq import SimpleWorker
@@ -38,8 +45,11 @@ log = structlog.get_logger("ladder")
 def requeue_abandoned(rt: Runtime) -> int:
     """Enqueue again the events of batches whose worker died; returns how many batches."""
     registry = StartedJobRegistry(queue=rt.inbox.queue)
+    now = time.time()
     requeued = 0
-    for raw in cast(list[bytes], rt.redis.zrangebyscore(registry.key, 0, time.time())):
+    for raw, score in cast(
+        list[tuple[bytes, float]], rt.redis.zrange(registry.key, 0, -1, withscores=True)
+    ):
         entry = raw.decode()
         job_id = entry.split(":", 1)[0]
         if not job_id.startswith(BATCH_PREFIX):
@@ -48,12 +58,14 @@ def requeue_abandoned(rt: Runtime) -> int:
             job = Job.fetch(job_id, connection=rt.redis)
         except NoSuchJobError:
             continue
+        if score > now and not _worker_is_gone(rt, job, now):
+            continue
         crashes = int(job.meta.get("crashes", 0)) + 1
         if job.get_status() != JobStatus.STARTED or crashes > MAX_CRASHES:
             continue  # finished meanwhile, or a poison batch: RQ's retry path takes it
         payloads = list(job.args[0]) if job.args else []
         rt.inbox.enqueue_batch(payloads, meta={"crashes": crashes})
-        # The execution record expired with the entry, so RQ's Job.delete would fail here.
+        # RQ's Job.delete would fail on an execution record that expired with the entry.
         with rt.redis.pipeline() as pipe:
             pipe.zrem(registry.key, raw)
             pipe.delete(job.key, job.execution_registry.key)
@@ -63,6 +75,17 @@ def requeue_abandoned(rt: Runtime) -> int:
         )
         requeued += 1
     return requeued
+
+
+def _worker_is_gone(rt: Runtime, job: Job, now: float) -> bool:
+    """The job's worker has sent no heartbeat for ``ALIVE_SECONDS`` (a job that started
+    less than that ago may belong to a worker whose first beat is on its way)."""
+    if not job.worker_name or job.started_at is None:
+        return False
+    started = job.started_at.replace(tzinfo=job.started_at.tzinfo or UTC).timestamp()
+    if now - started < ALIVE_SECONDS:
+        return False
+    return not rt.redis.exists(keys.alive(job.worker_name))
 
 
 def requeue_stuck(rt: Runtime, grace_seconds: float = STUCK_GRACE_SECONDS) -> int:

@@ -12,7 +12,7 @@ import gc
 import signal
 import threading
 import time
-from typing import cast
+from typing import Any, cast
 
 import structlog
 from redis.exceptions import RedisError
@@ -21,6 +21,7 @@ from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now as rq_now
 
 from worker import jobs, keys, logs, metrics
+from worker.liveness import Liveness
 from worker.recovery import maintain
 from worker.runtime import Runtime
 
@@ -34,9 +35,21 @@ def _worker(rt: Runtime) -> SimpleWorker:
 
 def _work(worker: SimpleWorker, *, burst: bool) -> None:
     """Run RQ's loop. Its start-up maintenance is skipped: ``maintain`` ran just before and
-    handles abandoned batches itself (at once, not on RQ's retry back-off)."""
+    handles abandoned batches itself (at once, not on RQ's retry back-off). RQ's scheduler
+    (a forked child) is not started: ``worker.liveness`` schedules on a thread instead."""
     worker.last_cleaned_at = rq_now()  # type: ignore[assignment]
-    worker.work(burst=burst, logging_level=logs.rq_level(), with_scheduler=True)
+    worker.work(burst=burst, logging_level=logs.rq_level(), with_scheduler=False)
+
+
+def _hand_back_on_stop(worker: SimpleWorker) -> None:
+    """RQ's own SIGTERM handler also tells a batch held through an outage to hand it back."""
+    request_stop = worker.request_stop
+
+    def stop_requested(signum: Any, frame: Any) -> None:
+        jobs.stopping.set()
+        request_stop(signum, frame)  # type: ignore[no-untyped-call]
+
+    worker.request_stop = stop_requested  # type: ignore[method-assign]
 
 
 def _in_flight(rt: Runtime) -> int:
@@ -65,6 +78,15 @@ def run_burst(rt: Runtime) -> int:
     a worker that died; then return how many events were moved from the inbox."""
     jobs.install(rt)
     worker = _worker(rt)
+    liveness = Liveness(rt.redis, rt.inbox.queue, worker)
+    liveness.start()
+    try:
+        return _burst(rt, worker)
+    finally:
+        liveness.close()
+
+
+def _burst(rt: Runtime, worker: SimpleWorker) -> int:
     moved = 0
     last_maintenance = 0.0
     while True:
@@ -77,7 +99,7 @@ def run_burst(rt: Runtime) -> int:
             continue
         if not _in_flight(rt):
             return moved
-        time.sleep(0.2)  # a retry back-off, or an abandoned batch not yet expired
+        time.sleep(0.2)  # a retry back-off, or an abandoned batch not yet noticed
 
 
 def freeze_startup_objects() -> None:
@@ -119,6 +141,9 @@ def run_forever(rt: Runtime) -> None:
     if first is None:
         return
     worker = first
+    _hand_back_on_stop(worker)
+    liveness = Liveness(rt.redis, rt.inbox.queue, worker)
+    liveness.start()
     maintain(rt, worker)
     freeze_startup_objects()
 
@@ -159,7 +184,10 @@ def run_forever(rt: Runtime) -> None:
             if replacement is None:
                 break
             worker = replacement
+            _hand_back_on_stop(worker)
+            liveness.worker = worker
     finally:
         stop.set()
         thread.join(timeout=10)
+        liveness.close()
         observed.close()

@@ -51,7 +51,12 @@ class Runtime:
 
     @cached_property
     def dead_letters(self) -> DeadLetters:
-        return DeadLetters(self.redis, self.settings.dead_letter_ttl_days * 86400)
+        return DeadLetters(
+            self.redis,
+            self.settings.dead_letter_ttl_days * 86400,
+            engine=lambda: self.engine,
+            max_in_redis=self.settings.dead_letters_in_redis,
+        )
 
     @cached_property
     def projection(self) -> Projection:

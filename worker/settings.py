@@ -32,6 +32,7 @@ class Settings:
     job_retries: int = 5
     job_retry_intervals: tuple[int, ...] = (1, 5, 15, 60, 300)
     dead_letter_ttl_days: int = 30
+    dead_letters_in_redis: int = 100_000  # beyond it the oldest move to PostgreSQL
     max_event_bytes: int = 65536
     metrics_port: int = 9108  # Prometheus metrics and /healthz of ``ladder worker``; 0 = off
     publisher_secrets: dict[str, bytes] = field(default_factory=dict, repr=False)
@@ -56,6 +57,7 @@ class Settings:
         try:
             batch_size = int(env.get("LADDER_BATCH_SIZE", "1000"))
             ttl_days = int(env.get("LADDER_DLQ_TTL_DAYS", "30"))
+            dlq_max = int(env.get("LADDER_DLQ_MAX", "100000"))
             metrics_port = int(env.get("LADDER_METRICS_PORT", "9108"))
             job_timeout = int(env.get("LADDER_JOB_TIMEOUT", "60"))
             retries = int(env.get("LADDER_JOB_RETRIES", "5"))
@@ -74,6 +76,8 @@ class Settings:
             raise SettingsError("LADDER_REQUIRE_SIGNATURE needs LADDER_PUBLISHER_SECRETS")
         if ttl_days < 0:
             raise SettingsError("LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on) or more")
+        if dlq_max < 1:
+            raise SettingsError("LADDER_DLQ_MAX must be at least 1")
         if job_timeout < 1:
             raise SettingsError("LADDER_JOB_TIMEOUT must be at least 1 second")
         if not 1 <= batch_size <= 2000:
@@ -94,6 +98,7 @@ class Settings:
             job_retries=retries,
             job_retry_intervals=retry_intervals(retries, intervals),
             dead_letter_ttl_days=ttl_days,
+            dead_letters_in_redis=dlq_max,
             metrics_port=metrics_port,
             publisher_secrets=secrets,
             publisher_ladders=scopes,

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+import structlog.testing
 from rq.job import Job
 from rq.registry import ScheduledJobRegistry
 from sqlalchemy.engine import make_url
@@ -27,7 +28,7 @@ from sqlalchemy.engine import make_url
 from tests.conftest import drain, publish
 from tests.events import game, player_updated
 from tests.integration.helpers import audit, ledger
-from worker import keys, reconcile
+from worker import jobs, keys, reconcile
 from worker.runtime import Runtime
 
 
@@ -149,15 +150,14 @@ def _clean(rt: Any, ladder: str) -> bool:
     return reconcile.check(rt.engine, rt.leaderboard_redis, rt.config.ladders[ladder]).clean
 
 
-def test_postgresql_away_mid_run_the_batch_is_retried_and_applied_once_after_it_returns(
+def test_postgresql_away_mid_run_the_batch_is_held_and_applied_once_after_it_returns(
     runtime, make_proxy
 ):
-    """PostgreSQL cut: the batch waits on RQ's back-off; once it is back, all applied once."""
+    """PostgreSQL cut: "A transient failure never dead-letters an event": the worker keeps
+    the batch and tries it again until the store is back; then all are applied once."""
     proxy = make_proxy(_target(runtime.settings.database_url, 5432))
     settings = dataclasses.replace(
-        runtime.settings,
-        database_url=_through(runtime.settings.database_url, proxy.port),
-        job_retry_intervals=(1, 1, 2, 2, 2),
+        runtime.settings, database_url=_through(runtime.settings.database_url, proxy.port)
     )
     rt = Runtime(settings)
     try:
@@ -165,13 +165,13 @@ def test_postgresql_away_mid_run_the_batch_is_retried_and_applied_once_after_it_
         drain(rt)
         proxy.cut()
         publish(rt, game("alice", "carol", event_id="g-2"), game("bob", "dave", event_id="g-3"))
-        scheduled = ScheduledJobRegistry(queue=rt.inbox.queue)
-        restorer = _after(lambda: scheduled.count > 0, proxy.restore)
-        drain(rt)  # fails, waits for the retry, succeeds after the restore
+        restorer = _after(lambda: proxy.accepted_while_cut >= 3, proxy.restore)
+        drain(rt)  # holds the batch through the outage, applies it after the restore
         restorer.join(timeout=5)
-        assert proxy.accepted_while_cut > 0, "the worker never noticed the outage"
+        assert proxy.accepted_while_cut >= 3, "the worker never noticed the outage"
         assert ["g-1", "g-2", "g-3"] == sorted(row["event_id"] for row in audit(rt))
         assert [] == rt.dead_letters.list()
+        assert 0 == ScheduledJobRegistry(queue=rt.inbox.queue).count
         assert [1, 2, 2, 1] == [
             len(ledger(rt, "gammon42", p)) for p in ("carol", "alice", "bob", "dave")
         ]
@@ -180,51 +180,50 @@ def test_postgresql_away_mid_run_the_batch_is_retried_and_applied_once_after_it_
         rt.close()
 
 
-def test_postgresql_away_past_every_retry_dead_letters_each_event_and_replay_applies_them(
-    runtime, make_proxy
+def test_postgresql_away_longer_than_every_retry_dead_letters_nothing(
+    runtime, make_proxy, monkeypatch
 ):
-    """Retries exhausted: one dead letter per event with reason and payload; replay after the
-    outage applies each once."""
+    """An outage outlasting RQ's whole retry budget (five retries, no back-off in tests)
+    dead-letters nothing, logs one warning when the store is lost and one when it is back."""
     proxy = make_proxy(_target(runtime.settings.database_url, 5432))
     settings = dataclasses.replace(
         runtime.settings, database_url=_through(runtime.settings.database_url, proxy.port)
     )
     rt = Runtime(settings)
     events = [player_updated("gammon42", p, True, True) for p in ("alice", "bob")]
+    lines: list[Any] = []
+    monkeypatch.setattr(jobs, "OUTAGE_BACKOFF_FIRST_SECONDS", 0.1)
+    monkeypatch.setattr(jobs, "OUTAGE_BACKOFF_MAX_SECONDS", 0.5)
     try:
         proxy.cut()
         publish(rt, *events)
-        drain(rt)  # zero back-off in tests: every attempt fails at once
-        letters = rt.dead_letters.list()
-        assert {(e["event_id"], "retries_exhausted") for e in events} == {
-            (d.event_id, d.reason) for d in letters
-        }
-        assert all(d.payload for d in letters) and [] == audit(runtime)
-        proxy.restore()
-        assert [d.id for d in letters] == sorted(
-            rt.dead_letters.replay([d.id for d in letters]), key=[d.id for d in letters].index
-        )
-        drain(rt)
-        assert sorted(e["event_id"] for e in events) == sorted(r["event_id"] for r in audit(rt))
+        restorer = _after(lambda: proxy.accepted_while_cut >= 8, proxy.restore, timeout=60)
+        with structlog.testing.capture_logs() as lines:
+            drain(rt)
+        restorer.join(timeout=5)
+        assert proxy.accepted_while_cut >= 8
         assert [] == rt.dead_letters.list()
+        assert sorted(e["event_id"] for e in events) == sorted(r["event_id"] for r in audit(rt))
+        lost = [line for line in lines if line["event"] == "store_unavailable"]
+        back = [line for line in lines if line["event"] == "store_available"]
+        assert [("postgresql", "warning")] == [(x["store"], x["log_level"]) for x in lost]
+        assert ["postgresql"] == [x["store"] for x in back]
+        assert back[0]["outage_seconds"] > 0
     finally:
         rt.close()
 
 
-def test_leaderboard_redis_away_after_the_commit_is_retried_and_projected(runtime, make_proxy):
-    """Redis (the leaderboards) cut after PostgreSQL committed: the retry re-projects."""
+def test_leaderboard_redis_away_after_the_commit_is_held_and_projected(runtime, make_proxy):
+    """Redis (the leaderboards) cut after PostgreSQL committed: the held batch re-projects."""
     proxy = make_proxy(_target(runtime.settings.redis_url, 6379))
     settings = dataclasses.replace(
-        runtime.settings,
-        leaderboard_redis_url=_through(runtime.settings.redis_url, proxy.port),
-        job_retry_intervals=(1, 1, 2, 2, 2),
+        runtime.settings, leaderboard_redis_url=_through(runtime.settings.redis_url, proxy.port)
     )
     rt = Runtime(settings)
     try:
         proxy.cut()
         publish(rt, game("alice", "bob", event_id="g-1"))
-        scheduled = ScheduledJobRegistry(queue=rt.inbox.queue)
-        restorer = _after(lambda: scheduled.count > 0, proxy.restore)
+        restorer = _after(lambda: proxy.accepted_while_cut >= 2, proxy.restore)
         drain(rt)
         restorer.join(timeout=5)
         assert [("g-1", "rated")] == [(r["event_id"], r["outcome"]) for r in audit(rt)]
@@ -232,6 +231,7 @@ def test_leaderboard_redis_away_after_the_commit_is_retried_and_projected(runtim
             runtime.redis.zrange(keys.rating("gammon42"), 0, -1, withscores=True)
         )
         assert 1 == len(ledger(rt, "gammon42", "alice"))
+        assert [] == rt.dead_letters.list()
     finally:
         rt.close()
 

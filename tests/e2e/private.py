@@ -1,0 +1,99 @@
+"""Servers of a test's own: a PostgreSQL cluster on a free port, to stop, freeze and start
+without touching the shared one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import psycopg
+
+PG_BIN = Path(shutil.which("pg_ctl") or "/usr/lib/postgresql/15/bin/pg_ctl").resolve().parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _as_owner(args: list[str]) -> list[str]:
+    """PostgreSQL refuses to run as root: run it as the ``postgres`` user then."""
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *args]
+    return args
+
+
+class PrivatePostgres:
+    def __init__(self, directory: Path) -> None:
+        self.port = free_port()
+        self.directory = directory
+        self.data = directory / "pgdata"
+        self.url = f"postgresql://root@127.0.0.1:{self.port}/postgres"
+        directory.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() == 0:
+            shutil.chown(directory, "postgres", "postgres")
+        subprocess.run(
+            _as_owner([str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "root"]),
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 -c fsync=off"
+        subprocess.run(
+            _as_owner(
+                [
+                    str(PG_BIN / "pg_ctl"),
+                    "-D",
+                    str(self.data),
+                    "-o",
+                    options,
+                    "-l",
+                    str(self.directory / "postgres.log"),
+                    "-w",
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                psycopg.connect(self.url, connect_timeout=2).close()
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def stop(self) -> None:
+        subprocess.run(
+            _as_owner([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"]),
+            capture_output=True,
+            timeout=120,
+        )
+
+    def pids(self) -> list[int]:
+        """The postmaster and every backend and helper process of the cluster."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        children = subprocess.run(
+            ["pgrep", "-P", str(postmaster)], capture_output=True, text=True
+        ).stdout.split()
+        return [postmaster, *map(int, children)]
+
+    def freeze(self) -> None:
+        for pid in self.pids():
+            os.kill(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for pid in self.pids():
+            os.kill(pid, signal.SIGCONT)
