@@ -5,10 +5,11 @@ The field order is the ``players`` table's column order, so a row builds a ``Pla
 ``Player(*row)``.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from typing import Final
 
-__all__ = ["Player", "PlayerKey"]
+__all__ = ["STATE_FIELDS", "Player", "PlayerKey"]
 
 PlayerKey = tuple[str, str]  # (ladder, player_id)
 
@@ -40,3 +41,9 @@ class Player:
         self.version += 1
         self.updated_at = at
         self.dirty = True
+
+
+# What is stored of a player besides its key, in row order (the ``players`` columns).
+STATE_FIELDS: Final[tuple[str, ...]] = tuple(
+    f.name for f in fields(Player) if f.name not in ("ladder", "player_id", "dirty")
+)

@@ -27,9 +27,9 @@ from redis.commands.core import Script
 
 from engine import Player, PlayerState, is_provisional
 from engine.ladder import on_public_board
+from engine.player import STATE_FIELDS
 from worker import keys
 from worker.config import RulesVersion
-from worker.store import PLAYER_COLUMNS
 
 if TYPE_CHECKING:
     from worker.config import Config, LadderConfig
@@ -125,7 +125,7 @@ return written
 
 
 PlayerRow = Sequence[Any]
-"""A ``players`` row: ladder, player_id, then ``store.PLAYER_COLUMNS`` in order."""
+"""A ``players`` row: ladder, player_id, then ``engine.player.STATE_FIELDS`` in order."""
 
 
 class Rows:
@@ -202,7 +202,7 @@ class Rows:
 
 
 def as_row(record: Player) -> PlayerRow:
-    return (record.ladder, record.player_id, *(getattr(record, c) for c in PLAYER_COLUMNS))
+    return (record.ladder, record.player_id, *(getattr(record, c) for c in STATE_FIELDS))
 
 
 def frozen_rules(ladder_config: LadderConfig) -> LadderConfig:

@@ -26,21 +26,10 @@ from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection
 
 from engine import Player, PlayerKey
+from engine.player import STATE_FIELDS
 from worker.db import events, links, players, rating_changes, tournaments
 
-PLAYER_COLUMNS = (
-    "rating",
-    "rated_games",
-    "experience",
-    "listed",
-    "boosted_points",
-    "email_verified",
-    "display_name_chosen",
-    "linked_to",
-    "version",
-    "last_game_at",
-    "updated_at",
-)
+PLAYER_COLUMNS = STATE_FIELDS  # the players columns besides the key: the engine Player's fields
 PLAYER_TYPES = (  # PostgreSQL types of PLAYER_COLUMNS
     "float8",
     "int4",
