@@ -169,7 +169,10 @@ def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
         )
     total = rt.dead_letters.count()
     more = f"; --offset {args.offset + len(letters)} for more" if len(letters) == args.limit else ""
-    print(f"({len(letters)} shown, {plural(total, 'dead letter')} in all{more})", file=sys.stderr)
+    if len(letters) == total:
+        print(f"({plural(total, 'dead letter')})", file=sys.stderr)
+    else:
+        print(f"({len(letters)} shown of {plural(total, 'dead letter')}{more})", file=sys.stderr)
     return 0
 
 
