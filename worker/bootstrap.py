@@ -11,15 +11,15 @@ from rq import Retry
 from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
-from worker.config import Config, load_config
-from worker.db import make_engine
-from worker.deadletter import DeadLetters
-from worker.inbox import Inbox
+from worker.boards.projection import Projection
+from worker.boards.redis_clients import leaderboard_client
+from worker.ladders import Config, load_config
 from worker.privacy import scrub, storable_payload
-from worker.projection import Projection
-from worker.redis_clients import leaderboard_client
-from worker.service import Service
+from worker.queue.deadletter import DeadLetters
+from worker.queue.inbox import Inbox
+from worker.service.batch import Service
 from worker.settings import Settings
+from worker.store.tables import make_engine
 
 
 @dataclass
@@ -38,7 +38,7 @@ class Runtime:
     def leaderboard_redis(self) -> Redis | RedisCluster:
         """Where the leaderboards live: the queue's Redis unless LEADERBOARD_REDIS_URL is set.
 
-        A ``redis+cluster://`` URL selects a Redis Cluster (see ``worker.redis_clients``).
+        A ``redis+cluster://`` URL selects a Redis Cluster (see ``worker.boards.redis_clients``).
         """
         url = self.settings.leaderboard_redis_url
         if not url:

@@ -11,8 +11,8 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import audit
-from worker import faults
-from worker.service import Service
+from worker.queue import faults
+from worker.service.batch import Service
 
 
 def _poison(monkeypatch: pytest.MonkeyPatch, poisoned: str, calls: list[int]) -> None:
@@ -104,7 +104,7 @@ def test_an_unexpected_error_is_an_outage_when_a_store_does_not_answer_the_probe
 def test_ladder_store_up_is_0_while_a_store_is_lost_and_1_once_it_is_back():
     from prometheus_client import generate_latest
 
-    from worker.metrics import Metrics, StoreCollector
+    from worker.observability.metrics import Metrics, StoreCollector
 
     metrics = Metrics()
     metrics.registry.register(StoreCollector())

@@ -14,8 +14,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import publish
 from tests.events import game
-from worker import jobs, metrics
-from worker import service as service_module
+from worker.observability import metrics
+from worker.queue import jobs
+from worker.service import batch as service_module
 
 
 def _free_port() -> int:

@@ -20,9 +20,11 @@ from schemas import InvalidEvent
 from tests.conftest import drain, publish
 from tests.events import game, link, player_updated
 from tests.integration.helpers import audit, board, card, ledger, stored_players
-from worker import cli_ops, keys, rebuild, reconcile, seasons
-from worker.config import default_config_path
-from worker.runtime import Runtime
+from worker import keys
+from worker.bootstrap import Runtime
+from worker.entrypoints.cli import ops as cli_ops
+from worker.ladders import default_config_path
+from worker.ops import rebuild, reconcile, seasons
 
 # -- helpers ----------------------------------------------------------------------------------
 
@@ -333,9 +335,9 @@ def test_rebuild_swaps_atomically_and_keeps_the_version_guard(runtime, monkeypat
 def test_rows_equal_card_and_is_public_for_every_ruleset(runtime):
     """What the projection script is given (``Rows``, the fast path used by workers, rebuild
     and reconcile) is exactly ``projection.card`` / ``is_public`` for every ruleset."""
-    from worker.projection import Rows, as_row, is_public
-    from worker.projection import card as projected_card
-    from worker.store import load_players
+    from worker.boards.projection import Rows, as_row, is_public
+    from worker.boards.projection import card as projected_card
+    from worker.store.statements import load_players
 
     _busy_ladders(runtime)
     publish(runtime, *(game(f"x{i}", f"y{i}", ladder="fibs", match_length=i) for i in (1, 9)))
@@ -519,7 +521,7 @@ def test_a_season_reset_to_start_and_a_game_after_it_chain_the_ledger(runtime):
 
 def test_season_policy_comes_from_the_ladder_configuration_unless_the_flag_overrides():
     """[ladders.<name>.season] decides (none when the table is absent); the flag wins."""
-    from worker.config import default_config_path, load_config, parse_config
+    from worker.ladders import default_config_path, load_config, parse_config
 
     base = load_config().ladders["gammon42"]
     assert (seasons.Policy("none"), "configuration") == seasons.choose_policy(base, None, None)

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from worker import keys
-from worker.config import load_config, parse_config
+from worker.ladders import load_config, parse_config
 from worker.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -351,7 +351,7 @@ def test_the_grafana_dashboard_queries_only_metrics_the_worker_exports():
 
     from prometheus_client import generate_latest
 
-    from worker.metrics import Metrics
+    from worker.observability.metrics import Metrics
 
     metrics = Metrics(ladders=["gammon42"])
     metrics.events.labels(ladder="gammon42", outcome="rated", reason="").inc()

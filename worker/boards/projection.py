@@ -29,10 +29,10 @@ from engine import Player, PlayerState, is_provisional
 from engine.ladder import on_public_board
 from engine.player import STATE_FIELDS
 from worker import keys
-from worker.config import RulesVersion
+from worker.ladders import RulesVersion
 
 if TYPE_CHECKING:
-    from worker.config import Config, LadderConfig
+    from worker.ladders import Config, LadderConfig
 
 CHUNK = 256  # players per script call: keeps each call short while Redis is blocked by it
 

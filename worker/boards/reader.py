@@ -7,7 +7,7 @@ id descending, so every read goes through one Lua script that fixes the order in
 tie group, including a group cut by a page boundary, and reads the board atomically.
 
 This module needs only ``redis`` and the pure engine; the audit-store reads (a player's
-rating history) live in ``worker.history``.
+rating history) live in ``worker.store.history``.
 
 Errors: ``UnknownPlayer`` (a ``LookupError``) for a player not on the board or without a
 card; ``InvalidArgument`` (a ``ValueError``) for a bad board name, cursor, size or game;
@@ -34,7 +34,7 @@ from engine import preview as engine_preview
 from worker import keys
 
 if TYPE_CHECKING:
-    from worker.config import LadderConfig
+    from worker.ladders import LadderConfig
 
 BOARDS: dict[str, Callable[[str], str]] = {
     "rating": keys.rating,
@@ -417,7 +417,7 @@ def preview(
     with no games or experience), a full ``PlayerState``, or a ``Side`` (a stored player's
     state as the caller adjusted it). Gammon42's weekly volume is not in Redis: a player id
     counts as having played no ranked games this week; pass a ``Side`` whose state has
-    ``recent_ranked_games`` (``worker.history.recent_ranked_games``) for the real K.
+    ``recent_ranked_games`` (``worker.store.history.recent_ranked_games``) for the real K.
     """
     if isinstance(cube, bool) or cube not in CUBE_VALUES:
         raise InvalidArgument(f"cube: must be one of {sorted(CUBE_VALUES)}, got {cube!r}")

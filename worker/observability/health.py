@@ -21,7 +21,7 @@ from redis import Redis
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from worker.redis_clients import leaderboard_client
+from worker.boards.redis_clients import leaderboard_client
 from worker.settings import Settings
 
 DEFAULT_TIMEOUT = 5.0
@@ -103,7 +103,7 @@ def _schema(database_url: str, timeout: float) -> str:
 
 
 def _script_directory() -> ScriptDirectory:
-    return ScriptDirectory(str(resources.files("worker").joinpath("migrations")))
+    return ScriptDirectory(str(resources.files("worker.store").joinpath("migrations")))
 
 
 class SchemaBehind(RuntimeError):

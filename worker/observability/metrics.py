@@ -46,12 +46,12 @@ from rq import Queue, SimpleWorker
 from rq.registry import FailedJobRegistry, ScheduledJobRegistry, StartedJobRegistry
 
 from worker import keys
-from worker.deadletter import DeadLetters
+from worker.queue.deadletter import DeadLetters
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
 
-    from worker.runtime import Runtime
+    from worker.bootstrap import Runtime
 
 log = structlog.get_logger("ladder")
 DEFAULT_PORT = 9108
@@ -231,10 +231,10 @@ class QueueCollector(Collector):
 
 class StoreCollector(Collector):
     """``ladder_store_up{store}``: 0 while this worker holds a batch through that store's
-    outage (``worker.faults.outages``), 1 otherwise."""
+    outage (``worker.queue.faults.outages``), 1 otherwise."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        from worker.faults import outages
+        from worker.queue.faults import outages
 
         up = GaugeMetricFamily(
             "ladder_store_up",

@@ -39,11 +39,11 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from worker import keys
-from worker.config import LadderConfig
-from worker.db import players, season_standings, seasons
-from worker.progress import Progress
-from worker.projection import WRITE, PlayerRow, Rows, boards, write_rows
-from worker.store import PLAYER_ROW
+from worker.boards.projection import WRITE, PlayerRow, Rows, boards, write_rows
+from worker.ladders import LadderConfig
+from worker.ops.progress import Progress
+from worker.store.statements import PLAYER_ROW
+from worker.store.tables import players, season_standings, seasons
 
 CHUNK = 5000  # rows fetched and written per round trip
 SCRIPT_CHUNK = 500  # players per script call
@@ -118,8 +118,8 @@ def stream_players(
     """The ladder's player rows, ``chunk`` at a time, through a server-side cursor.
 
     On PostgreSQL the rows come straight from a psycopg named cursor as plain tuples (the
-    session reads timestamps in UTC, see ``worker.db``): for a million players SQLAlchemy's
-    row objects and type processing cost seconds."""
+    session reads timestamps in UTC, see ``worker.store.tables``): for a million players
+    SQLAlchemy's row objects and type processing cost seconds."""
     query = select(*PLAYER_ROW).where(players.c.ladder == ladder)
     if since is not None:
         query = query.where(players.c.updated_at >= since)

@@ -26,11 +26,10 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from worker import keys
-from worker.config import LadderConfig
-from worker.db import players
-from worker.progress import Progress
-from worker.projection import PlayerRow, Rows
-from worker.rebuild import (
+from worker.boards.projection import PlayerRow, Rows
+from worker.ladders import LadderConfig
+from worker.ops.progress import Progress
+from worker.ops.rebuild import (
     CHUNK,
     forget,
     missing_from_store,
@@ -38,7 +37,8 @@ from worker.rebuild import (
     reproject,
     stream_players,
 )
-from worker.store import PLAYER_ROW
+from worker.store.statements import PLAYER_ROW
+from worker.store.tables import players
 
 KINDS = ("missing", "extra", "wrong")
 # KEYS: player hashes of one ladder (one slot). Returns, per hash, its fields and values joined

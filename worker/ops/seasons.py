@@ -34,9 +34,9 @@ from sqlalchemy.engine import Connection, Engine
 
 from engine import FibsRules
 from worker import keys
-from worker.config import LadderConfig
-from worker.db import players, rating_changes, season_standings, seasons
-from worker.rebuild import CHUNK, SWAP, reproject, stream_players, temp_key
+from worker.ladders import LadderConfig
+from worker.ops.rebuild import CHUNK, SWAP, reproject, stream_players, temp_key
+from worker.store.tables import players, rating_changes, season_standings, seasons
 
 RESETS = ("none", "start", "toward_start")
 SEASON_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")

@@ -10,7 +10,7 @@ fall in time. Compared, field by field and bit for bit:
 - each ledger row: player, kind, before, after, delta, K (or the fibs multiplier), expected;
 - each player's final row in PostgreSQL (rating, games, experience, flags, link, version,
   timestamps);
-- the Redis boards and player hashes, against PostgreSQL (``worker.reconcile``), which the
+- the Redis boards and player hashes, against PostgreSQL (``worker.ops.reconcile``), which the
   step before proved equal to the replay.
 
 A mismatch names the event (``None`` for a player's final state), the player, the field and
@@ -35,12 +35,13 @@ from sqlalchemy.engine import Engine
 
 from engine import LedgerChange, LedgerKind, Player, Replay
 from engine.replay import RECORDED_KINDS
-from worker import reconcile, records
-from worker.config import LadderConfig
-from worker.db import events, rating_changes
-from worker.progress import Progress
-from worker.rebuild import stream_players
-from worker.store import PLAYER_COLUMNS
+from worker.ladders import LadderConfig
+from worker.ops import reconcile
+from worker.ops.progress import Progress
+from worker.ops.rebuild import stream_players
+from worker.service import records
+from worker.store.statements import PLAYER_COLUMNS
+from worker.store.tables import events, rating_changes
 
 CHUNK = 5000  # rows per fetch from the server-side cursor
 LISTED = 100  # mismatches kept per ladder (all are counted)

@@ -1,6 +1,6 @@
 """The dead-letter queue: RQ's failed-job registry of the ``ladder`` queue, one job per event.
 
-An invalid event becomes a failed RQ job of its own (function ``worker.jobs.process_event``
+An invalid event becomes a failed RQ job of its own (function ``worker.queue.jobs.process_event``
 with the raw payload as its argument), so ``rq info`` and rq-dashboard show it, RQ's requeue
 replays it, and its meta carries the machine-readable reason. Its id is derived from the
 payload, so dead-lettering the same payload twice (a retried batch) leaves one entry.
@@ -36,10 +36,11 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
-from worker import db, keys
+from worker import keys
+from worker.store import tables as db
 
-PROCESS_EVENT = "worker.jobs.process_event"
-PROCESS_BATCH = "worker.jobs.process_batch"
+PROCESS_EVENT = "worker.queue.jobs.process_event"
+PROCESS_BATCH = "worker.queue.jobs.process_batch"
 KEEP_FOREVER = -1  # RQ's ttl for "never expires"
 RETRIES_EXHAUSTED = "retries_exhausted"
 TRACEBACK_CHARS = 20000

@@ -25,7 +25,7 @@ from rq.exceptions import DuplicateJobError
 
 from worker import failpoints, keys
 
-PROCESS_BATCH = "worker.jobs.process_batch"
+PROCESS_BATCH = "worker.queue.jobs.process_batch"
 RECOVERY_GRACE_SECONDS = 30.0
 
 CLAIM = """

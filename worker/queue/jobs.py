@@ -2,7 +2,7 @@
 
 ``process_batch`` runs a batch taken from the inbox: invalid events are dead-lettered one by
 one. While PostgreSQL or Redis is unreachable the job keeps its batch and tries it again
-with capped back-off for as long as the outage lasts (``worker.faults`` says what is an
+with capped back-off for as long as the outage lasts (``worker.queue.faults`` says what is an
 outage); no event is dead-lettered for an outage. Any other failure splits the batch until
 the event that fails is alone: that event is dead-lettered (``processing_error``) and the
 others are applied. A batch that fails even so (RQ's retries spent) becomes per-event dead
@@ -30,10 +30,11 @@ from rq.job import Job
 
 from engine import Outcome, Reason
 from schemas import InvalidEvent
-from worker import faults, health
-from worker.deadletter import guess_ids
-from worker.runtime import Runtime
-from worker.service import Processed
+from worker.bootstrap import Runtime
+from worker.observability import health
+from worker.queue import faults
+from worker.queue.deadletter import guess_ids
+from worker.service.batch import Processed
 from worker.settings import Settings
 
 log = structlog.get_logger("ladder")

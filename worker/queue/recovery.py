@@ -29,13 +29,13 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
 from worker import keys
-from worker.jobs import BATCH_PREFIX, split_failed_batches
-from worker.liveness import ALIVE_SECONDS
+from worker.queue.jobs import BATCH_PREFIX, split_failed_batches
+from worker.queue.liveness import ALIVE_SECONDS
 
 if TYPE_CHECKING:
     from rq import SimpleWorker
 
-    from worker.runtime import Runtime
+    from worker.bootstrap import Runtime
 
 MAX_CRASHES = 5
 STUCK_GRACE_SECONDS = 10.0

@@ -20,10 +20,12 @@ from rq import SimpleWorker
 from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now as rq_now
 
-from worker import jobs, keys, logs, metrics
-from worker.liveness import Liveness
-from worker.recovery import maintain
-from worker.runtime import Runtime
+from worker import keys
+from worker.bootstrap import Runtime
+from worker.observability import logs, metrics
+from worker.queue import jobs
+from worker.queue.liveness import Liveness
+from worker.queue.recovery import maintain
 
 log = structlog.get_logger("ladder")
 MAINTAIN_EVERY_SECONDS = 15.0
@@ -36,7 +38,7 @@ def _worker(rt: Runtime) -> SimpleWorker:
 def _work(worker: SimpleWorker, *, burst: bool) -> None:
     """Run RQ's loop. Its start-up maintenance is skipped: ``maintain`` ran just before and
     handles abandoned batches itself (at once, not on RQ's retry back-off). RQ's scheduler
-    (a forked child) is not started: ``worker.liveness`` schedules on a thread instead."""
+    (a forked child) is not started: ``worker.queue.liveness`` schedules on a thread instead."""
     worker.last_cleaned_at = rq_now()  # type: ignore[assignment]
     worker.work(burst=burst, logging_level=logs.rq_level(), with_scheduler=False)
 

@@ -14,8 +14,8 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Engine
 
-from worker.db import events, players, rating_changes
-from worker.reader import UnknownPlayer, _is_identifier
+from worker.boards.reader import UnknownPlayer, _is_identifier
+from worker.store.tables import events, players, rating_changes
 
 
 @dataclass(frozen=True)

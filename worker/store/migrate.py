@@ -36,7 +36,7 @@ class Migration:
 
 
 def _script_location() -> str:
-    return str(resources.files("worker").joinpath("migrations"))
+    return str(resources.files("worker.store").joinpath("migrations"))
 
 
 def head() -> str | None:

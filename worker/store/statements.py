@@ -7,8 +7,8 @@ same old rating and two workers cannot deadlock on player rows.
 Speed: on PostgreSQL every statement of the batch path has a constant text, whatever the
 batch size: key sets travel as arrays (``unnest``), not as ``IN (...)`` lists whose text
 changes with their length. psycopg then prepares each statement once per connection, and
-neither SQLAlchemy nor the server parses it again (``worker.db`` keeps each run planned for
-the tables as they are). Audit and ledger rows go in with ``COPY``; changed players are
+neither SQLAlchemy nor the server parses it again (``worker.store.tables`` keeps each run
+planned for the tables as they are). Audit and ledger rows go in with ``COPY``; changed players are
 written back with one upsert of a JSON document. On SQLite (the single-process demo) the
 same functions run portable SQLAlchemy Core.
 """
@@ -27,7 +27,7 @@ from sqlalchemy.engine import Connection
 
 from engine import Player, PlayerKey
 from engine.player import STATE_FIELDS
-from worker.db import events, links, players, rating_changes, tournaments
+from worker.store.tables import events, links, players, rating_changes, tournaments
 
 PLAYER_COLUMNS = STATE_FIELDS  # the players columns besides the key: the engine Player's fields
 PLAYER_TYPES = (  # PostgreSQL types of PLAYER_COLUMNS

@@ -10,7 +10,7 @@
 - ``links``: anonymous id -> account links (each side at most once per ladder).
 - ``tournaments``: tournaments that have been settled (pays out at most once).
 
-Migrations (``worker/migrations``) create these; this module only describes them.
+Migrations (``worker/store/migrations``) create these; this module only describes them.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ season_standings = Table(
 )
 
 
-# Dead letters moved out of Redis once it holds LADDER_DLQ_MAX of them (worker.deadletter).
+# Dead letters moved out of Redis once it holds LADDER_DLQ_MAX of them (worker.queue.deadletter).
 dead_letters = Table(
     "dead_letters",
     metadata,

@@ -11,7 +11,7 @@ import json
 import logging
 from typing import Any
 
-from worker import health
+from worker.observability import health
 
 
 def register(subparsers: Any) -> None:

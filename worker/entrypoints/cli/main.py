@@ -20,15 +20,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from worker.config import ConfigError
+from worker.ladders import ConfigError
 from worker.settings import Settings, SettingsError
 
 # Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
 COMMAND_MODULES: tuple[str, ...] = (
-    "worker.cli_deploy",
-    "worker.cli_read",
-    "worker.cli_ops",
-    "worker.cli_verify",
+    "worker.entrypoints.cli.deploy",
+    "worker.entrypoints.cli.read",
+    "worker.entrypoints.cli.ops",
+    "worker.entrypoints.cli.verify",
 )
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
@@ -50,7 +50,7 @@ log = logging.getLogger("ladder")
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from worker import logs
+    from worker.observability import logs
 
     logs.configure(args.log_level)
     try:
@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"ladder: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from worker.runtime import Runtime
+    from worker.bootstrap import Runtime
 
     uses_database = args.command in NEEDS_DATABASE or args.command == "migrate"
     if uses_database and settings.database_is_default:
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rt = Runtime(settings)
     try:
         if args.command in NEEDS_DATABASE:
-            from worker.migrate import require_current
+            from worker.store.migrate import require_current
 
             require_current(rt.engine)
         result: int = args.handler(rt, args)
@@ -97,7 +97,7 @@ def _ordinary_failure(exc: Exception, settings: Settings) -> tuple[int, str | No
     from redis.exceptions import RedisError
     from sqlalchemy.exc import DBAPIError, OperationalError
 
-    from worker.migrate import NotMigrated
+    from worker.store.migrate import NotMigrated
 
     if isinstance(exc, SettingsError):
         return EXIT_USAGE, str(exc)
@@ -133,7 +133,7 @@ def _sqlite_path(url: str) -> str:
 
 
 def _level(text: str) -> str:
-    from worker.logs import LEVELS
+    from worker.observability.logs import LEVELS
 
     if text.upper() not in LEVELS:
         raise argparse.ArgumentTypeError(
@@ -195,7 +195,7 @@ def _version() -> str:
 
 
 def cmd_migrate(rt: Any, args: argparse.Namespace) -> int:
-    from worker.migrate import shown_url, upgrade
+    from worker.store.migrate import shown_url, upgrade
 
     done = upgrade(rt.engine)
     print(f"ladder: {done.describe()} ({shown_url(rt.engine)})")
@@ -203,7 +203,7 @@ def cmd_migrate(rt: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
-    from worker import runner
+    from worker.queue import runner
 
     rt.config  # refuse a broken configuration before touching the queue  # noqa: B018
     if rt.settings.network_key_is_default:

@@ -15,9 +15,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 from schemas import REASONS
-from worker.deadletter import RETRIES_EXHAUSTED, AmbiguousReference, DeadLetter, Filter
-from worker.progress import Progress
-from worker.terminal import safe
+from worker.entrypoints.cli.terminal import safe
+from worker.ops.progress import Progress
+from worker.queue.deadletter import RETRIES_EXHAUSTED, AmbiguousReference, DeadLetter, Filter
 
 AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -282,7 +282,7 @@ def _ladder(rt: Any, name: str) -> Any:
 
 
 def cmd_rebuild(rt: Any, args: argparse.Namespace) -> int:
-    from worker.rebuild import count_players, rebuild
+    from worker.ops.rebuild import count_players, rebuild
 
     ladder_config = _ladder(rt, args.ladder)
     if ladder_config is None:
@@ -302,8 +302,8 @@ def cmd_rebuild(rt: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_reconcile(rt: Any, args: argparse.Namespace) -> int:
-    from worker.rebuild import count_players
-    from worker.reconcile import Report, check, repair
+    from worker.ops.rebuild import count_players
+    from worker.ops.reconcile import Report, check, repair
 
     if args.ladder is not None:
         one = _ladder(rt, args.ladder)
@@ -356,7 +356,7 @@ def _print_drift(report: Any) -> None:
 
 
 def cmd_season_close(rt: Any, args: argparse.Namespace) -> int:
-    from worker import seasons
+    from worker.ops import seasons
 
     ladder_config = _ladder(rt, args.ladder)
     if ladder_config is None:
@@ -384,7 +384,7 @@ def cmd_season_close(rt: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_season_list(rt: Any, args: argparse.Namespace) -> int:
-    from worker import seasons
+    from worker.ops import seasons
 
     if _ladder(rt, args.ladder) is None:
         return 2

@@ -17,8 +17,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engine import Gammon42Rules, PlayerState, display_rating
-from worker import reader
-from worker.terminal import safe
+from worker.boards import reader
+from worker.entrypoints.cli.terminal import safe
 
 EXIT_UNKNOWN_PLAYER = 1
 EXIT_USAGE = 2
@@ -182,7 +182,7 @@ def cmd_player(rt: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_history(rt: Any, args: argparse.Namespace) -> int:
-    from worker.history import history
+    from worker.store.history import history
 
     ladder_config = _ladder(rt, args)
     changes = history(rt.engine, args.ladder, args.player, args.limit)
@@ -234,7 +234,7 @@ def cmd_serve(rt: Any, args: argparse.Namespace) -> int:
     import uvicorn
 
     from worker.api import create_app
-    from worker.metrics import operations_app
+    from worker.observability.metrics import operations_app
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
     app = operations_app(
@@ -285,7 +285,7 @@ def _preview_side(rt: Any, ladder_config: Any, args: argparse.Namespace, side: s
         state = reader.player_state(rt.leaderboard_redis, args.ladder, value)
         rules = ladder_config.current
         if recent is None and isinstance(rules, Gammon42Rules) and rules.heavy_volume:
-            from worker.history import recent_ranked_games
+            from worker.store.history import recent_ranked_games
 
             recent = recent_ranked_games(
                 rt.engine, args.ladder, value, datetime.now(UTC), rules.heavy_window_hours

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-from worker.progress import Progress
+from worker.ops.progress import Progress
 
 SHOWN = 10  # mismatches printed per ladder (``--json`` lists up to ``verify.LISTED``)
 
@@ -26,7 +26,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_verify(rt: Any, args: argparse.Namespace) -> int:
-    from worker.verify import count_events, verify_ladders
+    from worker.ops.verify import count_events, verify_ladders
 
     if args.ladder is not None:
         one = rt.config.ladder(args.ladder)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from worker.db import metadata
+from worker.store.tables import metadata
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=metadata, render_as_batch=True)
