@@ -20,18 +20,25 @@ import base64
 import binascii
 import json
 import math
-import unicodedata
 import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
 
 from redis import Redis
 from redis.cluster import RedisCluster
 
-from engine import CUBE_VALUES, Game, PlayerState, display_rating
-from engine import preview as engine_preview
+from engine import PlayerState
 from worker import keys
+from worker.service.preview import RatingPreview as RatingPreview
+from worker.service.preview import Side as Side
+from worker.service.preview import format_preview as format_preview
+from worker.service.preview import rate
+from worker.service.reads import MAX_ID_LENGTH as MAX_ID_LENGTH
+from worker.service.reads import InvalidArgument as InvalidArgument
+from worker.service.reads import UnknownPlayer as UnknownPlayer
+from worker.service.reads import is_identifier
 
 if TYPE_CHECKING:
     from worker.ladders import LadderConfig
@@ -43,7 +50,6 @@ BOARDS: dict[str, Callable[[str], str]] = {
 }
 SEASON_PREFIX = "season:"
 RATING_BOARDS = frozenset({"rating", "public"})  # scores are ratings, so the flag applies
-MAX_ID_LENGTH = 128
 MAX_CURSOR_LENGTH = 1024
 # Positions and counts handed to the script stay below this: Lua 5.1 turns numbers into
 # command arguments with 14 significant digits, so larger ones would reach Redis as 1e+15.
@@ -51,122 +57,13 @@ MAX_POSITION = 10**12
 Direction = Literal["next", "prev"]
 Client = Redis | RedisCluster  # the leaderboards may live on a Redis Cluster
 
-# KEYS[1]: the board. ARGV[1]: the operation; ARGV[2]: the key prefix of the ladder's player
-# hashes, to add each entry's provisional flag (empty: no flags); then the operation's
-# arguments:
-#   window START COUNT                    positions START .. START+COUNT-1
-#   before END SIZE                       the SIZE positions before END (END -1: the end)
-#   around MEMBER RADIUS                  RADIUS positions either side of MEMBER
-#   card MEMBER                           {around MEMBER 0, HGETALL KEYS[2]}: a rank and a
-#                                         player hash read together (same slot: hash tag)
-#   after_at / before_at MEMBER SCORE POSITION SIZE
-#                                         SIZE positions after / before a cursor: MEMBER's
-#                                         current position if it still has SCORE, else POSITION
-# Reply: one JSON array [total, start, rank, member, score, flag, rank, member, ...] (a JSON
-# string is decoded in C; a long multi-bulk reply is parsed by redis-py in Python); start is
-# -1 when MEMBER is not on the board; flag is 1 for a provisional player. Member comparisons
-# stay inside Redis commands because Lua's string comparison follows the server's locale, not
-# byte order. The player hashes share the board's hash tag, so on a Redis Cluster they are in
-# the board's slot.
-_SCRIPT = """
-local key = KEYS[1]
-local op = ARGV[1]
-local flags = ARGV[2]
-local total = redis.call('ZCARD', key)
-
-local function locate(member)
-  local score = redis.call('ZSCORE', key, member)
-  if not score then return nil end
-  local higher = redis.call('ZCOUNT', key, '(' .. score, '+inf')
-  local lower = redis.call('ZCOUNT', key, '-inf', '(' .. score)
-  return higher + redis.call('ZRANK', key, member) - lower, score
-end
-
-local function emit(out, rank, member, score)
-  out[#out + 1] = rank
-  out[#out + 1] = member
-  out[#out + 1] = score
-  local flag = 0
-  if flags ~= '' and redis.call('HGET', flags .. member, 'provisional') == '1' then flag = 1 end
-  out[#out + 1] = flag
-end
-
-local function window(start, count)
-  local out = {total, start}
-  if count <= 0 then return out end
-  -- one row more than asked: whether the last tie group goes on past the window
-  local rows = redis.call('ZREVRANGE', key, start, start + count, 'WITHSCORES')
-  local n = math.min(#rows / 2, count)
-  local k = 0
-  while k < n do
-    local score = rows[2 * k + 2]
-    local j = k + 1
-    while j < n and rows[2 * j + 2] == score do j = j + 1 end
-    -- rows k..j-1 share a score. ZREVRANGE lists a tie group by id descending: a group wholly
-    -- inside the window is listed reversed; one cut by an edge of the window is read again in
-    -- id order, at the same positions of its group.
-    local higher = start + k
-    local cut = false
-    if k == 0 and start > 0 then
-      higher = redis.call('ZCOUNT', key, '(' .. score, '+inf')
-      cut = higher < start
-    end
-    if j == n and #rows / 2 > n and rows[2 * n + 2] == score then cut = true end
-    if cut then
-      local members = redis.call(
-        'ZRANGEBYSCORE', key, score, score, 'LIMIT', start + k - higher, j - k)
-      for _, member in ipairs(members) do emit(out, higher + 1, member, score) end
-    else
-      for i = j - 1, k, -1 do emit(out, higher + 1, rows[2 * i + 1], score) end
-    end
-    k = j
-  end
-  return out
-end
-
-if op == 'window' then
-  return cjson.encode(window(tonumber(ARGV[3]), tonumber(ARGV[4])))
-elseif op == 'before' then
-  local stop = tonumber(ARGV[3])
-  if stop < 0 or stop > total then stop = total end
-  local start = math.max(0, stop - tonumber(ARGV[4]))
-  return cjson.encode(window(start, stop - start))
-elseif op == 'around' or op == 'card' then
-  local position = locate(ARGV[3])
-  local found = {total, -1}
-  if position then
-    local radius = tonumber(ARGV[4])
-    local start = math.max(0, position - radius)
-    found = window(start, position + radius + 1 - start)
-  end
-  if op == 'card' then return {cjson.encode(found), redis.call('HGETALL', KEYS[2])} end
-  return cjson.encode(found)
-else
-  local position, score = locate(ARGV[3])
-  if not position or tonumber(score) ~= tonumber(ARGV[4]) then
-    position = tonumber(ARGV[5])
-  end
-  local size = tonumber(ARGV[6])
-  if op == 'after_at' then
-    return cjson.encode(window(position + 1, size))
-  end
-  position = math.min(position, total)
-  local start = math.max(0, position - size)
-  return cjson.encode(window(start, position - start))
-end
-"""
-
-
-class InvalidArgument(ValueError):
-    """A parameter that can never be satisfied: bad board name, size, cube, ..."""
+# The board script (page.lua beside this module) reads windows of a board and their
+# provisional flags in one call; its header states its keys, arguments and reply.
+_SCRIPT = (resources.files("worker.boards") / "page.lua").read_text(encoding="utf-8")
 
 
 class InvalidCursor(InvalidArgument):
     """A page cursor that was not produced by ``page`` for this ladder and board."""
-
-
-class UnknownPlayer(LookupError):
-    """The player is not on the board, or has no card on the ladder."""
 
 
 @dataclass(frozen=True)
@@ -219,60 +116,13 @@ class Card:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class Side:
-    """One player of a preview: a stored player (``player_id`` set) or given numbers."""
-
-    player_id: str | None
-    state: PlayerState
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "player_id": self.player_id,
-            "rating": self.state.rating,
-            "games": self.state.rated_games,
-            "experience": self.state.experience,
-            "recent_ranked_games": self.state.recent_ranked_games,
-        }
-
-
-@dataclass(frozen=True)
-class RatingPreview:
-    """What one game between A and B would do to A's rating (seed 003's calculator)."""
-
-    ladder: str
-    ruleset: str
-    version: str
-    cube: int
-    match_length: int
-    a: Side
-    b: Side
-    win_probability: float
-    if_win: float
-    if_lose: float
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "ladder": self.ladder,
-            "ruleset": self.ruleset,
-            "version": self.version,
-            "cube": self.cube,
-            "match_length": self.match_length,
-            "a": self.a.as_json(),
-            "b": self.b.as_json(),
-            "win_probability": self.win_probability,
-            "if_win": self.if_win,
-            "if_lose": self.if_lose,
-        }
-
-
 def board_key(ladder: str, board: str) -> str:
     """The zset of ``board``: rating, public, boosted or season:<name>."""
     if board in BOARDS:
         return BOARDS[board](ladder)
     if board.startswith(SEASON_PREFIX):
         name = board[len(SEASON_PREFIX) :]
-        if _is_identifier(name):
+        if is_identifier(name):
             return keys.season(ladder, name)
     raise InvalidArgument(f"board {board!r}: must be rating, public, boosted or season:<name>")
 
@@ -363,7 +213,7 @@ def around(
     key = board_key(ladder, board)
     if radius < 0:
         raise InvalidArgument(f"radius: must be >= 0, got {radius!r}")
-    if not _is_identifier(player):
+    if not is_identifier(player):
         raise UnknownPlayer(f"no player {player!r} on the {board} board of {ladder}")
     radius = min(radius, MAX_POSITION)
     _, start, entries = _run(redis, ladder, board, key, "around", player, radius)
@@ -374,7 +224,7 @@ def around(
 
 def card(redis: Client, ladder: str, player: str) -> Card:
     """The player's card; ``UnknownPlayer`` if the ladder has no player hash for them."""
-    if not _is_identifier(player):
+    if not is_identifier(player):
         raise UnknownPlayer(f"no player {player!r} on {ladder}")
     board = [keys.rating(ladder), keys.player(ladder, player)]
     reply, raw = _script(redis)(keys=board, args=["card", "", player, 0])
@@ -419,43 +269,13 @@ def preview(
     counts as having played no ranked games this week; pass a ``Side`` whose state has
     ``recent_ranked_games`` (``worker.store.history.recent_ranked_games``) for the real K.
     """
-    if isinstance(cube, bool) or cube not in CUBE_VALUES:
-        raise InvalidArgument(f"cube: must be one of {sorted(CUBE_VALUES)}, got {cube!r}")
-    if isinstance(match_length, bool) or match_length < 1:
-        raise InvalidArgument(f"match_length: must be >= 1, got {match_length!r}")
-    side_a = _side(ladder_config.name, a, redis)
-    side_b = _side(ladder_config.name, b, redis)
-    if side_a.player_id is not None and side_a.player_id == side_b.player_id:
-        raise InvalidArgument("a player cannot play against themself")
-    rules = ladder_config.current
-    result = engine_preview(rules, side_a.state, side_b.state, Game(cube, match_length))
-    return RatingPreview(
-        ladder=ladder_config.name,
-        ruleset=ladder_config.ruleset,
-        version=rules.version,
-        cube=cube,
-        match_length=match_length,
-        a=side_a,
-        b=side_b,
-        win_probability=result.win_probability,
-        if_win=result.if_win,
-        if_lose=result.if_lose,
-    )
 
+    def stored(player: str) -> PlayerState:
+        if redis is None:
+            raise InvalidArgument("a stored player's preview needs a Redis client")
+        return player_state(redis, ladder_config.name, player)
 
-def format_preview(ladder_config: LadderConfig, found: RatingPreview) -> dict[str, str]:
-    """The preview as players see it: '43.6 %', '+25.0', '-19.3'."""
-    rules = ladder_config.current
-
-    def signed(delta: float) -> str:
-        shown = display_rating(rules, delta)
-        return shown if shown.startswith("-") else f"+{shown}"
-
-    return {
-        "win_probability": f"{found.win_probability * 100:.1f} %",
-        "if_win": signed(found.if_win),
-        "if_lose": signed(found.if_lose),
-    }
+    return rate(ladder_config, a, b, stored, cube=cube, match_length=match_length)
 
 
 def encode_cursor(ladder: str, board: str, entry: Entry, position: int) -> str:
@@ -485,24 +305,10 @@ def decode_cursor(cursor: str, ladder: str, board: str) -> tuple[str, float, int
         or isinstance(position, bool)
         or not isinstance(position, int)
         or not 0 <= position < MAX_POSITION
-        or not _is_identifier(member)
+        or not is_identifier(member)
     ):
         raise InvalidCursor("cursor: not a cursor returned by this board")
     return member, float(score), position
-
-
-def _side(ladder: str, value: str | float | PlayerState | Side, redis: Client | None) -> Side:
-    if isinstance(value, Side):
-        return value
-    if isinstance(value, PlayerState):
-        return Side(None, value)
-    if isinstance(value, str):
-        if redis is None:
-            raise InvalidArgument("a stored player's preview needs a Redis client")
-        return Side(value, player_state(redis, ladder, value))
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise InvalidArgument(f"rating: must be a finite number, got {value!r}")
-    return Side(None, PlayerState(float(value)))
 
 
 _SCRIPTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -536,10 +342,3 @@ def _parse(reply: bytes | str) -> tuple[int, int, list[Entry]]:
 
 def _decode(value: bytes | str) -> str:
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
-
-
-def _is_identifier(value: str) -> bool:
-    """Whether ``value`` could be a player id or season name (SPEC 3: 1-128 characters)."""
-    if not isinstance(value, str) or not 1 <= len(value) <= MAX_ID_LENGTH or value.isspace():
-        return False
-    return not any(unicodedata.category(c) in ("Cc", "Cs") for c in value)

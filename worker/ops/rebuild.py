@@ -102,10 +102,6 @@ class RebuildReport:
         return dataclasses.asdict(self)
 
 
-def temp_key(ladder: str, token: str, name: str) -> str:
-    return f"ladder:{{{ladder}}}:rebuild:{token}:{name}"
-
-
 def count_players(engine: Engine, ladder: str) -> int:
     with engine.connect() as conn:
         query = select(func.count()).select_from(players).where(players.c.ladder == ladder)
@@ -228,9 +224,9 @@ def rebuild(
     started_at = datetime.now(UTC)
     ladder = ladder_config.name
     token = uuid.uuid4().hex
-    temps = [temp_key(ladder, token, board) for board in BOARDS]
+    temps = [keys.rebuild_temp(ladder, token, board) for board in BOARDS]
     lives = [keys.rating(ladder), keys.public(ladder), keys.boosted(ladder)]
-    written = temp_key(ladder, token, "ids")
+    written = keys.rebuild_temp(ladder, token, "ids")
     script = redis.register_script(WRITE)
     maker = Rows(ladder_config)
     total = 0
@@ -268,7 +264,7 @@ def rebuild(
         archives = _build_archives(engine, redis, ladder, token)
         triples: list[str] = []
         for board, temp, live in zip(BOARDS, temps, lives, strict=True):
-            triples.extend((temp, live, temp_key(ladder, token, f"old:{board}")))
+            triples.extend((temp, live, keys.rebuild_temp(ladder, token, f"old:{board}")))
         for name, temp in archives.items():
             triples.extend((temp, keys.season(ladder, name), temp + ":old"))
         redis.register_script(SWAP)(keys=triples)
@@ -305,7 +301,7 @@ def _build_archives(engine: Engine, redis: Redis, ladder: str, token: str) -> di
         ).scalars()
         closed = [name for name in names if name]
         for name in closed:
-            temp = temp_key(ladder, token, f"season:{name}")
+            temp = keys.rebuild_temp(ladder, token, f"season:{name}")
             built[name] = temp
             query = select(season_standings.c.player_id, season_standings.c.rating).where(
                 season_standings.c.ladder == ladder, season_standings.c.season == name

@@ -35,7 +35,7 @@ from sqlalchemy.engine import Connection, Engine
 from engine import FibsRules
 from worker import keys
 from worker.ladders import LadderConfig
-from worker.ops.rebuild import CHUNK, SWAP, reproject, stream_players, temp_key
+from worker.ops.rebuild import CHUNK, SWAP, reproject, stream_players
 from worker.store.tables import players, rating_changes, season_standings, seasons
 
 RESETS = ("none", "start", "toward_start")
@@ -306,7 +306,7 @@ def _reset(
 def _write_archive(engine: Engine, redis: Redis, ladder: str, name: str) -> None:
     """Build the archive aside and rename it into place: never a half-written archive."""
     token = uuid.uuid4().hex
-    temp = temp_key(ladder, token, f"season:{name}")
+    temp = keys.rebuild_temp(ladder, token, f"season:{name}")
     query = select(season_standings.c.player_id, season_standings.c.rating).where(
         season_standings.c.ladder == ladder, season_standings.c.season == name
     )
@@ -315,7 +315,7 @@ def _write_archive(engine: Engine, redis: Redis, ladder: str, name: str) -> None
             result = conn.execution_options(yield_per=CHUNK).execute(query)
             for part in result.partitions():
                 redis.zadd(temp, {pid: float(rating) for pid, rating in part})
-        trash = temp_key(ladder, token, "old")
+        trash = keys.rebuild_temp(ladder, token, "old")
         redis.register_script(SWAP)(keys=[temp, keys.season(ladder, name), trash])
     finally:
         redis.unlink(temp)

@@ -169,7 +169,7 @@ class DeadLetters:
             self.registry.add(job, ttl=self.ttl, exc_string=traceback or str(error), pipeline=pipe)
             event_id = job.meta.get("event_id")
             if isinstance(event_id, str):
-                pipe.sadd(_by_event(event_id), job.id)
+                pipe.sadd(keys.dlq_by_event(event_id), job.id)
             pipe.execute()
         self._archive_overflow()
         return job.id
@@ -210,7 +210,7 @@ class DeadLetters:
             for job in jobs:
                 event_id = (job.meta or {}).get("event_id")
                 if isinstance(event_id, str):
-                    pipe.srem(_by_event(event_id), job.id)
+                    pipe.srem(keys.dlq_by_event(event_id), job.id)
             pipe.execute()
 
     def list(self, where: Filter | None = None, now: datetime | None = None) -> list[DeadLetter]:
@@ -295,7 +295,7 @@ class DeadLetters:
             return reference
         if self.archive is not None and self.archive.get(reference) is not None:
             return reference
-        members = cast(set[bytes], self.redis.smembers(_by_event(reference)))
+        members = cast(set[bytes], self.redis.smembers(keys.dlq_by_event(reference)))
         ids = sorted(i.decode() for i in members if i.decode() in self.registry)
         if self.archive is not None:
             ids += self.archive.ids_of_event(reference)
@@ -369,7 +369,7 @@ class DeadLetters:
                 self.registry.remove(job, pipeline=pipe)
                 job.delete(pipeline=pipe)
                 if isinstance(event_id, str):
-                    pipe.srem(_by_event(event_id), job_id)
+                    pipe.srem(keys.dlq_by_event(event_id), job_id)
                 pipe.execute()
             deleted.append(job_id)
         return deleted
@@ -481,11 +481,6 @@ def _archived(row: Any) -> DeadLetter:
         attempts=int(row.attempts),
         payload=row.payload,
     )
-
-
-def _by_event(event_id: str) -> str:
-    """Set of the dead-letter ids of one event id: ``show`` finds them without a scan."""
-    return f"ladder:dlq:event:{event_id}"
 
 
 def _traceback(job: Job) -> str:

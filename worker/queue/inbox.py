@@ -131,7 +131,7 @@ class Inbox:
             self.queue.enqueue_call(
                 PROCESS_BATCH,
                 args=(payloads,),
-                job_id=f"ladder-batch-{batch or uuid.uuid4().hex}",
+                job_id=keys.batch_job(batch or uuid.uuid4().hex),
                 retry=self.retry,
                 failure_ttl=self.failure_ttl,
                 result_ttl=0,

@@ -30,6 +30,7 @@ from rq.job import Job
 
 from engine import Outcome, Reason
 from schemas import InvalidEvent
+from worker import keys
 from worker.bootstrap import Runtime
 from worker.observability import health
 from worker.queue import faults
@@ -38,7 +39,6 @@ from worker.service.batch import Processed
 from worker.settings import Settings
 
 log = structlog.get_logger("ladder")
-BATCH_PREFIX = "ladder-batch-"
 PROCESSING_ERROR = str(Reason.PROCESSING_ERROR)
 _runtime: Runtime | None = None
 
@@ -267,7 +267,7 @@ def split_failed_batches(rt: Runtime) -> int:
     registry = rt.dead_letters.registry
     split = 0
     for job_id in registry.get_job_ids():
-        if not job_id.startswith(BATCH_PREFIX):
+        if not job_id.startswith(keys.BATCH_JOB_PREFIX):
             continue
         try:
             job = Job.fetch(job_id, connection=rt.redis)

@@ -29,7 +29,7 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
 from worker import keys
-from worker.queue.jobs import BATCH_PREFIX, split_failed_batches
+from worker.queue.jobs import split_failed_batches
 from worker.queue.liveness import ALIVE_SECONDS
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def requeue_abandoned(rt: Runtime) -> int:
     ):
         entry = raw.decode()
         job_id = entry.split(":", 1)[0]
-        if not job_id.startswith(BATCH_PREFIX):
+        if not job_id.startswith(keys.BATCH_JOB_PREFIX):
             continue
         try:
             job = Job.fetch(job_id, connection=rt.redis)
@@ -102,9 +102,9 @@ def requeue_stuck(rt: Runtime, grace_seconds: float = STUCK_GRACE_SECONDS) -> in
     requeued = 0
     for raw in cast(list[bytes], rt.redis.lrange(queue.intermediate_queue_key, 0, -1)):
         job_id = raw.decode()
-        if not job_id.startswith(BATCH_PREFIX) or job_id in running:
+        if not job_id.startswith(keys.BATCH_JOB_PREFIX) or job_id in running:
             continue
-        marker = f"ladder:stuck:{job_id}"
+        marker = keys.stuck(job_id)
         if rt.redis.set(marker, time.time(), nx=True, ex=3600):
             continue  # first seen now: a live worker may be about to register it
         if time.time() - float(cast(bytes, rt.redis.get(marker)) or 0) < grace_seconds:

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Engine
 
-from worker.boards.reader import UnknownPlayer, _is_identifier
+from worker.service.reads import UnknownPlayer, is_identifier
 from worker.store.tables import events, players, rating_changes
 
 
@@ -42,7 +42,7 @@ class Change:
 
 def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[Change]:
     """The player's last ``limit`` rating changes, newest first; ``UnknownPlayer`` if none."""
-    if not _is_identifier(player):
+    if not is_identifier(player):
         raise UnknownPlayer(f"no player {player!r} on {ladder}")
     if limit < 1:
         return []
@@ -82,7 +82,7 @@ def recent_ranked_games(
     engine: Engine, ladder: str, player: str, before: datetime, hours: int
 ) -> int:
     """Ranked games the player played in the ``hours`` before ``before`` (gammon42's K)."""
-    if not _is_identifier(player):
+    if not is_identifier(player):
         return 0
     query = select(func.count()).where(
         events.c.ladder == ladder,
