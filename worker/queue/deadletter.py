@@ -18,10 +18,8 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
-import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, cast
 
 import structlog
@@ -30,90 +28,25 @@ from rq import Queue, get_current_job
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.registry import FailedJobRegistry
-from sqlalchemy import delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
 from worker import keys
-from worker.store import tables as db
+from worker.queue.letters import PAYLOAD_BYTES, aware, guess_head, guess_ids
+from worker.queue.letters import AmbiguousReference as AmbiguousReference
+from worker.queue.letters import DeadLetter as DeadLetter
+from worker.queue.letters import Filter as Filter
+from worker.queue.letters import dead_letter_id as dead_letter_id
+from worker.store.archive import Archive
 
 PROCESS_EVENT = "worker.queue.jobs.process_event"
 PROCESS_BATCH = "worker.queue.jobs.process_batch"
 KEEP_FOREVER = -1  # RQ's ttl for "never expires"
 RETRIES_EXHAUSTED = "retries_exhausted"
 TRACEBACK_CHARS = 20000
-PAYLOAD_BYTES = 65536  # a dead letter keeps at most this much of a payload, plus its digest
 PAGE_CHUNK = 500
 ARCHIVE_CHUNK = 1000  # most dead letters moved to PostgreSQL at once
 log = structlog.get_logger("ladder")
-
-
-class AmbiguousReference(LookupError):
-    """An event id names more than one dead letter: the operator must pick a dead-letter id."""
-
-    def __init__(self, reference: str, ids: list[str]) -> None:
-        super().__init__(f"{reference!r} names {len(ids)} dead letters: {', '.join(ids)}")
-        self.reference = reference
-        self.ids = ids
-
-
-def dead_letter_id(raw: str | bytes) -> str:
-    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    return "ladder-dead-" + hashlib.sha256(data).hexdigest()[:32]
-
-
-@dataclass(frozen=True)
-class DeadLetter:
-    id: str
-    event_id: str | None
-    ladder: str | None
-    reason: str
-    detail: str
-    failed_at: datetime | None
-    attempts: int
-    payload: str
-
-    def age(self, now: datetime) -> timedelta | None:
-        return now - self.failed_at if self.failed_at else None
-
-    def as_json(self, now: datetime) -> dict[str, Any]:
-        age = (now - self.failed_at).total_seconds() if self.failed_at else None
-        return {
-            "id": self.id,
-            "event_id": self.event_id,
-            "ladder": self.ladder,
-            "reason": self.reason,
-            "detail": self.detail,
-            "failed_at": self.failed_at.isoformat() if self.failed_at else None,
-            "age_seconds": round(age, 1) if age is not None else None,
-            "attempts": self.attempts,
-        }
-
-
-@dataclass(frozen=True)
-class Filter:
-    """Which dead letters an operator means: every given condition must hold."""
-
-    reason: str | None = None
-    ladder: str | None = None
-    older_than: timedelta | None = None
-    newer_than: timedelta | None = None
-
-    def matches(self, letter: DeadLetter, now: datetime) -> bool:
-        if self.reason is not None and letter.reason != self.reason:
-            return False
-        if self.ladder is not None and letter.ladder != self.ladder:
-            return False
-        age = letter.age(now)
-        if self.older_than is not None and (age is None or age < self.older_than):
-            return False
-        return not (self.newer_than is not None and (age is None or age > self.newer_than))
-
-    @property
-    def empty(self) -> bool:
-        return self == Filter()
 
 
 class DeadLetters:
@@ -139,7 +72,7 @@ class DeadLetters:
         attempts: int | None = None,
     ) -> str:
         payload = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-        guessed = guess_ids(payload) if len(payload) <= PAYLOAD_BYTES else _guess_head(payload)
+        guessed = guess_ids(payload) if len(payload) <= PAYLOAD_BYTES else guess_head(payload)
         data = payload.encode("utf-8", "surrogatepass")
         kept: dict[str, Any] = {}
         if len(data) > PAYLOAD_BYTES:  # oversized: its head and what identifies it
@@ -386,101 +319,10 @@ class DeadLetters:
             ladder=meta.get("ladder"),
             reason=meta.get("reason") or "failed",
             detail=meta.get("detail") or "",
-            failed_at=_aware(job.ended_at),
+            failed_at=aware(job.ended_at),
             attempts=int(meta.get("attempts", 1)),
             payload=payload if isinstance(payload, str) else json.dumps(payload),
         )
-
-
-class Archive:
-    """Dead letters moved out of Redis: the ``dead_letters`` table (migration 0004)."""
-
-    def __init__(self, engine: Callable[[], Engine]) -> None:
-        self._engine = engine
-
-    def store(self, letters: builtins.list[tuple[DeadLetter, str]]) -> None:
-        if not letters:
-            return
-        engine = self._engine()
-        rows = [
-            {
-                "id": letter.id,
-                "event_id": letter.event_id,
-                "ladder": letter.ladder,
-                "reason": letter.reason,
-                "detail": letter.detail,
-                "failed_at": letter.failed_at,
-                "attempts": letter.attempts,
-                "payload": letter.payload,
-                "traceback": trace,
-            }
-            for letter, trace in letters
-        ]
-        insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
-        with engine.begin() as conn:
-            conn.execute(insert(db.dead_letters).on_conflict_do_nothing(), rows)
-
-    def page(
-        self, where: Filter | None, offset: int, limit: int | None, now: datetime
-    ) -> builtins.list[DeadLetter]:
-        table = db.dead_letters
-        query = select(table).order_by(table.c.failed_at, table.c.id).offset(max(offset, 0))
-        if limit is not None:
-            query = query.limit(limit)
-        with self._engine().connect() as conn:
-            return [_archived(row) for row in conn.execute(_matching(query, where, now))]
-
-    def get(self, letter_id: str) -> tuple[DeadLetter, str] | None:
-        table = db.dead_letters
-        with self._engine().connect() as conn:
-            row = conn.execute(select(table).where(table.c.id == letter_id)).first()
-        return (_archived(row), str(row.traceback)) if row is not None else None
-
-    def ids_of_event(self, event_id: str) -> builtins.list[str]:
-        table = db.dead_letters
-        with self._engine().connect() as conn:
-            found = conn.execute(select(table.c.id).where(table.c.event_id == event_id))
-            return sorted(str(i) for i in found.scalars())
-
-    def delete(self, ids: builtins.list[str]) -> int:
-        table = db.dead_letters
-        with self._engine().begin() as conn:
-            return int(conn.execute(delete(table).where(table.c.id.in_(ids))).rowcount)
-
-    def count(self, where: Filter | None = None, now: datetime | None = None) -> int:
-        query = select(func.count()).select_from(db.dead_letters)
-        with self._engine().connect() as conn:
-            found = conn.execute(_matching(query, where, now or datetime.now(UTC)))
-            return int(found.scalar_one())
-
-
-def _matching(query: Any, where: Filter | None, now: datetime) -> Any:
-    """``query`` narrowed to the archived dead letters that ``where`` selects."""
-    table = db.dead_letters
-    if where is None:
-        return query
-    if where.reason is not None:
-        query = query.where(table.c.reason == where.reason)
-    if where.ladder is not None:
-        query = query.where(table.c.ladder == where.ladder)
-    if where.older_than is not None:
-        query = query.where(table.c.failed_at <= now - where.older_than)
-    if where.newer_than is not None:
-        query = query.where(table.c.failed_at >= now - where.newer_than)
-    return query
-
-
-def _archived(row: Any) -> DeadLetter:
-    return DeadLetter(
-        id=row.id,
-        event_id=row.event_id,
-        ladder=row.ladder,
-        reason=row.reason,
-        detail=row.detail,
-        failed_at=_aware(row.failed_at),
-        attempts=int(row.attempts),
-        payload=row.payload,
-    )
 
 
 def _traceback(job: Job) -> str:
@@ -500,32 +342,3 @@ def _attempts_of_current_batch() -> int:
     if job is None or job.func_name != PROCESS_BATCH or job.retries_left:
         return 1
     return 1 + len(job.retry_intervals or ())
-
-
-def _aware(when: datetime | None) -> datetime | None:
-    if when is not None and when.tzinfo is None:
-        return when.replace(tzinfo=UTC)
-    return when
-
-
-_FIELD = {
-    name: re.compile(rf'"{name}"\s*:\s*"([^"\\]{{1,128}})"') for name in ("event_id", "ladder")
-}
-
-
-def _guess_head(payload: str) -> dict[str, Any]:
-    """An oversized payload is not parsed: its ids are looked for in its first 64 KiB."""
-    head = payload[:PAYLOAD_BYTES]
-    found = {name: pattern.search(head) for name, pattern in _FIELD.items()}
-    return {name: match.group(1) for name, match in found.items() if match}
-
-
-def guess_ids(payload: Any) -> dict[str, Any]:
-    """``event_id`` and ``ladder`` of a payload that may not be a valid event (or {})."""
-    try:
-        data = json.loads(payload)
-    except (TypeError, ValueError, RecursionError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {k: data[k] for k in ("event_id", "ladder") if isinstance(data.get(k), str)}

@@ -34,7 +34,7 @@ from worker import keys
 from worker.bootstrap import Runtime
 from worker.observability import health
 from worker.queue import faults
-from worker.queue.deadletter import guess_ids
+from worker.queue.letters import guess_ids
 from worker.service.batch import Processed
 from worker.settings import Settings
 
