@@ -166,7 +166,7 @@ def test_end_of_input_at_the_discard_prompt_discards_nothing(cli):
     cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("a", "b", event_id="d-1", cube=3)))
     cli.ladder("worker", "--burst")
     code = (
-        "import sys, worker.entrypoints.cli.ops as ops; ops._is_terminal = lambda stream: True; "
+        "import sys, worker.entrypoints.cli.dlq as dlq; dlq.is_terminal = lambda stream: True; "
         "from worker.entrypoints.cli.main import main; sys.exit(main(['dlq', 'discard', 'd-1']))"
     )
     python = str(Path(LADDER).with_name("python"))

@@ -132,7 +132,8 @@ def test_beyond_the_redis_limit_the_oldest_dead_letters_move_to_postgresql(runti
 def test_a_metric_counts_dead_letters_in_redis_and_in_postgresql(runtime):
     from prometheus_client import generate_latest
 
-    from worker.observability.metrics import DeadLetterCollector, Metrics
+    from worker.observability.collectors import DeadLetterCollector
+    from worker.observability.metrics import Metrics
 
     rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=1))
     try:

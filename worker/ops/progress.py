@@ -30,7 +30,7 @@ class Progress:
         self.every = every
         self.unit = unit
         self.done = 0
-        self.terminal = _is_terminal(self.stream)
+        self.terminal = is_terminal(self.stream)
         self._started = time.monotonic()
         self._shown = 0.0
 
@@ -61,7 +61,7 @@ class Progress:
         self.stream.flush()
 
 
-def _is_terminal(stream: TextIO) -> bool:
+def is_terminal(stream: TextIO) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

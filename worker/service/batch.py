@@ -42,14 +42,11 @@ from worker import failpoints
 from worker.boards.projection import Projection
 from worker.ladders import Config
 from worker.service import records
+from worker.service.rows import Rows, text
 from worker.store import statements as store
 
 log = structlog.get_logger("ladder")
 
-# Every audit row carries every column: rows are written together (COPY, or executemany on SQLite).
-AUDIT_DEFAULTS: dict[str, Any] = dict.fromkeys(
-    ("mode", "winner_id", "loser_id", "cube", "coefficient", "match_length")
-)
 CONFLICT_RETRIES = 5
 
 
@@ -255,7 +252,7 @@ class Service:
                 windows=self._load_windows(conn, events, links, now),
                 seen=store.existing_events(conn, {(e.ladder, e.event_id) for e in events}),
             )
-            batch = _Rows(now)
+            batch = Rows(now)
             outcomes: list[Processed] = []
             conflicts: list[tuple[_Valid, Decision]] = []
             for item in items:
@@ -272,7 +269,7 @@ class Service:
                         event.event_id,
                         event.ladder,
                         str(decision.outcome),
-                        _text(decision.reason),
+                        text(decision.reason),
                     )
                 )
             dirty = [p for p in state.players.values() if p.dirty]
@@ -327,79 +324,6 @@ class Service:
         return windows
 
 
-class _Rows:
-    """The rows a batch writes, built from the engine's decisions."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-        self.audit: list[dict[str, Any]] = []
-        self.changes: list[dict[str, Any]] = []
-        self.links: list[dict[str, Any]] = []
-        self.tournaments: list[dict[str, Any]] = []
-
-    def add(self, decision: Decision, event: Event, payload: dict[str, Any], ruleset: str) -> None:
-        ladder, event_id, now = decision.ladder, decision.event_id, self.now
-        self.audit.append(
-            {
-                **AUDIT_DEFAULTS,
-                "ladder": ladder,
-                "event_id": event_id,
-                "type": decision.type,
-                "outcome": str(decision.outcome),  # plain text: a driver may dump an enum's name
-                "reason": _text(decision.reason),
-                "ruleset": ruleset,
-                "ruleset_version": decision.ruleset_version,
-                "ended_at": event.ended_at,
-                "processed_at": now,
-                "mode": decision.mode,
-                "winner_id": decision.winner_id,
-                "loser_id": decision.loser_id,
-                "cube": decision.cube,
-                "coefficient": decision.coefficient,
-                "match_length": decision.match_length,
-                "payload": payload,
-                "digest": event.digest,
-            }
-        )
-        for change in decision.changes:
-            self.changes.append(
-                {
-                    "ladder": ladder,
-                    "player_id": change.player_id,
-                    "event_id": event_id,
-                    "kind": str(change.kind),
-                    "rating_before": change.before,
-                    "rating_after": change.after,
-                    "delta": change.delta,
-                    "k": change.k,
-                    "expected": change.expected,
-                    "at": now,
-                }
-            )
-        if decision.link is not None:
-            link = decision.link
-            self.links.append(
-                {
-                    "ladder": ladder,
-                    "anonymous_id": link.anonymous_id,
-                    "account_id": link.account_id,
-                    "event_id": event_id,
-                    "adopted": link.adopted,
-                    "linked_at": now,
-                }
-            )
-        if decision.tournament is not None:
-            self.tournaments.append(
-                {
-                    "ladder": ladder,
-                    "tournament_id": decision.tournament.tournament_id,
-                    "event_id": event_id,
-                    "public": decision.tournament.public,
-                    "settled_at": now,
-                }
-            )
-
-
 class _LinksMoved(Exception):
     """A link was committed between reading links and locking players."""
 
@@ -409,10 +333,6 @@ def _named_players(events: list[Event]) -> dict[str, set[str]]:
     for event in events:
         named.setdefault(event.ladder, set()).update(named_ids(event))
     return named
-
-
-def _text(reason: str | None) -> str | None:
-    return None if reason is None else str(reason)
 
 
 def _is_conflict(exc: DBAPIError) -> bool:

@@ -27,6 +27,7 @@ from worker.settings import Settings, SettingsError
 COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.deploy",
     "worker.entrypoints.cli.read",
+    "worker.entrypoints.cli.dlq",
     "worker.entrypoints.cli.ops",
     "worker.entrypoints.cli.verify",
 )

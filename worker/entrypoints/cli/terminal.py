@@ -7,6 +7,13 @@ separators, lone surrogates) is shown as its escape, so the text reads as what i
 
 from __future__ import annotations
 
+import sys
+
+
+def error(message: str) -> None:
+    """One line on stderr, as every ``ladder`` refusal is written."""
+    print(f"ladder: {message}", file=sys.stderr)
+
 
 def safe(value: object) -> str:
     """``value`` as text, with every non-printable character written as an escape."""
