@@ -91,9 +91,9 @@ class Target:
             except psycopg.errors.InsufficientPrivilege:
                 pass  # needs superuser or pg_checkpoint: the sections simply run without it
             conn.execute(f'CREATE DATABASE "{self.database}"')
-        from worker.db import make_engine
-        from worker.migrate import upgrade
         from worker.settings import normalise_database_url
+        from worker.store.migrate import upgrade
+        from worker.store.tables import make_engine
 
         engine = make_engine(normalise_database_url(self.database_url))
         try:

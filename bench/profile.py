@@ -2,7 +2,7 @@
 
 Publishes a realistic mix (``bench.events``) into a fresh database and flushed Redis db,
 then drains it in this process exactly as ``ladder worker --burst`` does
-(``worker.runner.run_burst``), with INFO logs written to a file as in production. Two
+(``worker.queue.runner.run_burst``), with INFO logs written to a file as in production. Two
 drains, two views, per event:
 
 - stages (no profiler): the service's steps and the RQ/inbox machinery are wrapped with
@@ -29,23 +29,31 @@ from bench import env
 
 # Timed stages: (label, module, attribute path). Nested stages are inclusive.
 TIMERS: list[tuple[str, str, str]] = [
-    ("burst drain (run_burst)", "worker.runner", "run_burst"),
-    ("inbox pump (claim + enqueue)", "worker.inbox", "Inbox.drain"),
-    ("job body: Service.process", "worker.service", "Service.process"),
-    ("  validation and stored form (Service._valid)", "worker.service", "Service._valid"),
-    ("    of which Service.parse", "worker.service", "Service.parse"),
-    ("    of which the stored payload", "worker.records", "stored_payload"),
-    ("    of which its digest", "worker.records", "digest"),
-    ("  PostgreSQL work (_apply_with_retries)", "worker.service", "Service._apply_with_retries"),
-    ("    claim_players (create + lock, in key order)", "worker.store", "claim_players"),
-    ("    existing_events", "worker.store", "existing_events"),
-    ("    load_links (before and after the locks)", "worker.store", "load_links"),
-    ("    settled_tournaments", "worker.store", "settled_tournaments"),
-    ("    window counts (_load_windows)", "worker.service", "Service._load_windows"),
-    ("      of which window_games SQL", "worker.store", "window_games"),
-    ("    the engine's decisions (engine.ladder.apply)", "worker.service", "apply"),
-    ("    write_batch (COPY audit + ledger, UPDATE players)", "worker.store", "write_batch"),
-    ("  Redis projection (Projection.write)", "worker.projection", "Projection.write"),
+    ("burst drain (run_burst)", "worker.queue.runner", "run_burst"),
+    ("inbox pump (claim + enqueue)", "worker.queue.inbox", "Inbox.drain"),
+    ("job body: Service.process", "worker.service.batch", "Service.process"),
+    ("  validation and stored form (Service._valid)", "worker.service.batch", "Service._valid"),
+    ("    of which Service.parse", "worker.service.batch", "Service.parse"),
+    ("    of which the stored payload", "worker.service.records", "stored_payload"),
+    ("    of which its digest", "worker.service.records", "digest"),
+    (
+        "  PostgreSQL work (_apply_with_retries)",
+        "worker.service.batch",
+        "Service._apply_with_retries",
+    ),
+    ("    claim_players (create + lock, in key order)", "worker.store.statements", "claim_players"),
+    ("    existing_events", "worker.store.statements", "existing_events"),
+    ("    load_links (before and after the locks)", "worker.store.statements", "load_links"),
+    ("    settled_tournaments", "worker.store.statements", "settled_tournaments"),
+    ("    window counts (_load_windows)", "worker.service.batch", "Service._load_windows"),
+    ("      of which window_games SQL", "worker.store.statements", "window_games"),
+    ("    the engine's decisions (engine.ladder.apply)", "worker.service.batch", "apply"),
+    (
+        "    write_batch (COPY audit + ledger, UPDATE players)",
+        "worker.store.statements",
+        "write_batch",
+    ),
+    ("  Redis projection (Projection.write)", "worker.boards.projection", "Projection.write"),
 ]
 
 
@@ -172,8 +180,8 @@ def _drain(
     target: env.Target, count: int, tag: str, profiler: cProfile.Profile | None
 ) -> tuple[float, int]:
     """Reset, publish ``count`` events, drain them in this process; (seconds, events)."""
-    from worker import runner
-    from worker.runtime import Runtime
+    from worker.bootstrap import Runtime
+    from worker.queue import runner
     from worker.settings import Settings
 
     target.reset()
@@ -215,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     log_file = tempfile.TemporaryFile("w+")
     saved = sys.stderr
     with target.lease():
-        from worker import logs
+        from worker.observability import logs
 
         # The per-event JSON lines go to a file, as in production; one file for both drains
         # (structlog keeps the stream it first wrote to).

@@ -482,7 +482,8 @@ def _competition_ranks(rows: list[tuple[Any, float]], first: int) -> list[tuple[
 
 
 def reads(target: env.Target, players: int, seconds: float) -> dict[str, Any]:
-    from worker import keys, reader
+    from worker import keys
+    from worker.boards import reader
 
     target.redis.flushdb()
     ladder = "gammon42"
@@ -554,8 +555,8 @@ def reads(target: env.Target, players: int, seconds: float) -> dict[str, Any]:
 
 REBUILD_IN_PROCESS = """
 import sys
-from worker import rebuild
-from worker.runtime import Runtime
+from worker.ops import rebuild
+from worker.bootstrap import Runtime
 from worker.settings import Settings
 rt = Runtime(Settings.from_env())
 rebuild.rebuild(rt.engine, rt.leaderboard_redis, rt.config.ladders[sys.argv[1]])
@@ -564,7 +565,7 @@ rt.close()
 
 
 def _rebuild_command(environ: dict[str, str], ladder: str) -> list[str] | None:
-    """``ladder rebuild LADDER`` when the CLI has it, else ``worker.rebuild.rebuild``."""
+    """``ladder rebuild LADDER`` when the CLI has it, else ``worker.ops.rebuild.rebuild``."""
     probe = subprocess.run(
         [*env.LADDER.split(), "rebuild", "--help"], env=environ, capture_output=True, text=True
     )
@@ -572,7 +573,7 @@ def _rebuild_command(environ: dict[str, str], ladder: str) -> list[str] | None:
         json_flag = ["--json"] if "--json" in probe.stdout else []
         return [*env.LADDER.split(), "--log-level", "WARNING", "rebuild", ladder, *json_flag]
     fallback = subprocess.run(
-        [sys.executable, "-c", "from worker.rebuild import rebuild"],
+        [sys.executable, "-c", "from worker.ops.rebuild import rebuild"],
         env=environ,
         capture_output=True,
     )
@@ -588,7 +589,7 @@ def rebuild(target: env.Target, players: int, log: Path) -> dict[str, Any]:
     ladder = "gammon42"
     command = _rebuild_command(environ, ladder)
     if command is None:
-        return {"players": players, "seconds": None, "note": "worker.rebuild is not available"}
+        return {"players": players, "seconds": None, "note": "worker.ops.rebuild is not available"}
     target.reset()
     seeded = time.perf_counter()
     target.sql(
@@ -649,7 +650,7 @@ def rebuild(target: env.Target, players: int, log: Path) -> dict[str, Any]:
         "bytes_per_player_used_memory_delta": round((used_after - used_before) / players),
         "zset_bytes_per_player": round(zsets / max(on_board, 1)),
         "hash_bytes_per_player": round(per_hash),
-        "note": "ladder rebuild" if "rebuild" in command else "worker.rebuild.rebuild()",
+        "note": "ladder rebuild" if "rebuild" in command else "worker.ops.rebuild.rebuild()",
     }
 
 

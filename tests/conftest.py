@@ -81,8 +81,8 @@ def settings(database_url: str, redis_url: str) -> Settings:
 @pytest.fixture
 def runtime(settings: Settings) -> Iterator[Any]:
     """A migrated Runtime wired to this test's PostgreSQL schema and Redis db."""
-    from worker.migrate import upgrade
-    from worker.runtime import Runtime
+    from worker.bootstrap import Runtime
+    from worker.store.migrate import upgrade
 
     rt = Runtime(settings)
     upgrade(rt.engine)
@@ -99,7 +99,7 @@ def publish(rt: Any, *events: dict[str, Any] | str) -> None:
 
 
 def drain(rt: Any) -> None:
-    from worker import runner
+    from worker.queue import runner
 
     runner.run_burst(rt)
 

@@ -37,8 +37,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from engine import CUBE_VALUES, Gammon42Rules, PlayerState
-from worker import history, reader
-from worker.config import Config, LadderConfig
+from worker.boards import reader
+from worker.ladders import Config, LadderConfig
+from worker.store import history
 
 CACHE_OK = "public, max-age=5, stale-while-revalidate=30"
 CACHE_SCHEMA = "public, max-age=300"

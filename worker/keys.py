@@ -62,3 +62,27 @@ SCHEDULER_LOCK = "ladder:scheduler"
 def alive(worker_name: str) -> str:
     """A worker's heartbeat: set every few seconds with a short expiry while it runs."""
     return f"ladder:alive:{worker_name}"
+
+
+def rebuild_temp(ladder: str, token: str, name: str) -> str:
+    """A rebuild's or season close's scratch key in the ladder's slot, renamed over the live one."""
+    return f"{_tag(ladder)}:rebuild:{token}:{name}"
+
+
+def dlq_by_event(event_id: str) -> str:
+    """Set of the dead-letter ids of one event id: ``show`` finds them without a scan."""
+    return f"ladder:dlq:event:{event_id}"
+
+
+def stuck(job_id: str) -> str:
+    """When a batch job was first seen in RQ's intermediate list without a worker (expires)."""
+    return f"ladder:stuck:{job_id}"
+
+
+BATCH_JOB_PREFIX = "ladder-batch-"
+"""RQ job ids of event batches start with this (the job key is ``rq:job:<id>``)."""
+
+
+def batch_job(batch_id: str) -> str:
+    """The RQ job id of one batch: unique, so enqueueing a batch twice is a no-op."""
+    return f"{BATCH_JOB_PREFIX}{batch_id}"

@@ -8,7 +8,7 @@ from collections import defaultdict
 from redis import Redis
 from sqlalchemy import create_engine, select
 
-from worker.db import events, players, rating_changes
+from worker.store.tables import events, players, rating_changes
 
 
 def check_stores(

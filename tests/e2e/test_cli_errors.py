@@ -48,7 +48,7 @@ def test_a_command_that_needs_the_database_stops_at_once_when_it_is_not_migrated
 
 def test_migrate_says_whether_it_created_upgraded_or_left_the_schema(bare):
     """created at revision N, then already at N."""
-    from worker.migrate import head
+    from worker.store.migrate import head
 
     first = bare.ladder("migrate").stdout.strip()
     again = bare.ladder("migrate").stdout.strip()
@@ -166,8 +166,8 @@ def test_end_of_input_at_the_discard_prompt_discards_nothing(cli):
     cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("a", "b", event_id="d-1", cube=3)))
     cli.ladder("worker", "--burst")
     code = (
-        "import sys, worker.cli_ops as ops; ops._is_terminal = lambda stream: True; "
-        "from worker.cli import main; sys.exit(main(['dlq', 'discard', 'd-1']))"
+        "import sys, worker.entrypoints.cli.dlq as dlq; dlq.is_terminal = lambda stream: True; "
+        "from worker.entrypoints.cli.main import main; sys.exit(main(['dlq', 'discard', 'd-1']))"
     )
     python = str(Path(LADDER).with_name("python"))
     result = subprocess.run(

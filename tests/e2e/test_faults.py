@@ -35,7 +35,7 @@ from tests.e2e.test_reliability import expected_ids, hot_events, kill_group, pub
 from tests.events import game
 from worker import keys
 
-PROCESS_BATCH = "worker.jobs.process_batch"
+PROCESS_BATCH = "worker.queue.jobs.process_batch"
 
 
 def _env(database_url: str, redis_url: str, **extra: str) -> dict[str, str]:

@@ -14,8 +14,8 @@ from sqlalchemy import create_engine, select
 
 from tests.e2e.oracle import Oracle
 from tests.events import iso
-from worker.db import events as events_table
-from worker.db import rating_changes
+from worker.store.tables import events as events_table
+from worker.store.tables import rating_changes
 
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
 

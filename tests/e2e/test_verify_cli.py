@@ -7,7 +7,7 @@ import json
 from sqlalchemy import update
 
 from tests.e2e.test_cli import event
-from worker.db import make_engine, rating_changes
+from worker.store.tables import make_engine, rating_changes
 
 
 def test_verify_agrees_then_reports_a_ledger_row_altered_by_hand(cli, database_url):

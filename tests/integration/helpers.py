@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from worker import keys
-from worker.db import events, players, rating_changes
+from worker.store.tables import events, players, rating_changes
 
 
 def board(rt: Any, ladder: str, kind: str = "rating") -> dict[str, float]:

@@ -24,7 +24,12 @@ from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import stored_players
 from worker import keys
-from worker.redis_clients import RedisURLError, _cluster_urls, is_cluster_url, leaderboard_client
+from worker.boards.redis_clients import (
+    RedisURLError,
+    _cluster_urls,
+    is_cluster_url,
+    leaderboard_client,
+)
 
 REDIS_SERVER = shutil.which("redis-server")
 REDIS_CLI = shutil.which("redis-cli")
@@ -119,8 +124,8 @@ def cluster_ports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[int
 @pytest.fixture
 def cluster_runtime(settings: Any, cluster_ports: list[int]) -> Iterator[Any]:
     """A migrated Runtime: queue on this test's Redis db, leaderboards on the cluster."""
-    from worker.migrate import upgrade
-    from worker.runtime import Runtime
+    from worker.bootstrap import Runtime
+    from worker.store.migrate import upgrade
 
     url = "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in cluster_ports[:2])
     rt = Runtime(dataclasses.replace(settings, leaderboard_redis_url=url))
@@ -260,7 +265,7 @@ def test_a_plain_url_gives_a_plain_client():
 @needs_redis_server
 def test_the_reader_answers_from_the_cluster(cluster_runtime):
     """top, rank, around and a player's card work with the leaderboards on a cluster."""
-    from worker import reader
+    from worker.boards import reader
 
     rt = cluster_runtime
     publish(rt, game("alice", "bob", event_id="g-1"), game("carol", "dave", event_id="g-2"))

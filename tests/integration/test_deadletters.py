@@ -10,8 +10,8 @@ import time
 
 from schemas import InvalidEvent
 from tests.integration.test_operations import ladder, ladder_json
-from worker import deadletter
-from worker.runtime import Runtime
+from worker.bootstrap import Runtime
+from worker.queue import deadletter
 
 
 def _add(rt, event_id: str, reason: str = "invalid_cube", ladder_name: str = "gammon42") -> str:
@@ -132,7 +132,8 @@ def test_beyond_the_redis_limit_the_oldest_dead_letters_move_to_postgresql(runti
 def test_a_metric_counts_dead_letters_in_redis_and_in_postgresql(runtime):
     from prometheus_client import generate_latest
 
-    from worker.metrics import DeadLetterCollector, Metrics
+    from worker.observability.collectors import DeadLetterCollector
+    from worker.observability.metrics import Metrics
 
     rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=1))
     try:

@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import audit, board, outcome
-from worker.config import default_config_path
-from worker.runtime import Runtime
+from worker.bootstrap import Runtime
+from worker.ladders import default_config_path
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 
@@ -116,7 +116,7 @@ def lenient_runtime(settings, tmp_path: Path):
     )
     path = tmp_path / "ladders.toml"
     path.write_text(head + "[ladders.fibs]" + tail, encoding="utf-8")
-    from worker.migrate import upgrade
+    from worker.store.migrate import upgrade
 
     rt = Runtime(dataclasses.replace(settings, ladder_config=path))
     upgrade(rt.engine)

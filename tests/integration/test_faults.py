@@ -11,21 +11,21 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import audit
-from worker import faults
-from worker.service import Service
+from worker.queue import faults
+from worker.service import batch
 
 
 def _poison(monkeypatch: pytest.MonkeyPatch, poisoned: str, calls: list[int]) -> None:
     """The engine raises while scoring the event ``poisoned``, whatever validation said."""
-    one = Service._one
+    one = batch.apply
 
-    def failing_one(self, event, batch):  # type: ignore[no-untyped-def]
+    def failing_one(event, state, rules, policy, now):  # type: ignore[no-untyped-def]
         calls.append(1)
         if event.event_id == poisoned:
             raise ArithmeticError("window start before year 1")
-        return one(self, event, batch)
+        return one(event, state, rules, policy, now)
 
-    monkeypatch.setattr(Service, "_one", failing_one)
+    monkeypatch.setattr(batch, "apply", failing_one)
 
 
 def test_an_event_that_fails_alone_is_dead_lettered_and_its_35_neighbours_applied(
@@ -104,7 +104,8 @@ def test_an_unexpected_error_is_an_outage_when_a_store_does_not_answer_the_probe
 def test_ladder_store_up_is_0_while_a_store_is_lost_and_1_once_it_is_back():
     from prometheus_client import generate_latest
 
-    from worker.metrics import Metrics, StoreCollector
+    from worker.observability.collectors import StoreCollector
+    from worker.observability.metrics import Metrics
 
     metrics = Metrics()
     metrics.registry.register(StoreCollector())

@@ -20,10 +20,10 @@ from sqlalchemy import func, select
 from schemas import REASONS, InvalidEvent
 from tests.conftest import record_figure
 from tests.events import iso
-from worker import jobs
-from worker.db import events, players
-from worker.deadletter import dead_letter_id
 from worker.privacy import storable_payload
+from worker.queue import jobs
+from worker.queue.deadletter import dead_letter_id
+from worker.store.tables import events, players
 
 NOW = datetime.now(UTC)
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()

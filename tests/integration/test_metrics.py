@@ -14,8 +14,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import publish
 from tests.events import game
-from worker import jobs, metrics
-from worker import service as service_module
+from worker.observability import collectors, metrics
+from worker.queue import jobs
+from worker.service import batch as service_module
 
 
 def _free_port() -> int:
@@ -163,7 +164,7 @@ def test_a_scrape_while_redis_is_away_reports_it_down_instead_of_failing():
     from redis import Redis
 
     dead = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5)
-    collected = {m.name: m for m in metrics.QueueCollector(dead).collect()}
+    collected = {m.name: m for m in collectors.QueueCollector(dead).collect()}
     assert ["ladder_redis_up"] == list(collected)
     assert 0 == collected["ladder_redis_up"].samples[0].value
 
@@ -212,7 +213,7 @@ def test_an_idle_worker_waiting_on_the_inbox_shows_no_staging_batch(runtime, obs
 
 def test_dead_letters_are_counted_by_reason(runtime, observed, monkeypatch):
     """ladder_dead_letters_by_reason{reason=...}."""
-    monkeypatch.setattr(metrics, "REASONS_EVERY_SECONDS", 0.0)
+    monkeypatch.setattr(collectors, "REASONS_EVERY_SECONDS", 0.0)
     publish(
         runtime,
         game("a", "b", cube=3),

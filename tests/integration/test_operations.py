@@ -20,9 +20,12 @@ from schemas import InvalidEvent
 from tests.conftest import drain, publish
 from tests.events import game, link, player_updated
 from tests.integration.helpers import audit, board, card, ledger, stored_players
-from worker import cli_ops, keys, rebuild, reconcile, seasons
-from worker.config import default_config_path
-from worker.runtime import Runtime
+from worker import keys
+from worker.bootstrap import Runtime
+from worker.entrypoints.cli import dlq as cli_dlq
+from worker.entrypoints.cli import ops as cli_ops
+from worker.ladders import default_config_path
+from worker.ops import rebuild, reconcile, seasons
 
 # -- helpers ----------------------------------------------------------------------------------
 
@@ -30,7 +33,9 @@ from worker.runtime import Runtime
 def ladder(rt: Any, *argv: str) -> int:
     """Run one operator command the way ``ladder`` does, against this runtime."""
     parser = argparse.ArgumentParser(prog="ladder")
-    cli_ops.register(parser.add_subparsers(dest="command", required=True))
+    commands = parser.add_subparsers(dest="command", required=True)
+    cli_dlq.register(commands)
+    cli_ops.register(commands)
     args = parser.parse_args(list(argv))
     status: int = args.handler(rt, args)
     return status
@@ -99,10 +104,10 @@ def test_dlq_list_json_filters_by_reason_ladder_and_age(runtime, capsys):
 def test_dlq_age_accepts_seconds_minutes_hours_days_and_weeks():
     """Ages like 90s, 10m, 2h, 3d, 1w."""
     assert [90, 600, 7200, 259200, 604800] == [
-        cli_ops.age(a).total_seconds() for a in ("90s", "10m", "2h", "3d", "1w")
+        cli_dlq.age(a).total_seconds() for a in ("90s", "10m", "2h", "3d", "1w")
     ]
     with pytest.raises(argparse.ArgumentTypeError):
-        cli_ops.age("10 minutes")
+        cli_dlq.age("10 minutes")
 
 
 def test_dlq_show_accepts_an_event_id_and_prints_payload_reason_and_traceback(runtime, capsys):
@@ -203,7 +208,7 @@ def test_dlq_discard_refuses_without_yes_when_not_on_a_terminal(runtime, capsys,
     """Discard deletes for good: on a pipe it needs --yes."""
     publish(runtime, game("alice", "bob", event_id="lost", ladder="arena"))
     drain(runtime)
-    monkeypatch.setattr(cli_ops, "_is_terminal", lambda stream: False)
+    monkeypatch.setattr(cli_dlq, "is_terminal", lambda stream: False)
     assert 2 == ladder(runtime, "dlq", "discard", "lost")
     assert 1 == runtime.dead_letters.count()
     assert 0 == ladder(runtime, "dlq", "discard", "lost", "--yes")
@@ -214,7 +219,7 @@ def test_dlq_discard_asks_on_a_terminal(runtime, monkeypatch):
     """On a terminal, anything but yes keeps the dead letter."""
     publish(runtime, game("alice", "bob", event_id="lost", ladder="arena"))
     drain(runtime)
-    monkeypatch.setattr(cli_ops, "_is_terminal", lambda stream: True)
+    monkeypatch.setattr(cli_dlq, "is_terminal", lambda stream: True)
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
     assert 2 == ladder(runtime, "dlq", "discard", "lost")
     assert 1 == runtime.dead_letters.count()
@@ -333,9 +338,9 @@ def test_rebuild_swaps_atomically_and_keeps_the_version_guard(runtime, monkeypat
 def test_rows_equal_card_and_is_public_for_every_ruleset(runtime):
     """What the projection script is given (``Rows``, the fast path used by workers, rebuild
     and reconcile) is exactly ``projection.card`` / ``is_public`` for every ruleset."""
-    from worker.projection import Rows, as_row, is_public
-    from worker.projection import card as projected_card
-    from worker.store import load_players
+    from worker.boards.projection import Rows, as_row, is_public
+    from worker.boards.projection import card as projected_card
+    from worker.store.statements import load_players
 
     _busy_ladders(runtime)
     publish(runtime, *(game(f"x{i}", f"y{i}", ladder="fibs", match_length=i) for i in (1, 9)))
@@ -519,7 +524,7 @@ def test_a_season_reset_to_start_and_a_game_after_it_chain_the_ledger(runtime):
 
 def test_season_policy_comes_from_the_ladder_configuration_unless_the_flag_overrides():
     """[ladders.<name>.season] decides (none when the table is absent); the flag wins."""
-    from worker.config import default_config_path, load_config, parse_config
+    from worker.ladders import default_config_path, load_config, parse_config
 
     base = load_config().ladders["gammon42"]
     assert (seasons.Policy("none"), "configuration") == seasons.choose_policy(base, None, None)

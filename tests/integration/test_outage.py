@@ -28,8 +28,10 @@ from sqlalchemy.engine import make_url
 from tests.conftest import drain, publish
 from tests.events import game, player_updated
 from tests.integration.helpers import audit, ledger
-from worker import jobs, keys, reconcile
-from worker.runtime import Runtime
+from worker import keys
+from worker.bootstrap import Runtime
+from worker.ops import reconcile
+from worker.queue import jobs
 
 
 class Proxy:

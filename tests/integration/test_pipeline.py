@@ -149,7 +149,7 @@ def test_a_lost_redis_projection_is_rewritten_when_the_event_is_seen_again(runti
 
 def test_a_batch_stranded_in_rqs_intermediate_queue_is_enqueued_again(runtime):
     """A dequeue whose worker stopped before the job started loses nothing."""
-    from worker.recovery import requeue_stuck
+    from worker.queue.recovery import requeue_stuck
 
     publish(runtime, game("alice", "bob", event_id="g-1"))
     runtime.inbox.drain()
@@ -169,10 +169,10 @@ def test_cards_show_utc_whatever_the_database_sessions_time_zone(database_url, r
     from urllib.parse import parse_qs, quote, urlsplit
 
     from tests.events import player_updated
-    from worker import reconcile
-    from worker.migrate import upgrade
-    from worker.runtime import Runtime
+    from worker.bootstrap import Runtime
+    from worker.ops import reconcile
     from worker.settings import Settings
+    from worker.store.migrate import upgrade
 
     parts = urlsplit(database_url)
     options = parse_qs(parts.query)["options"][0] + " -cTimeZone=Asia/Tokyo"
@@ -197,7 +197,7 @@ def test_a_batch_job_goes_on_with_the_events_waiting_in_the_inbox(runtime):
     """Under load a worker goes from batch to batch inside one job: events that arrived while
     it ran are taken from the inbox, staged like the pump's, applied, and their staging
     dropped."""
-    from worker import jobs
+    from worker.queue import jobs
 
     jobs.install(runtime)
     publish(runtime, game("alice", "bob", event_id="g-1"))
@@ -216,7 +216,7 @@ def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypa
     over as an RQ job (with RQ's retries), and the job that took it still succeeds."""
     from sqlalchemy.exc import OperationalError
 
-    from worker import jobs
+    from worker.queue import jobs
 
     jobs.install(runtime)
     publish(runtime, game("alice", "bob", event_id="g-1"))

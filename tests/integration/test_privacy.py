@@ -10,7 +10,7 @@ from sqlalchemy import text
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board
-from worker.db import metadata
+from worker.store.tables import metadata
 
 ADDRESSES = ["203.0.113.77", "203.0.113.78", "2001:db8:1234::7", "198.51.100.23"]
 

@@ -18,8 +18,10 @@ from redis import Redis
 
 from tests.conftest import drain, publish
 from tests.events import game
-from worker import cli_read, keys, reader
-from worker.history import history, recent_ranked_games
+from worker import keys
+from worker.boards import reader
+from worker.entrypoints.cli import read as cli_read
+from worker.store.history import history, recent_ranked_games
 
 L = "gammon42"
 

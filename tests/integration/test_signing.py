@@ -14,7 +14,7 @@ from schemas.signing import canonical_body, sign
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board
-from worker.runtime import Runtime
+from worker.bootstrap import Runtime
 from worker.settings import Settings, SettingsError
 
 SECRETS = {"server-a": b"a-secret-of-server-a", "server-b": b"b-secret-of-server-b"}
@@ -31,7 +31,7 @@ def test_the_canonical_body_is_sorted_compact_utf8_json_without_the_signature():
 
 @pytest.fixture
 def signing_runtime(settings):
-    from worker.migrate import upgrade
+    from worker.store.migrate import upgrade
 
     rt = Runtime(dataclasses.replace(settings, publisher_secrets=SECRETS, require_signature=True))
     upgrade(rt.engine)
@@ -111,7 +111,7 @@ def test_a_signed_event_with_an_address_replays_as_its_publishers_event(signing_
     """SPEC 5: "Replay is idempotent and scores exactly as the original would have": the
     signature was verified on arrival, so rewriting ``ip`` into ``network`` does not turn the
     replay into bad_signature."""
-    from worker.deadletter import Filter
+    from worker.queue.deadletter import Filter
 
     rt = signing_runtime
     event = game("a", "b", event_id="signed", loser_extra={"ip": "203.0.113.9"})
@@ -129,7 +129,7 @@ def test_a_signed_event_with_an_address_replays_as_its_publishers_event(signing_
 def test_a_publisher_limited_to_other_ladders_is_refused_as_bad_signature(settings):
     """LADDER_PUBLISHER_SECRETS=name:secret:ladder1|ladder2: a signature for another ladder
     is bad_signature; for its own ladders it is accepted."""
-    from worker.migrate import upgrade
+    from worker.store.migrate import upgrade
 
     scoped = Settings.from_env(
         {"LADDER_PUBLISHER_SECRETS": "server-a:a-secret-of-server-a:fibs|prostriker"}

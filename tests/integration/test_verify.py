@@ -1,4 +1,4 @@
-"""Replay of the audit store (``worker.verify``): the stored ladder follows from its events."""
+"""Replay of the audit store (``worker.ops.verify``): the stored ladder follows from its events."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from bench.events import generate
 from tests.conftest import drain, publish
 from tests.e2e.test_scenario import scenario
 from tests.events import game, link, tournament
-from worker import seasons
-from worker.db import players, rating_changes
-from worker.verify import verify
+from worker.ops import seasons
+from worker.ops.verify import verify
+from worker.store.tables import players, rating_changes
 
 
 def verify_all(rt):

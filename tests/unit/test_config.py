@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import FibsRules, Gammon42Rules, ProStrikerRules
-from worker.config import ConfigError, default_config_path, load_config, parse_config
+from worker.ladders import ConfigError, default_config_path, load_config, parse_config
 from worker.settings import Settings, SettingsError
 
 SHIPPED = default_config_path().read_text(encoding="utf-8")
@@ -145,7 +145,7 @@ def test_defaults_follow_the_specification():
 def test_ladder_serve_believes_forwarded_addresses_only_from_configured_proxies():
     """uvicorn trusts X-Forwarded-For from 127.0.0.1 by default; ladder serve trusts no one
     unless LADDER_TRUSTED_PROXIES names the proxies, and has no access log by default."""
-    from worker.cli_read import serve_options
+    from worker.entrypoints.cli.read import serve_options
 
     plain = serve_options(Settings.from_env({}), "127.0.0.1", 8000, access_log=False)
     assert (False, False, []) == (

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from engine import PlayerState
-from worker import reader
-from worker.config import load_config
+from worker.boards import reader
+from worker.ladders import load_config
 
 CONFIG = load_config()
 
@@ -151,7 +151,7 @@ def test_a_made_up_cursor_is_refused(cursor):
 def test_the_reader_imports_without_sqlalchemy_or_psycopg():
     """Services that only read boards need redis, not the audit-store stack."""
     code = (
-        "import sys, worker.reader; "
+        "import sys, worker.boards.reader; "
         "bad = [m for m in ('sqlalchemy', 'psycopg') if m in sys.modules]; "
         "print(','.join(bad))"
     )

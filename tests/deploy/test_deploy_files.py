@@ -1,0 +1,376 @@
+"""deploy/: the Dockerfile, the compose file and the Kubernetes manifests hold together.
+
+Built-in Kubernetes kinds are validated against the API schemas shipped by
+``kubernetes-validate`` (offline); KEDA's ScaledObject and the compose file get structural
+checks here; ``docker compose config`` / ``docker-compose config`` and ``kubectl kustomize``
+run too when this machine has them (they need no engine or cluster for that).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from worker import keys
+from worker.ladders import load_config, parse_config
+from worker.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+K8S = DEPLOY / "k8s"
+KUBERNETES_VERSION = "1.30"
+BUILT_IN = {"Namespace", "ConfigMap", "Secret", "Deployment", "Job", "Service"}
+BUILT_IN |= {"PodDisruptionBudget"}
+COMPOSE_ENV = {"LADDER_NETWORK_KEY": "compose-config-test-key"}
+
+
+def _manifests() -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for path in sorted(K8S.glob("*.yaml")):
+        if path.name == "kustomization.yaml":
+            continue
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if doc:
+                found.append((path.name, doc))
+    return found
+
+
+MANIFESTS = _manifests()
+
+
+def _one(kind: str, name: str) -> dict[str, Any]:
+    (doc,) = [d for _, d in MANIFESTS if d["kind"] == kind and d["metadata"]["name"] == name]
+    return doc
+
+
+def _compose() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((DEPLOY / "compose.yaml").read_text(encoding="utf-8"))
+    return data
+
+
+def _job_grace_needed(job_timeout: str | None) -> int:
+    """A warm shutdown lets the batch in hand finish: that takes at most the job timeout."""
+    return int(job_timeout or Settings().job_timeout) + 10
+
+
+def _seconds(value: str) -> int:
+    match = re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s)?", value)
+    assert match and value, f"not a duration: {value!r}"
+    return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+
+
+# -- Kubernetes --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "doc"),
+    [m for m in MANIFESTS if m[1]["kind"] in BUILT_IN],
+    ids=[f"{s}:{d['kind']}/{d['metadata']['name']}" for s, d in MANIFESTS if d["kind"] in BUILT_IN],
+)
+def test_every_built_in_manifest_validates_against_the_kubernetes_schema(source, doc):
+    """Strict validation: unknown or misplaced fields fail, not only missing ones."""
+    kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
+
+
+def test_every_manifest_has_a_known_kind_a_name_and_the_ladder_namespace():
+    """Nothing in deploy/k8s goes unchecked or lands in the default namespace."""
+    kinds = {doc["kind"] for _, doc in MANIFESTS}
+    assert kinds <= BUILT_IN | {"ScaledObject"}
+    for source, doc in MANIFESTS:
+        assert doc["metadata"]["name"], source
+        if doc["kind"] != "Namespace":
+            assert "ladder" == doc["metadata"]["namespace"], source
+
+
+def test_the_kustomization_lists_every_manifest_file():
+    """``kubectl apply -k deploy/k8s`` applies every file in the folder."""
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text(encoding="utf-8"))
+    files = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
+    assert files == set(kustomization["resources"])
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+def test_kubectl_kustomize_builds_the_folder():
+    """The kustomization renders offline (no cluster needed)."""
+    result = subprocess.run(
+        ["kubectl", "kustomize", str(K8S)], capture_output=True, text=True, timeout=60
+    )
+    assert 0 == result.returncode, result.stderr
+    rendered = [d for d in yaml.safe_load_all(result.stdout) if d]
+    assert len(MANIFESTS) == len(rendered)
+
+
+def _worker_pod() -> dict[str, Any]:
+    spec: dict[str, Any] = _one("Deployment", "ladder-worker")["spec"]["template"]["spec"]
+    return spec
+
+
+def test_the_worker_grace_period_outlasts_one_batch():
+    """SIGTERM finishes the batch in hand, so the grace period must cover a job's timeout."""
+    job_timeout = _one("ConfigMap", "ladder-env")["data"].get("LADDER_JOB_TIMEOUT")
+    assert _worker_pod()["terminationGracePeriodSeconds"] >= _job_grace_needed(job_timeout)
+    (container,) = _worker_pod()["containers"]
+    assert "lifecycle" not in container  # RQ's warm shutdown needs no preStop hook
+
+
+def test_the_worker_probes_are_ladder_health_commands():
+    """Liveness runs ``ladder health``; readiness ``ladder health --ready``."""
+    (container,) = _worker_pod()["containers"]
+    assert ["worker"] == container["args"]
+    live = container["livenessProbe"]["exec"]["command"]
+    ready = container["readinessProbe"]["exec"]["command"]
+    assert ["ladder", "health"] == live[:2] and "--ready" not in live
+    assert ["ladder", "health", "--ready"] == ready[:3]
+    for probe in (container["livenessProbe"], container["readinessProbe"]):
+        timeout = float(probe["exec"]["command"][probe["exec"]["command"].index("--timeout") + 1])
+        assert timeout < probe["timeoutSeconds"]
+
+
+def test_the_pods_run_as_a_non_root_user_with_a_read_only_root():
+    """Every pod runs as the image's unprivileged user and cannot escalate."""
+    for _, doc in MANIFESTS:
+        if doc["kind"] not in {"Deployment", "Job"}:
+            continue
+        pod = doc["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] != 0
+        for container in pod.get("initContainers", []) + pod["containers"]:
+            assert container["securityContext"]["allowPrivilegeEscalation"] is False
+            assert container["securityContext"]["readOnlyRootFilesystem"] is True
+            assert container["image"].startswith("ladder")
+
+
+def test_every_referenced_config_map_and_secret_exists():
+    """envFrom and volumes name only ConfigMaps and Secrets that the folder defines."""
+    defined = {(doc["kind"], doc["metadata"]["name"]) for _, doc in MANIFESTS}
+    for _, doc in MANIFESTS:
+        if doc["kind"] not in {"Deployment", "Job"}:
+            continue
+        pod = doc["spec"]["template"]["spec"]
+        for container in pod.get("initContainers", []) + pod["containers"]:
+            for source in container.get("envFrom", []):
+                if "configMapRef" in source:
+                    assert ("ConfigMap", source["configMapRef"]["name"]) in defined
+                if "secretRef" in source:
+                    assert ("Secret", source["secretRef"]["name"]) in defined
+        for volume in pod.get("volumes", []):
+            if "configMap" in volume:
+                assert ("ConfigMap", volume["configMap"]["name"]) in defined
+
+
+def test_selectors_match_their_pod_labels():
+    """Deployments, the PDB and the Services select the pods they were written for."""
+    pods: dict[str, dict[str, str]] = {}
+    for _, doc in MANIFESTS:
+        if doc["kind"] == "Deployment":
+            labels = doc["spec"]["template"]["metadata"]["labels"]
+            assert doc["spec"]["selector"]["matchLabels"].items() <= labels.items()
+            pods[doc["metadata"]["name"]] = labels
+    for _, doc in MANIFESTS:
+        if doc["kind"] == "Service":
+            selector = doc["spec"]["selector"]
+        elif doc["kind"] == "PodDisruptionBudget":
+            selector = doc["spec"]["selector"]["matchLabels"]
+        else:
+            continue
+        assert any(selector.items() <= labels.items() for labels in pods.values())
+
+
+def test_the_env_config_map_sets_what_the_worker_reads():
+    """The queue URL, the config path where the ladders ConfigMap is mounted, the metrics port."""
+    env = _one("ConfigMap", "ladder-env")["data"]
+    assert all(isinstance(v, str) for v in env.values())
+    assert env["REDIS_URL"].startswith("redis://")
+    mount = next(
+        m for m in _worker_pod()["containers"][0]["volumeMounts"] if m["name"] == "ladders"
+    )
+    assert env["LADDER_CONFIG"] == f"{mount['mountPath']}/ladders.toml"
+    ports = {p["name"]: p["containerPort"] for p in _worker_pod()["containers"][0]["ports"]}
+    assert int(env["LADDER_METRICS_PORT"]) == ports["metrics"]
+    secret = _one("Secret", "ladder-secrets")["stringData"]
+    assert {"DATABASE_URL", "LADDER_NETWORK_KEY"} <= set(secret)
+
+
+def test_the_ladders_config_map_holds_the_shipped_ladder_configuration():
+    """The mounted TOML loads, and defines the same ladders as worker/defaults/ladders.toml."""
+    text = _one("ConfigMap", "ladder-ladders")["data"]["ladders.toml"]
+    assert load_config().ladders == parse_config(text, "configmap").ladders
+
+
+def test_the_scaled_object_scales_the_worker_on_the_inbox_and_the_rq_queue():
+    """KEDA watches ``ladder:inbox`` and the RQ queue list on the queue Redis."""
+    from rq import Queue
+
+    scaled = _one("ScaledObject", "ladder-worker")
+    assert "keda.sh/v1alpha1" == scaled["apiVersion"]
+    target = scaled["spec"]["scaleTargetRef"]
+    assert ("Deployment", "ladder-worker") == (target.get("kind", "Deployment"), target["name"])
+    assert 1 <= scaled["spec"]["minReplicaCount"] <= scaled["spec"]["maxReplicaCount"]
+    env = _one("ConfigMap", "ladder-env")["data"]
+    lists = set()
+    for trigger in scaled["spec"]["triggers"]:
+        assert "redis" == trigger["type"]
+        meta = trigger["metadata"]
+        assert all(isinstance(v, str) for v in meta.values())  # KEDA wants strings
+        assert int(meta["listLength"]) > 0
+        address = env[meta["addressFromEnv"]]
+        assert re.fullmatch(r"[\w.-]+:\d+", address)
+        assert env["REDIS_URL"].startswith(f"redis://{address}/")
+        lists.add(meta["listName"])
+    assert {keys.INBOX, Queue.redis_queue_namespace_prefix + keys.QUEUE_NAME} == lists
+
+
+def test_the_migration_job_runs_ladder_migrate_once():
+    """A Job with a finite back-off that runs ``ladder migrate``."""
+    job = _one("Job", "ladder-migrate")["spec"]
+    (container,) = job["template"]["spec"]["containers"]
+    assert ["migrate"] == container["args"]
+    assert job["template"]["spec"]["restartPolicy"] in {"OnFailure", "Never"}
+    assert job["backoffLimit"] > 0
+
+
+# -- compose -----------------------------------------------------------------------------
+
+
+def test_the_queue_redis_keeps_an_append_only_file_synced_every_second():
+    """Without AOF a Redis restart loses every event in the inbox and queue."""
+    redis = _compose()["services"]["redis"]
+    command = " ".join(redis["command"])
+    assert "--appendonly yes" in command and "--appendfsync everysec" in command
+    assert any(v.endswith(":/data") for v in redis["volumes"])
+
+
+def test_compose_runs_migrate_once_then_n_workers_the_api_and_rq_dashboard():
+    """Workers wait for the one-shot migration; replicas come from LADDER_WORKERS."""
+    services = _compose()["services"]
+    assert {"redis", "postgres", "migrate", "worker", "api", "rq-dashboard"} <= set(services)
+    assert ["migrate"] == services["migrate"]["command"]
+    assert "no" == services["migrate"]["restart"]
+    worker = services["worker"]
+    assert "service_completed_successfully" == worker["depends_on"]["migrate"]["condition"]
+    assert re.fullmatch(r"\$\{LADDER_WORKERS:-\d+\}", str(worker["deploy"]["replicas"]))
+    job_timeout = worker["environment"].get("LADDER_JOB_TIMEOUT")
+    assert _seconds(worker["stop_grace_period"]) >= _job_grace_needed(job_timeout)
+    assert ["ladder", "health", "--ready"] == worker["healthcheck"]["test"][1:4]
+    assert ["serve", "--host", "0.0.0.0"] == services["api"]["command"][:3]
+    assert "--port" in services["api"]["command"]
+
+
+def test_compose_builds_from_the_dockerfile_and_mounts_files_that_exist():
+    """Every ladder service builds deploy/Dockerfile; every bind-mounted file is in the tree."""
+    for name, service in _compose()["services"].items():
+        if "build" in service:
+            assert (DEPLOY / service["build"]["context"] / service["build"]["dockerfile"]).is_file()
+        for volume in service.get("volumes", []):
+            source = volume.split(":")[0]
+            if source.startswith("."):
+                assert (DEPLOY / source).exists(), f"{name}: {source}"
+
+
+def _compose_command() -> list[str] | None:
+    if shutil.which("docker"):
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
+        if probe.returncode == 0:
+            return ["docker", "compose"]
+    if shutil.which("docker-compose"):
+        return ["docker-compose"]
+    return None
+
+
+COMPOSE = _compose_command()
+
+
+@pytest.mark.skipif(COMPOSE is None, reason="neither docker compose nor docker-compose installed")
+def test_docker_compose_config_accepts_the_file():
+    """The compose tool itself parses, interpolates and validates the file (no engine needed)."""
+    assert COMPOSE is not None
+    result = subprocess.run(
+        [*COMPOSE, "-f", str(DEPLOY / "compose.yaml"), "config"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **COMPOSE_ENV},
+    )
+    assert 0 == result.returncode, result.stderr
+    rendered = yaml.safe_load(result.stdout)
+    assert 2 == rendered["services"]["worker"]["deploy"]["replicas"]
+    assert "" == result.stderr.strip(), result.stderr
+
+
+@pytest.mark.skipif(COMPOSE is None, reason="neither docker compose nor docker-compose installed")
+def test_docker_compose_refuses_to_start_without_a_network_key():
+    """A production deployment never runs with the development network key."""
+    assert COMPOSE is not None
+    env = {k: v for k, v in os.environ.items() if k != "LADDER_NETWORK_KEY"}
+    result = subprocess.run(
+        [*COMPOSE, "-f", str(DEPLOY / "compose.yaml"), "config"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert 0 != result.returncode
+    assert "LADDER_NETWORK_KEY" in result.stderr
+
+
+# -- Dockerfile --------------------------------------------------------------------------
+
+
+def test_the_dockerfile_is_multi_stage_slim_non_root_with_the_ladder_entry_point():
+    """Two python:3.11-slim stages, a numeric non-root user, ``ladder`` as the entry point."""
+    lines = [
+        line.strip()
+        for line in (DEPLOY / "Dockerfile").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    froms = [line for line in lines if line.startswith("FROM ")]
+    assert 2 == len(froms) and all("python:3.11-slim" in line for line in froms)
+    (user,) = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert "0" != user.split(":")[0] and user.split(":")[0].isdigit()
+    assert 'ENTRYPOINT ["ladder"]' in lines
+    for line in lines:
+        if line.startswith("COPY ") and "--from=" not in line:
+            for source in line.split()[1:-1]:
+                assert (ROOT / source).exists(), source
+
+
+# -- Grafana -----------------------------------------------------------------------------
+
+
+def test_the_grafana_dashboard_queries_only_metrics_the_worker_exports():
+    """Every ``ladder_*`` name in a panel query is one the worker's registry exposes."""
+    import json
+
+    from prometheus_client import generate_latest
+
+    from worker.observability.metrics import Metrics
+
+    metrics = Metrics(ladders=["gammon42"])
+    metrics.events.labels(ladder="gammon42", outcome="rated", reason="").inc()
+    metrics.batch_seconds.labels(status="ok").observe(0.1)
+    exported = set(re.findall(r"^(ladder_\w+)", generate_latest(metrics.registry).decode(), re.M))
+    exported |= {
+        "ladder_inbox_length",
+        "ladder_queue_length",
+        "ladder_staging_batches",
+        "ladder_retry_scheduled_jobs",
+        "ladder_started_jobs",
+        "ladder_dead_letters",
+        "ladder_redis_up",
+    }
+    dashboard = json.loads((DEPLOY / "grafana" / "ladder.json").read_text(encoding="utf-8"))
+    queried = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"\b(ladder_\w+)", target["expr"])
+    }
+    assert queried and queried <= exported

@@ -1,0 +1,80 @@
+"""The benchmark's code paths on a tiny scale, so ``bench/`` cannot rot. No timings asserted."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime
+from typing import Any
+
+from bench import noop
+from bench.env import Target
+from bench.events import generate, probe_game
+from bench.run import FULL, goals, print_table, reads, verify
+from schemas import InvalidEvent
+from worker import keys
+
+
+def test_generated_mix_counts_what_it_holds() -> None:
+    payloads, mix = generate(600, seed=3, tag="smoke", players=100)
+    assert mix.total == len(payloads) == 600
+    now = datetime.now(UTC)
+    reasons: Counter[str] = Counter()
+    ladders: Counter[str] = Counter()
+    from schemas import parse_event
+
+    for payload in payloads:
+        try:
+            event = parse_event(payload, now=now)
+        except InvalidEvent as exc:
+            reasons[exc.reason] += 1
+            continue
+        ladders[event.ladder] += 1
+    unknown_ladder = ladders.pop("chess960", 0)
+    assert sum(reasons.values()) + unknown_ladder == mix.invalid
+    assert set(ladders) == {"gammon42", "fibs", "prostriker"}
+    assert mix.duplicates > 0 and mix.invalid > 0
+    assert mix.by_kind["bot"] and mix.by_kind["pair_repeat"] and mix.by_kind["boosted"]
+
+
+def test_probe_game_names_a_new_winner() -> None:
+    payload, winner = probe_game(7, "t", "fibs", "someone")
+    assert winner == "probe-t-7" and winner in payload
+
+
+def test_drain_and_exactly_once_check(runtime: Any, database_url: str, redis_url: str) -> None:
+    from worker.queue import runner
+
+    payloads, mix = generate(400, seed=5, tag="smoke", players=60)
+    target = Target(redis_url, database_url=database_url)
+    target.publish(payloads, chunk=50)
+    runner.run_burst(runtime)
+    check = verify(target, mix)
+    assert check["ok"], check["problems"]
+    assert check["audit_rows"] == mix.unique_valid
+
+
+def test_noop_jobs_drain(redis_url: str) -> None:
+    target = Target(redis_url, database_url="postgresql://unused/none")
+    noop.enqueue(target.redis, 5)
+    noop.work(target.redis)
+    assert target.redis.llen(noop.TIMINGS) == 1
+    assert target.redis.llen(f"rq:queue:{noop.QUEUE}") == 0
+
+
+def test_reads_and_table(redis_url: str, capsys: Any) -> None:
+    target = Target(redis_url, database_url="postgresql://unused/none")
+    found = reads(target, players=200, seconds=0.01)
+    assert found["top(100)"]["raw_per_second"] > 0
+    result: dict[str, Any] = {
+        "started_at": "now",
+        "mode": "smoke",
+        "plan": FULL.__dict__,
+        "machine": {"cpus": 2, "python": "3", "synchronous_commit": "on"},
+        "reads": found,
+        "rebuild": {"players": 10, "seconds": None, "note": "n/a"},
+        "worker_peak_rss_mib": 1.0,
+    }
+    result["goals"] = goals(result)
+    print_table(result)
+    assert "reads top(100)" in capsys.readouterr().out
+    assert not target.redis.exists(keys.rating("gammon42"))

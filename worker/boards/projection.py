@@ -1,0 +1,259 @@
+"""Redis adapter for the read model: sorted-set leaderboards and player hashes.
+
+Every write goes through one Lua script (``WRITE``) that takes a chunk of one ladder's
+players as a single JSON argument. For each player it compares the ``version`` (bumped in
+PostgreSQL on every change) with the one in the player's hash and applies only a newer state
+(``newer``, a worker's batch), so a slow worker's late write can never roll a leaderboard
+back; a rebuild and a repair use the same script in their own modes.
+
+The client may be a plain ``Redis`` or a ``RedisCluster``: a ladder's keys share one hash
+tag, hence one slot, so each call is a single-slot script. On one Redis the calls go in one
+non-transactional pipeline; a cluster pipeline refuses scripts, so there each call is sent
+on its own (one round trip per ladder and chunk, not per player).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from redis import Redis
+from redis.client import Pipeline
+from redis.cluster import RedisCluster
+from redis.commands.core import Script
+
+from engine import Player, PlayerState, is_provisional
+from engine.ladder import on_public_board
+from engine.player import STATE_FIELDS
+from worker import keys
+from worker.ladders import RulesVersion
+
+if TYPE_CHECKING:
+    from worker.ladders import Config, LadderConfig
+
+CHUNK = 256  # players per script call: keeps each call short while Redis is blocked by it
+
+
+def is_public(ladder_config: LadderConfig, record: Player) -> bool:
+    """On the public list (the engine's rule, under the ruleset in force now)."""
+    return on_public_board(record, ladder_config.current, ladder_config.policy)
+
+
+def card(ladder_config: LadderConfig, record: Player) -> dict[str, str]:
+    """The player hash: ``ladder:{L}:player:<id>``."""
+    state = PlayerState(record.rating, record.rated_games, record.experience)
+    fields = {
+        "rating": repr(float(record.rating)),
+        "games": str(record.rated_games),
+        "experience": str(record.experience),
+        "provisional": "1" if is_provisional(ladder_config.current, state) else "0",
+        "updated_at": record.updated_at.isoformat() if record.updated_at else "",
+        "version": str(record.version),
+        "listed": "1" if record.listed else "0",
+        "boosted": str(record.boosted_points),
+    }
+    if record.last_game_at is not None:
+        fields["last_game_at"] = record.last_game_at.isoformat()
+    if record.linked_to:
+        fields["linked_to"] = record.linked_to
+    return fields
+
+
+# KEYS: 1 rating, 2 public, 3 boosted, 4 the set of the ids written that are not on the rating
+# board (build only: with the rating board it tells which hashes a rebuild wrote; repair
+# passes any key of the ladder and it is not touched), then one player hash per row.
+# ARGV: 1 a JSON array of rows [player_id, version, on_board, rating, public, boosted, fields]
+# (on_board/public 0 or 1; version, rating and boosted as strings so no digit is lost;
+# fields the hash's flat field/value list); 2 "newer", "repair" or "build".
+# newer (a worker's batch): a player is written only if their hash holds an older version, so
+# a slow worker's late write never rolls a leaderboard back.
+# repair: a hash holding the *same* version is rewritten too (that is how drift is repaired);
+# one holding a newer version is left alone.
+# build: the boards are temporary keys, filled from every row with one ZADD per board; each
+# hash is rewritten (players changed meanwhile are re-projected after the swap).
+WRITE = """
+local rows = cjson.decode(ARGV[1])
+if ARGV[2] == 'build' then
+  local boards, ids = {{}, {}, {}}, {}
+  for k = 1, #rows do
+    local row = rows[k]
+    if row[3] ~= 1 then ids[#ids + 1] = row[1] end
+    redis.call('DEL', KEYS[k + 4])
+    redis.call('HSET', KEYS[k + 4], unpack(row[7]))
+    if row[3] == 1 then
+      table.insert(boards[1], row[4])
+      table.insert(boards[1], row[1])
+    end
+    if row[5] == 1 then
+      table.insert(boards[2], row[4])
+      table.insert(boards[2], row[1])
+    end
+    if tonumber(row[6]) > 0 then
+      table.insert(boards[3], row[6])
+      table.insert(boards[3], row[1])
+    end
+  end
+  for b = 1, 3 do
+    if #boards[b] > 0 then redis.call('ZADD', KEYS[b], unpack(boards[b])) end
+  end
+  if #ids > 0 then redis.call('SADD', KEYS[4], unpack(ids)) end
+  return #rows
+end
+local written = 0
+for k = 1, #rows do
+  local row = rows[k]
+  local id, hash = row[1], KEYS[k + 4]
+  local current = tonumber(redis.call('HGET', hash, 'version') or '-1')
+  local version = tonumber(row[2])
+  if current < version or (current == version and ARGV[2] == 'repair') then
+    if row[3] == 1 then redis.call('ZADD', KEYS[1], row[4], id)
+    else redis.call('ZREM', KEYS[1], id) end
+    if row[5] == 1 then redis.call('ZADD', KEYS[2], row[4], id)
+    else redis.call('ZREM', KEYS[2], id) end
+    if tonumber(row[6]) > 0 then redis.call('ZADD', KEYS[3], row[6], id)
+    else redis.call('ZREM', KEYS[3], id) end
+    redis.call('DEL', hash)
+    redis.call('HSET', hash, unpack(row[7]))
+    written = written + 1
+  end
+end
+return written
+"""
+
+
+PlayerRow = Sequence[Any]
+"""A ``players`` row: ladder, player_id, then ``engine.player.STATE_FIELDS`` in order."""
+
+
+class Rows:
+    """Turns player rows into what ``WRITE`` reads: a player's boards and card.
+
+    ``card`` and ``is_public`` define a player's card and public flag; for a million players
+    (a rebuild) or every batch (a worker) calling them is most of the time spent. This computes
+    the same fields directly and asks those functions only once per distinct input they read
+    (the ruleset's provisional rule reads games and experience; public eligibility reads
+    e-mail, display name and experience). A test pins the result equal to ``card`` and
+    ``is_public`` for every ruleset.
+    """
+
+    def __init__(self, ladder_config: LadderConfig) -> None:
+        self.config = frozen_rules(ladder_config)
+        self.rules = self.config.current
+        self._provisional: dict[tuple[int, int], str] = {}
+        self._public: dict[tuple[bool, bool, int], int] = {}
+        self._iso: dict[tuple[datetime, Any], str] = {}
+
+    def iso(self, when: datetime) -> str:
+        """``when.isoformat()``, remembered: the players of one batch share ``updated_at``
+        and the two players of a game share ``last_game_at``."""
+        key = (when, when.tzinfo)
+        text = self._iso.get(key)
+        if text is None:
+            if len(self._iso) >= 100_000:
+                self._iso.clear()
+            text = self._iso[key] = when.isoformat()
+        return text
+
+    def row(self, r: PlayerRow) -> list[Any]:
+        (_, pid, rating, games, experience, listed, boosted, email, name, linked) = r[:10]
+        version, last_game_at, updated_at = r[10], r[11], r[12]
+        shown = repr(float(rating))
+        provisional = self._provisional.get((games, experience))
+        if provisional is None:
+            state = PlayerState(float(rating), games, experience)
+            provisional = "1" if is_provisional(self.rules, state) else "0"
+            self._provisional[(games, experience)] = provisional
+        fields = [
+            "rating",
+            shown,
+            "games",
+            str(games),
+            "experience",
+            str(experience),
+            "provisional",
+            provisional,
+            "updated_at",
+            self.iso(updated_at) if updated_at else "",
+            "version",
+            str(version),
+            "listed",
+            "1" if listed else "0",
+            "boosted",
+            str(boosted),
+        ]
+        if last_game_at is not None:
+            fields += ["last_game_at", self.iso(last_game_at)]
+        if linked:
+            fields += ["linked_to", linked]
+        on_board = 1 if listed and not linked else 0  # as engine.ladder.on_rating_board
+        public = 0
+        if on_board and self.config.public_board:
+            found = self._public.get((email, name, experience))
+            if found is None:
+                record = Player(*r)
+                found = 1 if is_public(self.config, record) else 0
+                self._public[(email, name, experience)] = found
+            public = found
+        on_boosted = "0" if linked else str(boosted)  # a linked id leaves every board
+        return [pid, str(version), on_board, shown, public, on_boosted, fields]
+
+
+def as_row(record: Player) -> PlayerRow:
+    return (record.ladder, record.player_id, *(getattr(record, c) for c in STATE_FIELDS))
+
+
+def frozen_rules(ladder_config: LadderConfig) -> LadderConfig:
+    """The ladder with only the rules in force now: ``current`` costs nothing per player."""
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    return dataclasses.replace(
+        ladder_config, versions=(RulesVersion(effective_from=epoch, rules=ladder_config.current),)
+    )
+
+
+def write_rows(
+    client: Redis | RedisCluster | Pipeline,
+    script: Script,
+    boards: Sequence[str],
+    ladder: str,
+    rows: list[list[Any]],
+    mode: str,
+) -> Any:
+    """``boards``: rating, public, boosted and the set of ids written (see ``WRITE``)."""
+    hashes = [keys.player(ladder, row[0]) for row in rows]
+    payload = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    return script(keys=[*boards, *hashes], args=[payload, mode], client=client)
+
+
+class Projection:
+    def __init__(self, redis: Redis | RedisCluster) -> None:
+        self.redis = redis
+        self._script = redis.register_script(WRITE)
+
+    def write(self, records: Iterable[Player], config: Config) -> None:
+        """Project these players (newer versions only), one script call per ladder chunk."""
+        by_ladder: dict[str, list[Player]] = {}
+        for record in records:
+            by_ladder.setdefault(record.ladder, []).append(record)
+        calls: list[tuple[str, list[list[Any]]]] = []
+        for ladder, ladder_records in by_ladder.items():
+            maker = Rows(config.ladders[ladder])
+            rows = [maker.row(as_row(record)) for record in ladder_records]
+            calls.extend((ladder, rows[i : i + CHUNK]) for i in range(0, len(rows), CHUNK))
+        if not calls:
+            return
+        if isinstance(self.redis, RedisCluster):
+            for ladder, rows in calls:
+                write_rows(self.redis, self._script, boards(ladder), ladder, rows, "newer")
+            return
+        pipe = self.redis.pipeline(transaction=False)
+        for ladder, rows in calls:
+            write_rows(pipe, self._script, boards(ladder), ladder, rows, "newer")
+        pipe.execute()
+
+
+def boards(ladder: str) -> list[str]:
+    """KEYS 1-4 of ``WRITE`` outside a build (the fourth is a placeholder it leaves alone)."""
+    return [keys.rating(ladder), keys.public(ladder), keys.boosted(ladder), keys.rating(ladder)]

@@ -1,0 +1,344 @@
+"""Reading leaderboards from Redis: top N, pages, ranks, neighbours, cards and previews.
+
+Ranks use standard competition ranking (1, 2, 2, 4): a player's rank is one more than the
+number of players with a strictly higher score, in every call. Equal scores are listed by
+player id ascending (byte order of the UTF-8 id); ZREVRANGE alone would list them by player
+id descending, so every read goes through one Lua script that fixes the order inside each
+tie group, including a group cut by a page boundary, and reads the board atomically.
+
+This module needs only ``redis`` and the pure engine; the audit-store reads (a player's
+rating history) live in ``worker.store.history``.
+
+Errors: ``UnknownPlayer`` (a ``LookupError``) for a player not on the board or without a
+card; ``InvalidArgument`` (a ``ValueError``) for a bad board name, cursor, size or game;
+its subclass ``InvalidCursor`` for a cursor that cannot be decoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import weakref
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Literal
+
+from redis import Redis
+from redis.cluster import RedisCluster
+
+from engine import PlayerState
+from worker import keys
+from worker.service.preview import RatingPreview as RatingPreview
+from worker.service.preview import Side as Side
+from worker.service.preview import format_preview as format_preview
+from worker.service.preview import rate
+from worker.service.reads import MAX_ID_LENGTH as MAX_ID_LENGTH
+from worker.service.reads import InvalidArgument as InvalidArgument
+from worker.service.reads import UnknownPlayer as UnknownPlayer
+from worker.service.reads import is_identifier
+
+if TYPE_CHECKING:
+    from worker.ladders import LadderConfig
+
+BOARDS: dict[str, Callable[[str], str]] = {
+    "rating": keys.rating,
+    "public": keys.public,
+    "boosted": keys.boosted,
+}
+SEASON_PREFIX = "season:"
+RATING_BOARDS = frozenset({"rating", "public"})  # scores are ratings, so the flag applies
+MAX_CURSOR_LENGTH = 1024
+# Positions and counts handed to the script stay below this: Lua 5.1 turns numbers into
+# command arguments with 14 significant digits, so larger ones would reach Redis as 1e+15.
+MAX_POSITION = 10**12
+Direction = Literal["next", "prev"]
+Client = Redis | RedisCluster  # the leaderboards may live on a Redis Cluster
+
+# The board script (page.lua beside this module) reads windows of a board and their
+# provisional flags in one call; its header states its keys, arguments and reply.
+_SCRIPT = (resources.files("worker.boards") / "page.lua").read_text(encoding="utf-8")
+
+
+class InvalidCursor(InvalidArgument):
+    """A page cursor that was not produced by ``page`` for this ladder and board."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of a board; ``rating`` is the board's score (points on the boosted board)."""
+
+    player_id: str
+    rank: int
+    rating: float
+    provisional: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Page:
+    """A slice of a board and the cursors to the slices either side (None at either end)."""
+
+    entries: list[Entry]
+    total: int
+    next_cursor: str | None
+    prev_cursor: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "entries": [e.as_json() for e in self.entries],
+            "total": self.total,
+            "next_cursor": self.next_cursor,
+            "prev_cursor": self.prev_cursor,
+        }
+
+
+@dataclass(frozen=True)
+class Card:
+    """A player's card: the player hash plus the rank on the rating board (None if unlisted)."""
+
+    player_id: str
+    rating: float
+    rank: int | None
+    games: int
+    experience: int
+    provisional: bool
+    last_game_at: str | None
+    updated_at: str | None
+    boosted: int
+    linked_to: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def board_key(ladder: str, board: str) -> str:
+    """The zset of ``board``: rating, public, boosted or season:<name>."""
+    if board in BOARDS:
+        return BOARDS[board](ladder)
+    if board.startswith(SEASON_PREFIX):
+        name = board[len(SEASON_PREFIX) :]
+        if is_identifier(name):
+            return keys.season(ladder, name)
+    raise InvalidArgument(f"board {board!r}: must be rating, public, boosted or season:<name>")
+
+
+def board_available(ladder_config: LadderConfig, board: str) -> bool:
+    """Whether the ladder keeps this board (seasons are checked against Redis by the caller)."""
+    if board == "public":
+        return ladder_config.public_board
+    if board == "boosted":
+        return ladder_config.boosted_board
+    return True
+
+
+def top(redis: Client, ladder: str, limit: int = 10, board: str = "rating") -> list[Entry]:
+    """The first ``limit`` entries of the board."""
+    key = board_key(ladder, board)
+    if limit <= 0:
+        return []
+    _, _, entries = _run(redis, ladder, board, key, "window", 0, min(limit, MAX_POSITION))
+    return entries
+
+
+def page(
+    redis: Client,
+    ladder: str,
+    cursor: str | None = None,
+    offset: int | None = None,
+    size: int = 20,
+    direction: Direction = "next",
+    board: str = "rating",
+) -> Page:
+    """A page of ``size`` entries, forwards or backwards.
+
+    With a cursor: the entries after it (``direction="next"``, use ``next_cursor``) or before
+    it (``"prev"``, use ``prev_cursor``). A cursor remembers its boundary player, so a page
+    resumes right after that player even when players above have moved; if the boundary
+    player has moved or left, it resumes at the position the player held. Without a cursor:
+    forwards from position ``offset`` (0-based, default 0), or backwards ending just before
+    ``offset`` (default: the last page).
+    """
+    key = board_key(ladder, board)
+    if size < 1:
+        raise InvalidArgument(f"size: must be >= 1, got {size!r}")
+    if direction not in ("next", "prev"):
+        raise InvalidArgument(f"direction: must be next or prev, got {direction!r}")
+    if offset is not None and offset < 0:
+        raise InvalidArgument(f"offset: must be >= 0, got {offset!r}")
+    size = min(size, MAX_POSITION)
+    offset = None if offset is None else min(offset, MAX_POSITION)
+    if cursor is not None:
+        if offset is not None:
+            raise InvalidArgument("give a cursor or an offset, not both")
+        member, score, position = decode_cursor(cursor, ladder, board)
+        op = "after_at" if direction == "next" else "before_at"
+        total, start, entries = _run(redis, ladder, board, key, op, member, score, position, size)
+    elif direction == "next":
+        total, start, entries = _run(redis, ladder, board, key, "window", offset or 0, size)
+    else:
+        end = -1 if offset is None else offset
+        total, start, entries = _run(redis, ladder, board, key, "before", end, size)
+    if not entries:
+        return Page([], total, None, None)
+    last = start + len(entries) - 1
+    first_cursor = encode_cursor(ladder, board, entries[0], start)
+    last_cursor = encode_cursor(ladder, board, entries[-1], last)
+    return Page(
+        entries,
+        total,
+        next_cursor=last_cursor if last < total - 1 else None,
+        prev_cursor=first_cursor if start > 0 else None,
+    )
+
+
+def rank(redis: Client, ladder: str, player: str, board: str = "rating") -> Entry:
+    """The player's entry on the board; ``UnknownPlayer`` if they are not on it."""
+    entries = around(redis, ladder, player, 0, board)
+    return entries[0]
+
+
+def around(
+    redis: Client, ladder: str, player: str, radius: int = 5, board: str = "rating"
+) -> list[Entry]:
+    """The player's entry with up to ``radius`` entries above and below it.
+
+    Near either end of the board the window is simply shorter, so the player is the first
+    entry when they are first and the last when they are last.
+    """
+    key = board_key(ladder, board)
+    if radius < 0:
+        raise InvalidArgument(f"radius: must be >= 0, got {radius!r}")
+    if not is_identifier(player):
+        raise UnknownPlayer(f"no player {player!r} on the {board} board of {ladder}")
+    radius = min(radius, MAX_POSITION)
+    _, start, entries = _run(redis, ladder, board, key, "around", player, radius)
+    if start < 0:
+        raise UnknownPlayer(f"no player {player!r} on the {board} board of {ladder}")
+    return entries
+
+
+def card(redis: Client, ladder: str, player: str) -> Card:
+    """The player's card; ``UnknownPlayer`` if the ladder has no player hash for them."""
+    if not is_identifier(player):
+        raise UnknownPlayer(f"no player {player!r} on {ladder}")
+    board = [keys.rating(ladder), keys.player(ladder, player)]
+    reply, raw = _script(redis)(keys=board, args=["card", "", player, 0])
+    if not raw:
+        raise UnknownPlayer(f"no player {player!r} on {ladder}")
+    fields = {_decode(raw[i]): _decode(raw[i + 1]) for i in range(0, len(raw), 2)}
+    _, start, entries = _parse(reply)
+    return Card(
+        player_id=player,
+        rating=float(fields.get("rating") or 0.0),
+        rank=entries[0].rank if start >= 0 and entries else None,
+        games=int(fields.get("games") or 0),
+        experience=int(fields.get("experience") or 0),
+        provisional=fields.get("provisional") == "1",
+        last_game_at=fields.get("last_game_at") or None,
+        updated_at=fields.get("updated_at") or None,
+        boosted=int(fields.get("boosted") or 0),
+        linked_to=fields.get("linked_to") or None,
+    )
+
+
+def player_state(redis: Client, ladder: str, player: str) -> PlayerState:
+    """A stored player's state for a preview (their recent ranked games are not in Redis)."""
+    found = card(redis, ladder, player)
+    return PlayerState(found.rating, found.games, found.experience)
+
+
+def preview(
+    ladder_config: LadderConfig,
+    a: str | float | PlayerState | Side,
+    b: str | float | PlayerState | Side,
+    *,
+    cube: int = 1,
+    match_length: int = 1,
+    redis: Client | None = None,
+) -> RatingPreview:
+    """A's win probability and A's change if A wins and if A loses, under the current rules.
+
+    Each side is a player id (read from the player hash: needs ``redis``), a rating (a player
+    with no games or experience), a full ``PlayerState``, or a ``Side`` (a stored player's
+    state as the caller adjusted it). Gammon42's weekly volume is not in Redis: a player id
+    counts as having played no ranked games this week; pass a ``Side`` whose state has
+    ``recent_ranked_games`` (``worker.store.history.recent_ranked_games``) for the real K.
+    """
+
+    def stored(player: str) -> PlayerState:
+        if redis is None:
+            raise InvalidArgument("a stored player's preview needs a Redis client")
+        return player_state(redis, ladder_config.name, player)
+
+    return rate(ladder_config, a, b, stored, cube=cube, match_length=match_length)
+
+
+def encode_cursor(ladder: str, board: str, entry: Entry, position: int) -> str:
+    """An opaque cursor naming a boundary entry: its player, score and position."""
+    payload = {"l": ladder, "b": board, "m": entry.player_id, "s": entry.rating, "p": position}
+    raw = json.dumps(payload, separators=(",", ":")).encode("utf-8", "surrogateescape")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def decode_cursor(cursor: str, ladder: str, board: str) -> tuple[str, float, int]:
+    """The boundary (player, score, position) of a cursor made by ``page`` for this board."""
+    if not isinstance(cursor, str) or not cursor or len(cursor) > MAX_CURSOR_LENGTH:
+        raise InvalidCursor("cursor: not a cursor returned by this board")
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        data = json.loads(raw.decode("utf-8", "surrogateescape"))
+    except (binascii.Error, ValueError, UnicodeError):
+        raise InvalidCursor("cursor: not a cursor returned by this board") from None
+    if not isinstance(data, dict) or data.get("l") != ladder or data.get("b") != board:
+        raise InvalidCursor("cursor: not a cursor returned by this board")
+    member, score, position = data.get("m"), data.get("s"), data.get("p")
+    if (
+        not isinstance(member, str)
+        or isinstance(score, bool)
+        or not isinstance(score, int | float)
+        or not math.isfinite(score)
+        or isinstance(position, bool)
+        or not isinstance(position, int)
+        or not 0 <= position < MAX_POSITION
+        or not is_identifier(member)
+    ):
+        raise InvalidCursor("cursor: not a cursor returned by this board")
+    return member, float(score), position
+
+
+_SCRIPTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def _script(redis: Client) -> Any:
+    """The board script for this client, hashed once (it is loaded on first use)."""
+    script = _SCRIPTS.get(redis)
+    if script is None:
+        script = _SCRIPTS[redis] = redis.register_script(_SCRIPT)
+    return script
+
+
+def _run(
+    redis: Client, ladder: str, board: str, key: str, op: str, *args: Any
+) -> tuple[int, int, list[Entry]]:
+    """One script call: the entries, and on a rating board their provisional flags too."""
+    flags = keys.player_prefix(ladder) if board in RATING_BOARDS else ""
+    return _parse(_script(redis)(keys=[key], args=[op, flags, *args]))
+
+
+def _parse(reply: bytes | str) -> tuple[int, int, list[Entry]]:
+    data = json.loads(_decode(reply))
+    total, start = int(data[0]), int(data[1])
+    entries = [
+        Entry(data[i + 1], int(data[i]), float(data[i + 2]), data[i + 3] == 1)
+        for i in range(2, len(data), 4)
+    ]
+    return total, start, entries
+
+
+def _decode(value: bytes | str) -> str:
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value

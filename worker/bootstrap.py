@@ -1,0 +1,106 @@
+"""The composition root: real objects wired together once per process from ``Settings``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from redis import Redis
+from redis.cluster import RedisCluster
+from rq import Retry
+from sqlalchemy.engine import Engine
+
+from schemas import InvalidEvent
+from worker.boards.projection import Projection
+from worker.boards.redis_clients import leaderboard_client
+from worker.ladders import Config, load_config
+from worker.privacy import scrub, storable_payload
+from worker.queue.deadletter import DeadLetters
+from worker.queue.inbox import Inbox
+from worker.service.batch import Service
+from worker.settings import Settings
+from worker.store.tables import make_engine
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.settings.ladder_config)
+
+    @cached_property
+    def redis(self) -> Redis:
+        return Redis.from_url(self.settings.redis_url, health_check_interval=30)
+
+    @cached_property
+    def leaderboard_redis(self) -> Redis | RedisCluster:
+        """Where the leaderboards live: the queue's Redis unless LEADERBOARD_REDIS_URL is set.
+
+        A ``redis+cluster://`` URL selects a Redis Cluster (see ``worker.boards.redis_clients``).
+        """
+        url = self.settings.leaderboard_redis_url
+        if not url:
+            return self.redis
+        return leaderboard_client(url)
+
+    @cached_property
+    def engine(self) -> Engine:
+        return make_engine(self.settings.database_url)
+
+    @cached_property
+    def dead_letters(self) -> DeadLetters:
+        return DeadLetters(
+            self.redis,
+            self.settings.dead_letter_ttl_days * 86400,
+            engine=lambda: self.engine,
+            max_in_redis=self.settings.dead_letters_in_redis,
+        )
+
+    @cached_property
+    def projection(self) -> Projection:
+        return Projection(self.leaderboard_redis)
+
+    @cached_property
+    def inbox(self) -> Inbox:
+        retry = (
+            Retry(max=self.settings.job_retries, interval=list(self.settings.job_retry_intervals))
+            if self.settings.job_retries > 0
+            else None  # RQ refuses Retry(max=0); no retry: the first failure dead-letters
+        )
+        return Inbox(
+            self.redis,
+            batch_size=self.settings.batch_size,
+            retry=retry,
+            failure_ttl=self.settings.dead_letter_ttl_days * 86400,
+            job_timeout=self.settings.job_timeout,
+        )
+
+    @cached_property
+    def service(self) -> Service:
+        return Service(
+            self.config,
+            self.engine,
+            self.projection,
+            network_key=self.settings.network_key,
+            max_event_bytes=self.settings.max_event_bytes,
+            publisher_secrets=self.settings.publisher_secrets,
+            publisher_ladders=self.settings.publisher_ladders,
+            require_signature=self.settings.require_signature,
+        )
+
+    def dead_letter(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> None:
+        """Dead-letter one event; raw IP addresses in it are replaced before it is stored."""
+        payload = storable_payload(
+            raw, self.settings.network_key, signed_by=self.service.signer(raw)
+        )
+        self.dead_letters.add(payload, error, traceback=scrub(traceback))
+
+    def close(self) -> None:
+        if "engine" in self.__dict__:
+            self.engine.dispose()
+        if "leaderboard_redis" in self.__dict__ and self.leaderboard_redis is not self.redis:
+            self.leaderboard_redis.close()
+        if "redis" in self.__dict__:
+            self.redis.close()

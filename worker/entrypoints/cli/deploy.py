@@ -1,0 +1,45 @@
+"""Subcommands for running ladder in containers: ``ladder health [--ready]``.
+
+Exit status 0 when every check passes, 1 otherwise, so the command works as a Kubernetes
+exec probe or a compose healthcheck as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from typing import Any
+
+from worker.observability import health
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "health",
+        help="check the servers a worker needs (exit 0 healthy, 1 not)",
+        description="Liveness: the queue Redis answers. With --ready also the leaderboard "
+        "Redis, PostgreSQL, and a schema at the newest migration.",
+    )
+    p.add_argument("--ready", action="store_true", help="readiness: every server and the schema")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=health.DEFAULT_TIMEOUT,
+        help="seconds allowed per check (default %(default)s)",
+    )
+    p.add_argument("--json", action="store_true", help="print the checks as a JSON array")
+    p.set_defaults(handler=cmd_health)
+
+
+def cmd_health(rt: Any, args: argparse.Namespace) -> int:
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # a probe prints its checks only
+    run = health.ready if args.ready else health.alive
+    checks = run(rt.settings, timeout=args.timeout)
+    if args.json:
+        print(json.dumps([check.as_json() for check in checks]))
+    else:
+        for check in checks:
+            mark = "ok  " if check.ok else "FAIL"
+            print(f"{mark} {check.name} ({check.duration_ms:.1f} ms): {check.detail}")
+    return 0 if all(check.ok for check in checks) else 1

@@ -1,0 +1,298 @@
+"""The ``ladder`` command line. Settings are read once here and passed down.
+
+Exit codes: 0 done; 1 could not do it (a server unreachable, a file missing, nothing
+matched); 2 asked wrongly (bad arguments or configuration, an unmigrated database, no
+confirmation). An ordinary failure is one line on standard error naming what failed and
+where; its traceback goes to the log at debug level only (``--log-level DEBUG``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from worker.ladders import ConfigError
+from worker.settings import Settings, SettingsError
+
+# Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
+COMMAND_MODULES: tuple[str, ...] = (
+    "worker.entrypoints.cli.deploy",
+    "worker.entrypoints.cli.read",
+    "worker.entrypoints.cli.dlq",
+    "worker.entrypoints.cli.ops",
+    "worker.entrypoints.cli.verify",
+)
+#: Commands that read or write the audit store: they check first that it is migrated.
+NEEDS_DATABASE: frozenset[str] = frozenset(
+    {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
+)
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+DESCRIPTION = (
+    "ladder rates finished games from a Redis queue into leaderboards and an audit store. "
+    "Exit status: 0 done, 1 could not do it, 2 asked wrongly."
+)
+EPILOG = (
+    "Environment: REDIS_URL, DATABASE_URL (the embedded SQLite file ladder.sqlite3 when "
+    "unset), LADDER_CONFIG. Start with `ladder migrate`, then `ladder worker`."
+)
+log = logging.getLogger("ladder")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    from worker.observability import logs
+
+    logs.configure(args.log_level)
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"ladder: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from worker.bootstrap import Runtime
+
+    uses_database = args.command in NEEDS_DATABASE or args.command == "migrate"
+    if uses_database and settings.database_is_default:
+        print(
+            f"ladder: DATABASE_URL is not set: using the embedded SQLite file "
+            f"{_sqlite_path(settings.database_url)}",
+            file=sys.stderr,
+        )
+    rt = Runtime(settings)
+    try:
+        if args.command in NEEDS_DATABASE:
+            from worker.store.migrate import require_current
+
+            require_current(rt.engine)
+        result: int = args.handler(rt, args)
+        return result
+    except ConfigError as exc:
+        print(f"ladder: configuration refused: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        code, message = _ordinary_failure(exc, settings)
+        if message is None:
+            raise
+        log.debug("traceback of the failure", exc_info=True)
+        print(f"ladder: {message}", file=sys.stderr)
+        return code
+    except KeyboardInterrupt:
+        print("ladder: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        rt.close()
+
+
+def _ordinary_failure(exc: Exception, settings: Settings) -> tuple[int, str | None]:
+    """(exit code, one line) for a failure an operator can act on; (0, None) for a bug."""
+    from redis.exceptions import RedisError
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    from worker.store.migrate import NotMigrated
+
+    if isinstance(exc, SettingsError):
+        return EXIT_USAGE, str(exc)
+    if isinstance(exc, NotMigrated):
+        return EXIT_USAGE, str(exc)
+    if isinstance(exc, EOFError):
+        return EXIT_USAGE, "no answer (end of input): nothing done"
+    if isinstance(exc, RedisError):
+        return EXIT_FAILED, f"Redis at {_hide_password(settings.redis_url)} failed: {_first(exc)}"
+    if isinstance(exc, OperationalError | DBAPIError):
+        where = _hide_password(settings.database_url).replace("+psycopg", "", 1)
+        return EXIT_FAILED, f"the database at {where} failed: {_first(exc.orig or exc)}"
+    if isinstance(exc, OSError):
+        name = f" {exc.filename}" if exc.filename else ""
+        return EXIT_FAILED, f"cannot open{name}: {exc.strerror or exc}"
+    return 0, None
+
+
+def _first(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _hide_password(url: str) -> str:
+    return re.sub(r"//([^:/@]*):[^@/]*@", r"//\1:***@", url)
+
+
+def _sqlite_path(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    database = make_url(url).database or ""
+    return str(Path(database).resolve()) if database else "(in memory)"
+
+
+def _level(text: str) -> str:
+    from worker.observability.logs import LEVELS
+
+    if text.upper() not in LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a log level; use one of {', '.join(LEVELS)}"
+        )
+    return text.upper()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ladder", description=DESCRIPTION, epilog=EPILOG)
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=_level,
+        metavar="LEVEL",
+        help="DEBUG, INFO (default), WARNING, ERROR or CRITICAL; RQ's lines included",
+    )
+    parser.add_argument("--version", action="version", version=f"ladder {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("migrate", help="create or upgrade the PostgreSQL schema")
+    p.set_defaults(handler=cmd_migrate)
+
+    p = sub.add_parser("worker", help="run a worker")
+    p.add_argument("--burst", action="store_true", help="drain inbox and queue, then exit")
+    p.set_defaults(handler=cmd_worker)
+
+    p = sub.add_parser("publish", help="publish JSON-lines events to the inbox")
+    p.add_argument("file", help="a file of one JSON event per line, or - for standard input")
+    p.add_argument(
+        "--publisher",
+        help="sign each event as this publisher, with the secret in LADDER_PUBLISH_SECRET",
+    )
+    p.set_defaults(handler=cmd_publish)
+
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).register(sub)
+
+    config = sub.add_parser("config", help="the ladder configuration").add_subparsers(
+        dest="config_command", required=True, metavar="{show}"
+    )
+    p = config.add_parser("show", help="print the effective configuration")
+    p.add_argument(
+        "--path",
+        action="store_true",
+        help="print the configuration as JSON, then the path of the file in use as the last line",
+    )
+    p.set_defaults(handler=cmd_config_show)
+    return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ladder")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def cmd_migrate(rt: Any, args: argparse.Namespace) -> int:
+    from worker.store.migrate import shown_url, upgrade
+
+    done = upgrade(rt.engine)
+    print(f"ladder: {done.describe()} ({shown_url(rt.engine)})")
+    return 0
+
+
+def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
+    from worker.queue import runner
+
+    rt.config  # refuse a broken configuration before touching the queue  # noqa: B018
+    if rt.settings.network_key_is_default:
+        print(
+            "ladder: LADDER_NETWORK_KEY is not set; raw IPs are hashed with a development key",
+            file=sys.stderr,
+        )
+    if args.burst:
+        runner.freeze_startup_objects()
+        runner.run_burst(rt)
+    else:
+        runner.run_forever(rt)
+    return 0
+
+
+def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
+    from worker import keys
+
+    signer = _signer(args.publisher) if args.publisher else None
+    stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+    count = number = 0
+    with stream, rt.redis.pipeline(transaction=False) as pipe:
+        try:
+            for line in stream:
+                number += 1
+                line = line.strip()
+                if not line:
+                    continue
+                if signer is not None:
+                    line = signer(line)
+                pipe.rpush(keys.INBOX, line)
+                count += 1
+                if count % 1000 == 0:
+                    pipe.execute()
+        except ValueError as exc:  # not UTF-8, or a line to sign that is not a JSON object
+            sent = count - count % 1000  # the chunks already sent
+            where = (
+                f"{args.file} is not UTF-8 text"
+                if isinstance(exc, UnicodeDecodeError)
+                else f"{args.file} line {number}: {exc}"
+            )
+            print(f"ladder: {where}; published {sent} events before it", file=sys.stderr)
+            return EXIT_USAGE
+        pipe.execute()
+    print(f"ladder: published {count} events", file=sys.stderr)
+    return 0
+
+
+def _signer(publisher: str) -> Any:
+    from schemas.signing import sign
+
+    secret = os.environ.get("LADDER_PUBLISH_SECRET", "")
+    if not secret:
+        raise SettingsError("--publisher needs the secret in LADDER_PUBLISH_SECRET")
+
+    def signed(line: str) -> str:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            raise ValueError("not JSON, so it cannot be signed") from None
+        if not isinstance(event, dict):
+            raise ValueError("not a JSON object, so it cannot be signed")
+        return json.dumps(sign(event, publisher, secret.encode()), ensure_ascii=False)
+
+    return signed
+
+
+def cmd_config_show(rt: Any, args: argparse.Namespace) -> int:
+    config = rt.config
+    shown = {
+        name: {
+            "ruleset": lc.ruleset,
+            "boosted_board": lc.boosted_board,
+            "public_board": lc.public_board,
+            "linking": lc.linking,
+            "fairplay": dataclasses.asdict(lc.fairplay),
+            "versions": [
+                {"effective_from": v.effective_from.isoformat(), **dataclasses.asdict(v.rules)}
+                for v in lc.versions
+            ],
+        }
+        for name, lc in config.ladders.items()
+    }
+    print(json.dumps(shown, indent=2))
+    if args.path:
+        print(Path(config.path).resolve())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

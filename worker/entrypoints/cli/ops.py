@@ -1,0 +1,177 @@
+"""Operator commands: ``rebuild``, ``reconcile`` and ``season`` (``dlq`` has its own module).
+
+Every handler takes the runtime and the parsed arguments and returns the exit status:
+0 done, 1 the check found something (reconcile without ``--repair``) or nothing matched,
+2 refused (bad arguments, unknown ladder, no confirmation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from worker.entrypoints.cli.terminal import error, safe
+from worker.ops.progress import Progress
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("rebuild", help="rebuild a ladder's Redis keys from PostgreSQL")
+    p.add_argument("ladder")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_rebuild)
+
+    p = subparsers.add_parser("reconcile", help="compare Redis with PostgreSQL; --repair fixes")
+    p.add_argument("ladder", nargs="?", help="one ladder (default: every configured ladder)")
+    p.add_argument("--repair", action="store_true", help="re-project the players that differ")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_reconcile)
+
+    season = subparsers.add_parser("season", help="close and list seasons").add_subparsers(
+        dest="season_command", required=True, metavar="{close,list}"
+    )
+    p = season.add_parser("close", help="archive the standings, reset, open the next season")
+    p.add_argument("ladder")
+    p.add_argument("--name", required=True, help="the name the closed season is archived as")
+    p.add_argument(
+        "--reset",
+        choices=["none", "start", "toward-start", "toward_start"],
+        help="override the ladder's configured reset policy",
+    )
+    p.add_argument("--fraction", type=float, help="for toward-start: share of the way (0-1]")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_season_close)
+    p = season.add_parser("list", help="the ladder's seasons")
+    p.add_argument("ladder")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_season_list)
+
+
+# -- rebuild and reconcile -----------------------------------------------------------------
+
+
+def _ladder(rt: Any, name: str) -> Any:
+    ladder_config = rt.config.ladder(name)
+    if ladder_config is None:
+        error(f"no ladder named {name!r} is configured")
+    return ladder_config
+
+
+def cmd_rebuild(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops.rebuild import count_players, rebuild
+
+    ladder_config = _ladder(rt, args.ladder)
+    if ladder_config is None:
+        return 2
+    progress = Progress(f"rebuild {args.ladder}", count_players(rt.engine, args.ladder))
+    report = rebuild(rt.engine, rt.leaderboard_redis, ladder_config, progress)
+    if args.json:
+        print(json.dumps(report.as_json()))
+    else:
+        print(
+            f"ladder: rebuilt {report.ladder}: {report.players} players, "
+            f"{report.boards['rating']} rated, {report.boards['public']} public, "
+            f"{report.boards['boosted']} boosted, {report.seasons} season archives, "
+            f"{report.stale_hashes} stale hashes deleted, in {report.seconds:.1f}s"
+        )
+    return 0
+
+
+def cmd_reconcile(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops.rebuild import count_players
+    from worker.ops.reconcile import Report, check, repair
+
+    if args.ladder is not None:
+        one = _ladder(rt, args.ladder)
+        if one is None:
+            return 2
+        ladders = [one]
+    else:
+        ladders = list(rt.config.ladders.values())
+    total = Report()
+    remaining = Report()
+    redis = rt.leaderboard_redis
+    for ladder_config in ladders:
+        name = ladder_config.name
+        progress = Progress(f"reconcile {name}", count_players(rt.engine, name))
+        report = check(rt.engine, redis, ladder_config, progress)
+        if args.repair and not report.clean:
+            repair(rt.engine, redis, ladder_config, report)
+            remaining.merge(check(rt.engine, redis, ladder_config))
+        total.merge(report)
+    if args.json:
+        shown = total.as_json()
+        if args.repair:
+            shown["remaining"] = {k: len(getattr(remaining, k)) for k in ("missing", "extra")}
+            shown["remaining"]["wrong"] = len(remaining.wrong)
+        print(json.dumps(shown))
+    else:
+        _print_drift(total)
+        if args.repair and not total.clean:
+            state = "clean" if remaining.clean else "still drifting (run again)"
+            print(f"ladder: repaired {total.repaired} players; Redis is now {state}")
+    if total.clean:
+        return 0
+    return 0 if args.repair and remaining.clean else 1
+
+
+def _print_drift(report: Any) -> None:
+    print(
+        f"ladder: {report.players} players compared: {len(report.missing)} missing, "
+        f"{len(report.extra)} extra, {len(report.wrong)} wrong"
+    )
+    for kind in ("missing", "extra", "wrong"):
+        for drift in getattr(report, kind):
+            detail = ""
+            if drift.expected is not None or drift.actual is not None:
+                detail = f" expected={drift.expected!r} actual={drift.actual!r}"
+            print(f"  {kind:<8} {safe(drift.key)} {safe(drift.player)}{detail}")
+
+
+# -- seasons -------------------------------------------------------------------------------
+
+
+def cmd_season_close(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops import seasons
+
+    ladder_config = _ladder(rt, args.ladder)
+    if ladder_config is None:
+        return 2
+    try:
+        policy, source = seasons.choose_policy(ladder_config, args.reset, args.fraction)
+        closed = seasons.close(rt.engine, rt.leaderboard_redis, ladder_config, args.name, policy)
+    except seasons.SeasonError as exc:
+        error(str(exc))
+        return 2
+    if args.json:
+        print(json.dumps({**closed.as_json(), "policy": policy.as_json(), "source": source}))
+    elif closed.already:
+        print(
+            f"ladder: season {closed.name!r} of {closed.ladder} was already closed "
+            f"at {closed.closed_at.isoformat()}; nothing changed"
+        )
+    else:
+        print(
+            f"ladder: closed season {closed.number} of {closed.ladder} as {closed.name!r}: "
+            f"{closed.players} players archived, reset {policy.reset} ({source}), "
+            f"{closed.reset} ratings changed; season {closed.number + 1} is open"
+        )
+    return 0
+
+
+def cmd_season_list(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops import seasons
+
+    if _ladder(rt, args.ladder) is None:
+        return 2
+    shown = seasons.list_seasons(rt.engine, args.ladder)
+    if args.json:
+        print(json.dumps(shown))
+        return 0
+    print(f"{'no':>3}  {'name':<24} {'state':<7} {'opened':<26} {'closed':<26} players")
+    for s in shown:
+        print(
+            f"{s['number']:>3}  {s['name']:<24} {'open' if s['open'] else 'closed':<7} "
+            f"{s['opened_at'] or '-':<26} {s['closed_at'] or '-':<26} {s['players'] or '-'}"
+        )
+    return 0

@@ -1,0 +1,396 @@
+"""Read-side commands: ``top``, ``page``, ``rank``, ``around``, ``player``, ``history``,
+``preview`` and ``serve`` (the read-only HTTP API).
+
+Every command prints a human table by default and JSON with ``--json``. An unknown ladder
+or board exits 2, an unknown player 1, each with one line on standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from engine import Gammon42Rules, PlayerState, display_rating
+from worker.boards import reader
+from worker.entrypoints.cli.terminal import safe
+
+EXIT_UNKNOWN_PLAYER = 1
+EXIT_USAGE = 2
+Handler = Callable[[Any, argparse.Namespace], int]
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("top", help="the top of a leaderboard")
+    p.add_argument("ladder")
+    p.add_argument("--limit", type=_positive, default=10)
+    _board_option(p)
+    p.set_defaults(handler=_guarded(cmd_top))
+
+    p = sub.add_parser("page", help="one page of a leaderboard, forwards or backwards")
+    p.add_argument("ladder")
+    p.add_argument("--size", type=_positive, default=20)
+    p.add_argument("--cursor", help="next_cursor or prev_cursor of the page before")
+    p.add_argument("--offset", type=_non_negative, help="0-based position to start from")
+    p.add_argument("--direction", choices=["next", "prev"], default="next")
+    _board_option(p)
+    p.set_defaults(handler=_guarded(cmd_page))
+
+    p = sub.add_parser("rank", help="a player's rank on a leaderboard")
+    p.add_argument("ladder")
+    p.add_argument("player")
+    _board_option(p)
+    p.set_defaults(handler=_guarded(cmd_rank))
+
+    p = sub.add_parser("around", help="the players around a player")
+    p.add_argument("ladder")
+    p.add_argument("player")
+    p.add_argument("--radius", type=_non_negative, default=5)
+    _board_option(p)
+    p.set_defaults(handler=_guarded(cmd_around))
+
+    p = sub.add_parser("player", help="a player's card")
+    p.add_argument("ladder")
+    p.add_argument("player")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_guarded(cmd_player))
+
+    p = sub.add_parser("history", help="a player's rating history, newest first")
+    p.add_argument("ladder")
+    p.add_argument("player")
+    p.add_argument("--limit", type=_positive, default=20)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_guarded(cmd_history))
+
+    p = sub.add_parser(
+        "preview",
+        help="what one game would do to A's rating",
+        description="A and B are player ids, or ratings written as =1500.",
+    )
+    p.add_argument("ladder")
+    p.add_argument("a", help="player id, or a rating such as =1500")
+    p.add_argument("b", help="player id, or a rating such as =1500")
+    p.add_argument("--cube", type=_positive, default=1)
+    p.add_argument("--match-length", type=_positive, default=1)
+    for side in ("a", "b"):
+        p.add_argument(f"--{side}-games", type=_non_negative, help="rated games so far")
+        p.add_argument(f"--{side}-experience", type=_non_negative, help="fibs experience")
+        p.add_argument(
+            f"--{side}-recent", type=_non_negative, help="gammon42 ranked games this week"
+        )
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_guarded(cmd_preview))
+
+    p = sub.add_parser(
+        "serve",
+        help="serve the read-only HTTP API, with /metrics and /healthz",
+        description="No client address is logged: the access log is off unless --access-log, "
+        "which masks the address. X-Forwarded-For is read only from the proxies in "
+        "LADDER_TRUSTED_PROXIES.",
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=_non_negative, default=8000)
+    p.add_argument(
+        "--access-log", action="store_true", help="log each request, client address masked"
+    )
+    p.set_defaults(handler=cmd_serve)
+
+
+def cmd_top(rt: Any, args: argparse.Namespace) -> int:
+    ladder_config = _ladder(rt, args)
+    entries = reader.top(rt.leaderboard_redis, args.ladder, args.limit, args.board)
+    if args.json:
+        _print_json([e.as_json() for e in entries])
+    else:
+        _print_board(ladder_config, args.board, f"{args.ladder} ({args.board})", entries)
+    return 0
+
+
+def cmd_page(rt: Any, args: argparse.Namespace) -> int:
+    ladder_config = _ladder(rt, args)
+    found = reader.page(
+        rt.leaderboard_redis,
+        args.ladder,
+        cursor=args.cursor,
+        offset=args.offset,
+        size=args.size,
+        direction=args.direction,
+        board=args.board,
+    )
+    if args.json:
+        _print_json(found.as_json())
+        return 0
+    title = f"{args.ladder} ({args.board}), {found.total} players"
+    _print_board(ladder_config, args.board, title, found.entries)
+    if found.prev_cursor:
+        print(f"previous: --direction prev --cursor {found.prev_cursor}")
+    if found.next_cursor:
+        print(f"next:     --cursor {found.next_cursor}")
+    return 0
+
+
+def cmd_rank(rt: Any, args: argparse.Namespace) -> int:
+    ladder_config = _ladder(rt, args)
+    entry = reader.rank(rt.leaderboard_redis, args.ladder, args.player, args.board)
+    if args.json:
+        _print_json(entry.as_json())
+    else:
+        _print_board(ladder_config, args.board, f"{args.ladder} ({args.board})", [entry])
+    return 0
+
+
+def cmd_around(rt: Any, args: argparse.Namespace) -> int:
+    ladder_config = _ladder(rt, args)
+    entries = reader.around(rt.leaderboard_redis, args.ladder, args.player, args.radius, args.board)
+    if args.json:
+        _print_json([e.as_json() for e in entries])
+    else:
+        title = f"{args.ladder} ({args.board}) around {args.player}"
+        _print_board(ladder_config, args.board, title, entries, mark=args.player)
+    return 0
+
+
+def cmd_player(rt: Any, args: argparse.Namespace) -> int:
+    ladder_config = _ladder(rt, args)
+    found = reader.card(rt.leaderboard_redis, args.ladder, args.player)
+    if args.json:
+        _print_json(found.as_json())
+        return 0
+    rules = ladder_config.current
+    rating = display_rating(rules, found.rating)
+    lines = [
+        ("player", found.player_id),
+        ("rating", f"{rating} (provisional)" if found.provisional else rating),
+        ("rank", f"#{found.rank}" if found.rank is not None else "not on the leaderboard"),
+        ("games", str(found.games)),
+    ]
+    if ladder_config.ruleset == "fibs":
+        lines.append(("experience", str(found.experience)))
+    if ladder_config.boosted_board:
+        lines.append(("boosted", str(found.boosted)))
+    lines.append(("last game", found.last_game_at or "-"))
+    if found.linked_to:
+        lines.append(("linked to", found.linked_to))
+    for label, value in lines:
+        print(f"{label:<11} {safe(value)}")
+    return 0
+
+
+def cmd_history(rt: Any, args: argparse.Namespace) -> int:
+    from worker.store.history import history
+
+    ladder_config = _ladder(rt, args)
+    changes = history(rt.engine, args.ladder, args.player, args.limit)
+    if args.json:
+        _print_json([c.as_json() for c in changes])
+        return 0
+    rules = ladder_config.current
+    print(f"{args.ladder}: {safe(args.player)}, newest first")
+    print(f"{'ended':<20} {'event':<20} {'kind':<6} {'opponent':<16} {'change':>8} {'rating':>9}")
+    for c in changes:
+        delta = display_rating(rules, c.delta)
+        delta = delta if delta.startswith("-") else f"+{delta}"
+        what = c.kind if c.result is None else c.result
+        when = (c.ended_at or c.at)[:19]  # when the game ended; a prize or link: when applied
+        print(
+            f"{when:<20} {safe(c.event_id)[:20]:<20} {what:<6} "
+            f"{safe(c.opponent or '-')[:16]:<16} "
+            f"{delta:>8} {display_rating(rules, c.rating_after):>9}"
+        )
+    if not changes:
+        print("  (no rating changes yet)")
+    return 0
+
+
+def cmd_preview(rt: Any, args: argparse.Namespace) -> int:
+    ladder_config = _ladder(rt, args)
+    a = _preview_side(rt, ladder_config, args, "a")
+    b = _preview_side(rt, ladder_config, args, "b")
+    found = reader.preview(ladder_config, a, b, cube=args.cube, match_length=args.match_length)
+    shown = reader.format_preview(ladder_config, found)
+    if args.json:
+        _print_json({**found.as_json(), "display": shown})
+        return 0
+    rules = ladder_config.current
+    for label, side in (("A", found.a), ("B", found.b)):
+        who = safe(side.player_id or "(given)")
+        print(f"{label}  {who:<24} {display_rating(rules, side.state.rating):>9}")
+    game = f"cube {found.cube}" if ladder_config.ruleset == "gammon42" else ""
+    if ladder_config.ruleset == "fibs":
+        game = f"{found.match_length}-point match"
+    print(f"{args.ladder} {found.version}{', ' + game if game else ''}")
+    print(f"A wins with probability {shown['win_probability']}")
+    print(f"if A wins   {shown['if_win']:>8}")
+    print(f"if A loses  {shown['if_lose']:>8}")
+    return 0
+
+
+def cmd_serve(rt: Any, args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from worker.api import create_app
+    from worker.observability.metrics import operations_app
+
+    rt.config  # refuse a broken configuration before listening  # noqa: B018
+    app = operations_app(
+        create_app(rt.config, rt.leaderboard_redis, rt.engine),
+        alive=lambda: bool(rt.leaderboard_redis.ping()),
+    )
+    if args.access_log:
+        logging.getLogger("uvicorn.access").addFilter(mask_client_address)
+    uvicorn.run(app, **serve_options(rt.settings, args.host, args.port, args.access_log))
+    return 0
+
+
+def serve_options(settings: Any, host: str, port: int, access_log: bool) -> dict[str, Any]:
+    """uvicorn's options: SPEC 2.4, raw IPs are never logged; a forwarded client address is
+    believed only from a configured proxy (uvicorn would trust 127.0.0.1 by default)."""
+    proxies = list(settings.trusted_proxies)
+    return {
+        "host": host,
+        "port": port,
+        "log_level": "info",
+        "access_log": access_log,
+        "proxy_headers": bool(proxies),
+        "forwarded_allow_ips": proxies or [],
+    }
+
+
+def mask_client_address(record: logging.LogRecord) -> bool:
+    """uvicorn's access line is ``'%s - "%s %s HTTP/%s" %d'`` with the client first: mask it."""
+    if isinstance(record.args, tuple) and record.args:
+        record.args = ("-", *record.args[1:])
+    return True
+
+
+def _preview_side(rt: Any, ladder_config: Any, args: argparse.Namespace, side: str) -> reader.Side:
+    """A given rating (``=1500``) or a stored player, with the command's overrides."""
+    value: str = getattr(args, side)
+    games = getattr(args, f"{side}_games")
+    experience = getattr(args, f"{side}_experience")
+    recent = getattr(args, f"{side}_recent")
+    player_id: str | None = None
+    if value.startswith("="):
+        try:
+            state = PlayerState(float(value[1:]))
+        except ValueError:
+            raise reader.InvalidArgument(f"{side}: {value!r} is not a finite rating") from None
+    else:
+        player_id = value
+        state = reader.player_state(rt.leaderboard_redis, args.ladder, value)
+        rules = ladder_config.current
+        if recent is None and isinstance(rules, Gammon42Rules) and rules.heavy_volume:
+            from worker.store.history import recent_ranked_games
+
+            recent = recent_ranked_games(
+                rt.engine, args.ladder, value, datetime.now(UTC), rules.heavy_window_hours
+            )
+    state = replace(
+        state,
+        rated_games=state.rated_games if games is None else games,
+        experience=state.experience if experience is None else experience,
+        recent_ranked_games=state.recent_ranked_games if recent is None else recent,
+    )
+    return reader.Side(player_id, state)
+
+
+def _ladder(rt: Any, args: argparse.Namespace) -> Any:
+    ladder_config = rt.config.ladder(args.ladder)
+    if ladder_config is None:
+        raise _Refused(f"no ladder named {args.ladder!r}", EXIT_USAGE)
+    board = getattr(args, "board", None)
+    if board is not None:
+        key = reader.board_key(args.ladder, board)
+        if not reader.board_available(ladder_config, board):
+            raise _Refused(f"ladder {args.ladder!r} has no {board} board", EXIT_USAGE)
+        if board.startswith(reader.SEASON_PREFIX) and not rt.leaderboard_redis.exists(key):
+            raise _Refused(f"ladder {args.ladder!r} has no archived {board}", EXIT_USAGE)
+    return ladder_config
+
+
+def _print_board(
+    ladder_config: Any, board: str, title: str, entries: list[reader.Entry], mark: str = ""
+) -> None:
+    rules = ladder_config.current
+    points = board == "boosted"
+    print(title)
+    print(f"{'rank':>6}  {'player':<24} {'points' if points else 'rating':>9}")
+    for e in entries:
+        shown = str(int(e.rating)) if points else display_rating(rules, e.rating)
+        flag = " P" if e.provisional else ""
+        pointer = ">" if mark and e.player_id == mark else " "
+        print(f"{pointer}{e.rank:>5}  {safe(e.player_id):<24} {shown:>9}{flag}")
+    if not entries:
+        print("  (no rated players yet)")
+    elif any(e.provisional for e in entries):
+        print("P: provisional rating")
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value))
+
+
+def _board_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--board", default="rating", help="rating, public, boosted or season:<name>")
+    p.add_argument("--json", action="store_true")
+
+
+def _positive(text: str) -> int:
+    value = _whole(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = _whole(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _guarded(handler: Handler) -> Handler:
+    """Turn the reader's refusals into one line on standard error and an exit code."""
+
+    def run(rt: Any, args: argparse.Namespace) -> int:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+        from sqlalchemy.exc import DBAPIError
+
+        try:
+            return handler(rt, args)
+        except _Refused as exc:
+            print(f"ladder: {exc}", file=sys.stderr)
+            return exc.code
+        except reader.UnknownPlayer as exc:
+            print(f"ladder: {exc.args[0]}", file=sys.stderr)
+            return EXIT_UNKNOWN_PLAYER
+        except reader.InvalidArgument as exc:
+            print(f"ladder: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            print(f"ladder: cannot read the leaderboards from Redis: {exc}", file=sys.stderr)
+            return 1
+        except DBAPIError as exc:
+            print(f"ladder: cannot read the audit store: {exc.orig}", file=sys.stderr)
+            return 1
+
+    return run

@@ -1,0 +1,32 @@
+"""Text for an operator's terminal: ids from payloads cannot repaint it.
+
+An ``event_id`` of ``"\\x1b[2J...ALL CLEAR"`` would clear the screen of whoever lists the
+dead letters. Every character that is not printable (control characters, bidi controls,
+separators, lone surrogates) is shown as its escape, so the text reads as what it is.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def error(message: str) -> None:
+    """One line on stderr, as every ``ladder`` refusal is written."""
+    print(f"ladder: {message}", file=sys.stderr)
+
+
+def safe(value: object) -> str:
+    """``value`` as text, with every non-printable character written as an escape."""
+    text = "" if value is None else str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"

@@ -1,0 +1,395 @@
+"""Verify: re-derive a ladder from its audit store by replay and compare with what is stored.
+
+The audit store is read in scoring order (``events.seq``; SQLite's rowid), each event with
+its ledger rows, through a server-side cursor, so memory holds the ladder's players and
+window counts, not its history. Every event goes through ``engine.replay.Replay`` exactly as
+the worker applied it; the recorded ledger actions (season resets) are applied where they
+fall in time. Compared, field by field and bit for bit:
+
+- each audit row's outcome, reason and ruleset version;
+- each ledger row: player, kind, before, after, delta, K (or the fibs multiplier), expected;
+- each player's final row in PostgreSQL (rating, games, experience, flags, link, version,
+  timestamps);
+- the Redis boards and player hashes, against PostgreSQL (``worker.ops.reconcile``), which the
+  step before proved equal to the replay.
+
+A mismatch names the event (``None`` for a player's final state), the player, the field and
+both values.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from redis import Redis
+from sqlalchemy import and_, func, literal_column, select
+from sqlalchemy.engine import Engine
+
+from engine import LedgerChange, LedgerKind, Player, Replay
+from engine.replay import RECORDED_KINDS
+from worker.ladders import LadderConfig
+from worker.ops import reconcile
+from worker.ops.progress import Progress
+from worker.ops.rebuild import stream_players
+from worker.service import records
+from worker.store.statements import PLAYER_COLUMNS
+from worker.store.tables import events, rating_changes
+
+CHUNK = 5000  # rows per fetch from the server-side cursor
+LISTED = 100  # mismatches kept per ladder (all are counted)
+PROGRESS_EVERY = 1000  # events between progress reports
+LEDGER_FIELDS = ("player_id", "kind", "before", "after", "delta", "k", "expected")
+STORED_LEDGER = ("player_id", "kind", "rating_before", "rating_after", "delta", "k", "expected")
+_RECORDED = [str(kind) for kind in RECORDED_KINDS]
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    event_id: str | None
+    player_id: str | None
+    field: str
+    stored: Any
+    derived: Any
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id,
+            "player_id": self.player_id,
+            "field": self.field,
+            "stored": _plain(self.stored),
+            "derived": _plain(self.derived),
+        }
+
+
+@dataclass
+class LadderReport:
+    ladder: str
+    events: int = 0
+    ledger_rows: int = 0
+    players: int = 0
+    mismatch_count: int = 0
+    mismatches: list[Mismatch] = field(default_factory=list)
+    seconds: float = 0.0  # the replay and the comparison with PostgreSQL
+    redis_seconds: float = 0.0  # the comparison of the boards with PostgreSQL
+
+    def differ(self, mismatch: Mismatch) -> None:
+        self.mismatch_count += 1
+        if len(self.mismatches) < LISTED:
+            self.mismatches.append(mismatch)
+
+    @property
+    def rate(self) -> float:
+        return self.events / self.seconds if self.seconds > 0 else 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "events": self.events,
+            "ledger_rows": self.ledger_rows,
+            "players": self.players,
+            "mismatch_count": self.mismatch_count,
+            "mismatches": [m.as_json() for m in self.mismatches],
+            "seconds": round(self.seconds, 3),
+            "events_per_second": round(self.rate),
+            "redis_seconds": round(self.redis_seconds, 3),
+        }
+
+
+def count_events(engine: Engine, ladder: str) -> int:
+    with engine.connect() as conn:
+        query = select(func.count()).select_from(events).where(events.c.ladder == ladder)
+        return int(conn.execute(query).scalar_one())
+
+
+class Advancing(Protocol):
+    """What ``verify`` reports its progress to: a ``Progress``, or a share of one."""
+
+    def advance(self, count: int) -> None: ...
+
+
+def verify_ladders(
+    engine: Engine,
+    redis: Redis | None,
+    ladder_configs: Sequence[LadderConfig],
+    progress: Progress | None = None,
+    processes: int | None = None,
+) -> list[LadderReport]:
+    """Verify each ladder; on PostgreSQL the ladders (independent of each other) are replayed
+    in parallel, one process per CPU. Reports come back in the order of ``ladder_configs``."""
+    configs = list(ladder_configs)
+    processes = processes or min(len(configs), os.cpu_count() or 1)
+    if processes <= 1 or engine.dialect.name != "postgresql":
+        reports = [verify(engine, redis, c, progress) for c in configs]
+        if progress is not None:
+            progress.finish(f"{sum(r.mismatch_count for r in reports)} mismatches")
+        return reports
+    global _SHARED
+    context = multiprocessing.get_context("fork")
+    done = context.Value("q", 0)
+    _SHARED = (engine, redis, {c.name: c for c in configs}, done)
+    try:
+        with ProcessPoolExecutor(processes, mp_context=context, initializer=_child) as pool:
+            futures = [pool.submit(_verify_shared, c.name) for c in configs]
+            waiting = set(futures)
+            while waiting:
+                _, waiting = wait(waiting, timeout=0.1)
+                if progress is not None:
+                    progress.advance(int(done.value) - progress.done)
+            reports = [f.result() for f in futures]
+    finally:
+        _SHARED = None
+    if progress is not None:
+        progress.finish(f"{sum(r.mismatch_count for r in reports)} mismatches")
+    return reports
+
+
+# What a forked verifier inherits: engine, Redis client, ladders by name, events done so far.
+_SHARED: tuple[Engine, Redis | None, dict[str, LadderConfig], Any] | None = None
+
+
+def _child() -> None:
+    assert _SHARED is not None
+    _SHARED[0].dispose(close=False)  # the parent's pooled connections stay the parent's
+
+
+def _verify_shared(ladder: str) -> LadderReport:
+    assert _SHARED is not None
+    engine, redis, configs, done = _SHARED
+    return verify(engine, redis, configs[ladder], _Share(done))
+
+
+class _Share:
+    """Adds this process's progress to the parent's counter."""
+
+    def __init__(self, done: Any) -> None:
+        self.done = done
+
+    def advance(self, count: int) -> None:
+        with self.done.get_lock():
+            self.done.value += count
+
+
+def verify(
+    engine: Engine,
+    redis: Redis | None,
+    ladder_config: LadderConfig,
+    progress: Advancing | None = None,
+) -> LadderReport:
+    """Replay one ladder from PostgreSQL and compare; ``redis=None`` skips the boards."""
+    started = time.perf_counter()
+    ladder = ladder_config.name
+    report = LadderReport(ladder)
+    replay = Replay(ladder_config.policy, ladder_config.rules_at)
+    pending = _recorded(engine, ladder)
+    for event_row, ledger_rows in _stream(engine, ladder):
+        processed_at = event_row[5]
+        while pending and pending[0][1] < processed_at:
+            _apply_recorded(replay, ladder, pending.pop(0), report)
+        _check_event(replay, event_row, ledger_rows, report)
+        if progress is not None and report.events % PROGRESS_EVERY == 0:
+            progress.advance(PROGRESS_EVERY)
+    for row in pending:
+        _apply_recorded(replay, ladder, row, report)
+    _check_players(engine, ladder, replay.state.players, report)
+    report.seconds = time.perf_counter() - started
+    if redis is not None:
+        drift = reconcile.check(engine, redis, ladder_config)
+        for kind in reconcile.KINDS:
+            for d in getattr(drift, kind):
+                report.differ(Mismatch(None, d.player, f"redis {d.key}", d.actual, d.expected))
+        report.redis_seconds = time.perf_counter() - started - report.seconds
+    if progress is not None:
+        progress.advance(report.events % PROGRESS_EVERY)
+    return report
+
+
+def _check_event(
+    replay: Replay, row: Sequence[Any], stored: list[Sequence[Any]], report: LadderReport
+) -> None:
+    event_id, outcome, reason, version, payload, processed_at, _ = row
+    report.events += 1
+    report.ledger_rows += len(stored)
+    try:
+        event = records.engine_event(payload)
+    except (KeyError, ValueError, TypeError) as exc:
+        report.differ(Mismatch(event_id, None, "payload", type(exc).__name__, None))
+        return
+    decision = replay.event(event, processed_at)
+    if (outcome, reason, version) != (decision.outcome, decision.reason, decision.ruleset_version):
+        facts = (
+            ("outcome", outcome, str(decision.outcome)),
+            ("reason", reason, None if decision.reason is None else str(decision.reason)),
+            ("ruleset_version", version, decision.ruleset_version),
+        )
+        for name, kept, derived in facts:
+            if kept != derived:
+                report.differ(Mismatch(event_id, None, name, kept, derived))
+    derived_rows = decision.changes
+    for index in range(max(len(stored), len(derived_rows))):
+        kept_row = stored[index] if index < len(stored) else None
+        made = derived_rows[index] if index < len(derived_rows) else None
+        _compare_change(event_id, kept_row, made, report)
+
+
+def _compare_change(
+    event_id: str | None,
+    kept: Sequence[Any] | None,
+    made: LedgerChange | None,
+    report: LadderReport,
+) -> None:
+    if kept is None or made is None:
+        player = made.player_id if made is not None else kept[0] if kept is not None else None
+        report.differ(
+            Mismatch(event_id, player, "ledger row", _ledger(kept), _derived_ledger(made))
+        )
+        return
+    derived = (
+        made.player_id,
+        made.kind.value,
+        made.before,
+        made.after,
+        made.delta,
+        made.k,
+        made.expected,
+    )
+    if tuple(kept) == derived:
+        return
+    for name, a, b in zip(STORED_LEDGER, kept, derived, strict=True):
+        if a != b:
+            report.differ(Mismatch(event_id, made.player_id, name, a, b))
+
+
+def _apply_recorded(replay: Replay, ladder: str, row: Sequence[Any], report: LadderReport) -> None:
+    event_id, at, player_id, kind, before, after, delta, k, expected = row
+    report.ledger_rows += 1
+    change = LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected)
+    derived = replay.recorded(ladder, change, at)
+    _compare_change(event_id, (player_id, kind, before, after, delta, k, expected), derived, report)
+
+
+def _check_players(
+    engine: Engine, ladder: str, derived: dict[tuple[str, str], Player], report: LadderReport
+) -> None:
+    seen: set[str] = set()
+    for part in stream_players(engine, ladder, chunk=CHUNK):
+        for row in part:
+            pid = row[1]
+            seen.add(pid)
+            player = derived.get((ladder, pid))
+            if player is None:
+                if row[2 + PLAYER_COLUMNS.index("version")] == 0:
+                    continue  # created for an event that was not applied; never changed
+                report.differ(Mismatch(None, pid, "player", "stored", None))
+                continue
+            for name, value in zip(PLAYER_COLUMNS, row[2:], strict=True):
+                made = getattr(player, name)
+                if value != made:
+                    report.differ(Mismatch(None, pid, name, value, made))
+        report.players += len(part)
+    for _, pid in derived:
+        if pid not in seen:
+            report.differ(Mismatch(None, pid, "player", None, "derived"))
+
+
+def _stream(engine: Engine, ladder: str) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
+    """Each audit row in scoring order with its ledger rows in written order: two cursors,
+    one over the audit rows and one over the ledger (ordered by its event's place), merged."""
+    pg = engine.dialect.name == "postgresql"
+    order = events.c.seq if pg else literal_column("events.rowid")
+    audit = (
+        select(
+            events.c.event_id,
+            events.c.outcome,
+            events.c.reason,
+            events.c.ruleset_version,
+            events.c.payload,
+            events.c.processed_at,
+            order,
+        )
+        .where(events.c.ladder == ladder)
+        .order_by(order)
+    )
+    joined = rating_changes.join(
+        events,
+        and_(
+            events.c.ladder == rating_changes.c.ladder,
+            events.c.event_id == rating_changes.c.event_id,
+        ),
+    )
+    ledger = (
+        select(order, *(rating_changes.c[c] for c in STORED_LEDGER))
+        .select_from(joined)
+        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.not_in(_RECORDED))
+        .order_by(order, rating_changes.c.id)
+    )
+    changes = _cursor(engine, ledger)
+    pending = next(changes, None)
+    for row in _cursor(engine, audit):
+        seq = row[6]
+        mine: list[Sequence[Any]] = []
+        while pending is not None and pending[0] == seq:
+            mine.append(pending[1:])
+            pending = next(changes, None)
+        yield row, mine
+
+
+def _cursor(engine: Engine, query: Any) -> Iterator[Sequence[Any]]:
+    """The query's rows through a server-side cursor (PostgreSQL) or in chunks (SQLite)."""
+    with engine.connect() as conn:
+        if conn.dialect.name == "postgresql":
+            compiled = query.compile(
+                dialect=conn.dialect, compile_kwargs={"render_postcompile": True}
+            )
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            # Plan for reading every row (a cursor's default plans for the first tenth, which
+            # with stale statistics can turn the join into a nested loop over the ledger).
+            conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
+            with driver.cursor(name=f"ladder_verify_{uuid.uuid4().hex}") as cursor:
+                cursor.execute(str(compiled), compiled.params)
+                while part := cursor.fetchmany(CHUNK):
+                    yield from part
+            return
+        result = conn.execution_options(yield_per=CHUNK).execute(query)
+        for part in result.partitions():
+            yield from part
+
+
+def _recorded(engine: Engine, ladder: str) -> list[Sequence[Any]]:
+    """The ladder's recorded ledger actions (season resets), oldest first."""
+    query = (
+        select(
+            rating_changes.c.event_id,
+            rating_changes.c.at,
+            *(rating_changes.c[c] for c in STORED_LEDGER),
+        )
+        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.in_(_RECORDED))
+        .order_by(rating_changes.c.id)
+    )
+    with engine.connect() as conn:
+        return [tuple(row) for row in conn.execute(query)]
+
+
+def _ledger(row: Sequence[Any] | None) -> dict[str, Any] | None:
+    return None if row is None else dict(zip(LEDGER_FIELDS, row, strict=True))
+
+
+def _derived_ledger(change: LedgerChange | None) -> dict[str, Any] | None:
+    if change is None:
+        return None
+    return {name: getattr(change, name) for name in LEDGER_FIELDS}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,302 @@
+"""RQ job functions. Thin: they hand the raw payloads to the service.
+
+``process_batch`` runs a batch taken from the inbox: invalid events are dead-lettered one by
+one. While PostgreSQL or Redis is unreachable the job keeps its batch and tries it again
+with capped back-off for as long as the outage lasts (``worker.queue.faults`` says what is an
+outage); no event is dead-lettered for an outage. Any other failure splits the batch until
+the event that fails is alone: that event is dead-lettered (``processing_error``) and the
+others are applied. A batch that fails even so (RQ's retries spent) becomes per-event dead
+letters (``retries_exhausted``), so an operator replays events, never opaque batches. Then,
+while events wait in the inbox, the job takes them itself a batch at a time (for up to half
+a second), so a busy worker does not pay for an RQ job per batch. ``process_event`` is the
+job of one dead-lettered event; replaying it runs it again, and an event still invalid
+fails again.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+import structlog
+from rq import get_current_job
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+
+from engine import Outcome, Reason
+from schemas import InvalidEvent
+from worker import keys
+from worker.bootstrap import Runtime
+from worker.observability import health
+from worker.queue import faults
+from worker.queue.letters import guess_ids
+from worker.service.batch import Processed
+from worker.settings import Settings
+
+log = structlog.get_logger("ladder")
+PROCESSING_ERROR = str(Reason.PROCESSING_ERROR)
+_runtime: Runtime | None = None
+
+
+def install(runtime: Runtime) -> None:
+    """Called by ``ladder worker`` so jobs share the process's connections."""
+    global _runtime
+    _runtime = runtime
+
+
+def runtime() -> Runtime:
+    global _runtime
+    if _runtime is None:  # a job run by a plain ``rq worker``: build from the environment
+        _runtime = Runtime(Settings.from_env())
+    return _runtime
+
+
+class _Activity:
+    """Whether this process is running a batch, for the inbox pump to wait on (no polling)."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._running = False
+
+    def set(self, running: bool) -> None:
+        with self._condition:
+            self._running = running
+            self._condition.notify_all()
+
+    def wait(self, running: bool, timeout: float) -> bool:
+        with self._condition:
+            return self._condition.wait_for(lambda: self._running is running, timeout)
+
+
+activity = _Activity()
+
+
+# How long a batch job goes on taking events from the inbox itself after its own batch.
+FOLLOW_ON_SECONDS = 0.5
+
+
+def process_batch(payloads: list[str]) -> int:
+    activity.set(True)
+    try:
+        done = _process_batch(payloads)
+        return done + _follow_on(runtime())
+    finally:
+        activity.set(False)
+
+
+def _follow_on(rt: Runtime) -> int:
+    """While events wait in the inbox, take them in this job, a batch at a time, for up to
+    ``FOLLOW_ON_SECONDS``: under load a worker goes from one batch to the next without an RQ
+    job (and the pump's hand-over) in between. Each batch is staged exactly as the pump
+    stages it, so a crash loses nothing (``recover`` makes it a job); a batch that meets an
+    outage is handed over as a job of its own, which waits for the store."""
+    done = 0
+    deadline = time.monotonic() + FOLLOW_ON_SECONDS
+    while time.monotonic() < deadline and not stopping.is_set():
+        claimed = rt.inbox.claim()
+        if claimed is None:
+            break
+        batch, payloads = claimed
+        try:
+            done += len(apply_isolating(rt, payloads, _once(rt.dead_letter)))
+        except Exception as exc:
+            log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
+            rt.inbox.hand_over(batch, payloads)
+            break
+        rt.inbox.release(batch)
+    return done
+
+
+# Set when the worker is asked to stop: a batch held through an outage is handed back.
+stopping = threading.Event()
+OUTAGE_BACKOFF_FIRST_SECONDS = 1.0
+OUTAGE_BACKOFF_MAX_SECONDS = 30.0
+
+
+def _process_batch(payloads: list[str]) -> int:
+    """Apply the batch, holding it through an outage: tried again with capped back-off (1 s
+    doubling to 30 s) for as long as the store is away; nothing is dead-lettered for it."""
+    rt = runtime()
+    on_invalid = _once(rt.dead_letter)
+    delay = OUTAGE_BACKOFF_FIRST_SECONDS
+    while True:
+        try:
+            with _job_clock():
+                outcomes = apply_isolating(rt, payloads, on_invalid)
+        except Exception as exc:
+            store = faults.classify(exc, _probes(rt))
+            if store is None:  # not an outage: RQ's retries, then per-event dead letters
+                job = get_current_job()
+                if job is not None and not job.retries_left:
+                    _dead_letter_all(rt, payloads, exc, traceback.format_exc())
+                    return 0
+                raise
+            faults.outages.lost(store, exc)
+            if stopping.wait(delay):
+                rt.inbox.enqueue_batch(payloads, meta={"handed_back": True})
+                log.warning("held_batch_handed_back", events=len(payloads))
+                return 0
+            delay = min(delay * 2, OUTAGE_BACKOFF_MAX_SECONDS)
+            continue
+        faults.outages.regained()
+        return len(outcomes)
+
+
+def apply_isolating(
+    rt: Runtime,
+    payloads: list[str],
+    on_invalid: Callable[[str | bytes, InvalidEvent], None],
+) -> list[Processed]:
+    """Apply ``payloads``; when that fails for a reason that is not an outage, split the
+    batch in halves, and so on, until the event that fails is alone: it is dead-lettered
+    (``processing_error``, with the exception) and every other event is applied.
+
+    An outage is raised to the caller, which holds the whole batch (events of halves applied
+    already are duplicates when it is tried again, and change nothing)."""
+    try:
+        return rt.service.process(payloads, on_invalid=on_invalid)
+    except Exception as exc:
+        if faults.classify(exc, _probes(rt)) is not None:
+            raise
+        if len(payloads) == 1:
+            return [_processing_error(rt, payloads[0], exc)]
+        log.warning(
+            "batch_split",
+            events=len(payloads),
+            error=f"{type(exc).__name__}: {exc}"[:300],
+        )
+        middle = len(payloads) // 2
+        return [
+            *apply_isolating(rt, payloads[:middle], on_invalid),
+            *apply_isolating(rt, payloads[middle:], on_invalid),
+        ]
+
+
+def _processing_error(rt: Runtime, payload: str, exc: Exception) -> Processed:
+    guessed = guess_ids(payload)
+    error = InvalidEvent(
+        PROCESSING_ERROR,
+        f"{type(exc).__name__}: {exc}"[:500],
+        event_id=guessed.get("event_id"),
+        ladder=guessed.get("ladder"),
+    )
+    rt.dead_letter(payload, error, traceback.format_exc())
+    log.warning(
+        "event",
+        event_id=error.event_id,
+        ladder=error.ladder,
+        outcome=str(Outcome.DEAD_LETTERED),
+        reason=PROCESSING_ERROR,
+        detail=error.detail,
+    )
+    return Processed(error.event_id, error.ladder, str(Outcome.DEAD_LETTERED), PROCESSING_ERROR)
+
+
+def _once(
+    dead_letter: Callable[[str | bytes, InvalidEvent], None],
+) -> Callable[[str | bytes, InvalidEvent], None]:
+    """A split batch validates its events again: dead-letter each invalid one only once."""
+    done: set[str | bytes] = set()
+
+    def on_invalid(raw: str | bytes, error: InvalidEvent) -> None:
+        if raw not in done:
+            dead_letter(raw, error)
+            done.add(raw)
+
+    return on_invalid
+
+
+_probe_cache: dict[str, Callable[[], object]] | None = None
+
+
+def _probes(rt: Runtime) -> dict[str, Callable[[], object]]:
+    global _probe_cache
+    if _probe_cache is None:
+        _probe_cache = health.probes(rt.settings)
+    return _probe_cache
+
+
+@contextmanager
+def _job_clock() -> Iterator[None]:
+    """Each attempt gets the job's whole timeout; the wait between attempts is not counted.
+
+    RQ's death penalty in a ``SimpleWorker`` is an alarm signal set for the job's run."""
+    job = get_current_job()
+    armed = (
+        job is not None
+        and bool(job.timeout)
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+    )
+    if armed and job is not None and job.timeout:
+        signal.alarm(int(job.timeout))
+    try:
+        yield
+    finally:
+        if armed:
+            signal.alarm(0)
+
+
+def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: str) -> None:
+    """The last attempt failed: every event becomes its own dead letter, none is dropped."""
+    now = datetime.now(UTC)
+    for payload in payloads:
+        try:
+            rt.service.parse(payload, now)
+        except InvalidEvent as invalid:
+            rt.dead_letter(payload, invalid)  # keep its own, precise reason
+            continue
+        error = InvalidEvent("retries_exhausted", f"{type(exc).__name__}: {exc}"[:500])
+        rt.dead_letter(payload, error, trace)
+
+
+def failure_text(job: Job) -> str:
+    """The traceback RQ stored for a job's latest failure ('' if none)."""
+    result = job.latest_result()
+    return (result.exc_string or "") if result is not None else ""
+
+
+def split_failed_batches(rt: Runtime) -> int:
+    """A batch in the failed registry (its worker died on every attempt) becomes per-event
+    dead letters, so the dead-letter queue only ever holds single events."""
+    registry = rt.dead_letters.registry
+    split = 0
+    for job_id in registry.get_job_ids():
+        if not job_id.startswith(keys.BATCH_JOB_PREFIX):
+            continue
+        try:
+            job = Job.fetch(job_id, connection=rt.redis)
+        except NoSuchJobError:
+            registry.remove(job_id)
+            continue
+        payloads = job.args[0] if job.args else []
+        trace = failure_text(job)
+        reason = (trace or "failed").strip().splitlines()[-1]
+        _dead_letter_all(rt, list(payloads), RuntimeError(reason), trace)
+        registry.remove(job, delete_job=True)
+        split += len(payloads)
+    return split
+
+
+class EventStillInvalid(Exception):
+    """A replayed event failed validation again; RQ puts it back in the failed registry."""
+
+
+def process_event(payload: str) -> str:
+    rt = runtime()
+
+    def refuse(raw: str | bytes, error: InvalidEvent) -> None:
+        job = get_current_job()
+        if job is not None:
+            job.meta.update({"reason": error.reason, "detail": error.detail})
+            job.meta["attempts"] = int(job.meta.get("attempts", 1)) + 1
+            job.save_meta()  # type: ignore[no-untyped-call]
+        raise EventStillInvalid(str(error))
+
+    outcomes = rt.service.process([payload], on_invalid=refuse)
+    return outcomes[0].outcome if outcomes else "none"

@@ -1,0 +1,340 @@
+"""The service: applies a batch of raw events, in arrival order, in one transaction.
+
+Error tree::
+
+    Exception
+    +-- InvalidEvent            permanent: that event alone goes to the dead-letter queue
+    |                           with its reason; the rest of the batch goes on
+    +-- TransientError          the store or Redis is unreachable, a deadlock, a conflict:
+        (OperationalError,      raised so RQ retries the whole batch with back-off; a retried
+         redis ConnectionError) batch is harmless (duplicate event ids change nothing)
+
+A batch is a unit of work around the engine, which holds every ladder rule
+(``engine.ladder.apply``): validate every event and map it to its stored form and engine
+event (``worker.service.records``); in one transaction read the links, create the missing players
+and lock every player in sorted key order, check the links did not move meanwhile, load the
+event ids already applied (with their digests) and the window counts; apply the engine's
+decision event by event in memory; write audit rows, ledger rows, links, settled tournaments
+and players; commit; then dead-letter the events whose id was applied before with other
+content, and project every touched player into Redis (version-guarded, so a late write from
+a slower worker never overwrites a newer one).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import structlog
+from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from engine import Decision, LadderState, Outcome, Player, PlayerKey, Policy, Windows, apply
+from engine.ladder import Event, GameFinished, TournamentFinished, named_ids, when, window_hours
+from schemas import Event as WireEvent
+from schemas import InvalidEvent, parse_event
+from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
+from worker import failpoints
+from worker.boards.projection import Projection
+from worker.ladders import Config
+from worker.service import records
+from worker.service.rows import Rows, text
+from worker.store import statements as store
+
+log = structlog.get_logger("ladder")
+
+CONFLICT_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class Processed:
+    """What happened to one event: logged, and returned to callers and tests."""
+
+    event_id: str | None
+    ladder: str | None
+    outcome: str  # an engine.Outcome
+    reason: str | None = None  # an engine.Reason
+    duration_ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Valid:
+    """A validated event: the raw text, its stored payload and the engine's event."""
+
+    raw: str | bytes
+    payload: dict[str, Any]
+    event: Event
+
+
+@dataclass
+class _Written:
+    """What one batch transaction decided and wrote."""
+
+    outcomes: list[Processed]
+    players: list[Player]
+    conflicts: list[tuple[_Valid, Decision]]
+
+
+class Service:
+    def __init__(
+        self,
+        config: Config,
+        engine: Engine,
+        projection: Projection,
+        *,
+        network_key: bytes,
+        max_event_bytes: int = 65536,
+        publisher_secrets: dict[str, bytes] | None = None,
+        publisher_ladders: dict[str, frozenset[str]] | None = None,
+        require_signature: bool = False,
+    ) -> None:
+        self.config = config
+        self.engine = engine
+        self.projection = projection
+        self.network_key = network_key
+        self.max_event_bytes = max_event_bytes
+        self.publisher_secrets = publisher_secrets or {}
+        self.publisher_ladders = publisher_ladders or {}
+        self.require_signature = require_signature
+        self.policies: dict[str, Policy] = {n: c.policy for n, c in config.ladders.items()}
+
+    # -- validation ---------------------------------------------------------------------
+
+    def parse(self, raw: str | bytes, now: datetime) -> WireEvent:
+        event = parse_event(raw, now=now, max_bytes=self.max_event_bytes)
+        if self.publisher_secrets or self.require_signature:
+            # parse_event accepted it, so it is a JSON object of bounded size and depth
+            problem = self._signature_problem(json.loads(raw))
+            if problem is not None:
+                raise InvalidEvent(
+                    "bad_signature", problem, event_id=event.event_id, ladder=event.ladder
+                )
+        if self.config.ladder(event.ladder) is None:
+            raise InvalidEvent(
+                "unknown_ladder",
+                f"no ladder named {event.ladder!r} is configured",
+                event_id=event.event_id,
+                ladder=event.ladder,
+            )
+        return event
+
+    def _signature_problem(self, obj: Any) -> str | None:
+        return verify(
+            obj,
+            self.publisher_secrets,
+            required=self.require_signature,
+            ladders=self.publisher_ladders,
+            attestation=attestation_key(self.network_key),
+        )
+
+    def signer(self, raw: str | bytes) -> str | None:
+        """The publisher whose signature on ``raw`` is acceptable, or None (best effort).
+
+        Asked when an event is dead-lettered: the verdict is kept with the stored event, whose
+        raw addresses are replaced (which breaks the publisher's signature), for its replay.
+        """
+        if not self.publisher_secrets or len(raw) > self.max_event_bytes:
+            return None
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict) or obj.get(SIGNATURE) is None:
+            return None
+        if self._signature_problem(obj) is not None:
+            return None
+        publisher = obj.get(PUBLISHER)
+        return publisher if isinstance(publisher, str) else None
+
+    def _valid(self, raw: str | bytes, now: datetime) -> _Valid:
+        payload = records.stored_payload(self.parse(raw, now), self.network_key)
+        return _Valid(raw, payload, records.engine_event(payload, records.digest(payload)))
+
+    # -- the batch ----------------------------------------------------------------------
+
+    def process(
+        self,
+        raws: Iterable[str | bytes],
+        on_invalid: Callable[[str | bytes, InvalidEvent], None],
+    ) -> list[Processed]:
+        started = time.perf_counter()
+        now = datetime.now(UTC)
+        outcomes: list[Processed] = []
+        valid: list[_Valid] = []
+        for raw in raws:
+            try:
+                valid.append(self._valid(raw, now))
+            except InvalidEvent as exc:
+                on_invalid(raw, exc)
+                outcomes.append(
+                    Processed(exc.event_id, exc.ladder, str(Outcome.DEAD_LETTERED), exc.reason)
+                )
+        if valid:
+            written = self._apply_with_retries(valid, now)
+            failpoints.hit("service.after_commit")
+            for item, decision in written.conflicts:
+                self._conflict(item, decision, on_invalid)
+            self.projection.write(written.players, self.config)
+            outcomes.extend(written.outcomes)
+        per_event_ms = (time.perf_counter() - started) * 1000 / max(len(outcomes), 1)
+        for outcome in outcomes:
+            log.info(
+                "event",
+                event_id=outcome.event_id,
+                ladder=outcome.ladder,
+                outcome=outcome.outcome,
+                reason=outcome.reason,
+                duration_ms=round(per_event_ms, 3),
+            )
+        return outcomes
+
+    @staticmethod
+    def _conflict(
+        item: _Valid, decision: Decision, on_invalid: Callable[[str | bytes, InvalidEvent], None]
+    ) -> None:
+        """SPEC 2.4 step 1: an id applied before with other content is dead-lettered."""
+        stored, sent = decision.digests
+        detail = (
+            f"event id {decision.event_id!r} was applied before with other content "
+            f"(stored payload sha256 {stored}, this one {sent})"
+        )
+        log.warning(
+            "event_id_conflict",
+            event_id=decision.event_id,
+            ladder=decision.ladder,
+            stored_digest=stored,
+            digest=sent,
+        )
+        reason = str(decision.reason)
+        on_invalid(
+            item.raw,
+            InvalidEvent(reason, detail, event_id=decision.event_id, ladder=decision.ladder),
+        )
+
+    def _apply_with_retries(self, items: list[_Valid], now: datetime) -> _Written:
+        """Conflicts between concurrent workers (deadlock, duplicate insert) are retried here."""
+        for attempt in range(CONFLICT_RETRIES):
+            try:
+                return self._apply(items, now)
+            except (IntegrityError, _LinksMoved):
+                if attempt == CONFLICT_RETRIES - 1:
+                    raise
+            except DBAPIError as exc:
+                if not _is_conflict(exc) or attempt == CONFLICT_RETRIES - 1:
+                    raise
+            time.sleep(0.01 * (2**attempt))
+        raise AssertionError("unreachable")
+
+    def _apply(self, items: list[_Valid], now: datetime) -> _Written:
+        events = [item.event for item in items]
+        named = _named_players(events)
+        with self.engine.begin() as conn:
+            links = store.load_links(conn, named)
+            players = store.claim_players(conn, self._starts(events, links, now), now)
+            if store.load_links(conn, named) != links:
+                raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
+            state = LadderState(
+                players=players,
+                links=links,
+                linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
+                settled=store.settled_tournaments(
+                    conn,
+                    {
+                        (e.ladder, e.tournament_id)
+                        for e in events
+                        if isinstance(e, TournamentFinished)
+                    },
+                ),
+                windows=self._load_windows(conn, events, links, now),
+                seen=store.existing_events(conn, {(e.ladder, e.event_id) for e in events}),
+            )
+            batch = Rows(now)
+            outcomes: list[Processed] = []
+            conflicts: list[tuple[_Valid, Decision]] = []
+            for item in items:
+                event = item.event
+                ladder_config = self.config.ladders[event.ladder]
+                rules = ladder_config.rules_at(when(event, now))
+                decision = apply(event, state, rules, self.policies[event.ladder], now)
+                if decision.recorded:
+                    batch.add(decision, event, item.payload, ladder_config.ruleset)
+                elif decision.outcome == Outcome.DEAD_LETTERED:
+                    conflicts.append((item, decision))
+                outcomes.append(
+                    Processed(
+                        event.event_id,
+                        event.ladder,
+                        str(decision.outcome),
+                        text(decision.reason),
+                    )
+                )
+            dirty = [p for p in state.players.values() if p.dirty]
+            store.write_batch(
+                conn, batch.audit, batch.changes, dirty, batch.links, batch.tournaments
+            )
+            failpoints.hit("service.before_commit")
+        touched = [state.players[k] for k in sorted(state.touched)]
+        return _Written(outcomes, touched, conflicts)
+
+    # -- what a batch needs ---------------------------------------------------------------
+
+    def _starts(
+        self, events: list[Event], links: dict[str, dict[str, str]], now: datetime
+    ) -> dict[PlayerKey, float]:
+        """Every player the batch may touch (each id named, and the account it is linked
+        to) with the start rating of the first event that names them: the engine's rule."""
+        starts: dict[PlayerKey, float] = {}
+        for event in events:
+            start = self.config.ladders[event.ladder].rules_at(when(event, now)).start
+            ladder_links = links[event.ladder]
+            for pid in named_ids(event):
+                starts.setdefault((event.ladder, pid), start)
+                starts.setdefault((event.ladder, ladder_links.get(pid, pid)), start)
+        return starts
+
+    def _load_windows(
+        self, conn: Any, events: list[Event], links: dict[str, dict[str, str]], now: datetime
+    ) -> Windows:
+        windows = Windows()
+        by_ladder: dict[str, list[GameFinished]] = {}
+        for event in events:
+            if isinstance(event, GameFinished) and event.mode == "ranked":
+                by_ladder.setdefault(event.ladder, []).append(event)
+        asks: list[store.WindowAsk] = []
+        for ladder, games in by_ladder.items():
+            ladder_config = self.config.ladders[ladder]
+            policy = self.policies[ladder]
+            hours = max(window_hours(ladder_config.rules_at(g.ended_at), policy) for g in games)
+            ids = set()
+            for game in games:
+                for side in (game.winner, game.loser):
+                    ids.add(links[ladder].get(side.player_id, side.player_id))
+            since = min(g.ended_at for g in games) - timedelta(hours=hours)
+            until = max(g.ended_at for g in games)
+            asks.append(store.WindowAsk(ladder, sorted(ids), since, until))
+        for past in store.window_games(conn, asks):
+            windows.add_ranked(past.ladder, past.winner_id, past.ended_at)
+            windows.add_ranked(past.ladder, past.loser_id, past.ended_at)
+            if past.rated:
+                windows.add_rated_pair(past.ladder, past.winner_id, past.loser_id, past.ended_at)
+        return windows
+
+
+class _LinksMoved(Exception):
+    """A link was committed between reading links and locking players."""
+
+
+def _named_players(events: list[Event]) -> dict[str, set[str]]:
+    named: dict[str, set[str]] = {}
+    for event in events:
+        named.setdefault(event.ladder, set()).update(named_ids(event))
+    return named
+
+
+def _is_conflict(exc: DBAPIError) -> bool:
+    code = getattr(getattr(exc, "orig", None), "sqlstate", None)
+    return code in {"40001", "40P01", "23505"}

@@ -1,0 +1,92 @@
+"""One batch's audit, ledger and player rows, built from the engine's decisions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from engine import Decision
+from engine.ladder import Event
+
+# Every audit row carries every column: rows are written together (COPY, or executemany on SQLite).
+AUDIT_DEFAULTS: dict[str, Any] = dict.fromkeys(
+    ("mode", "winner_id", "loser_id", "cube", "coefficient", "match_length")
+)
+
+
+class Rows:
+    """The rows a batch writes, built from the engine's decisions."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.audit: list[dict[str, Any]] = []
+        self.changes: list[dict[str, Any]] = []
+        self.links: list[dict[str, Any]] = []
+        self.tournaments: list[dict[str, Any]] = []
+
+    def add(self, decision: Decision, event: Event, payload: dict[str, Any], ruleset: str) -> None:
+        ladder, event_id, now = decision.ladder, decision.event_id, self.now
+        self.audit.append(
+            {
+                **AUDIT_DEFAULTS,
+                "ladder": ladder,
+                "event_id": event_id,
+                "type": decision.type,
+                "outcome": str(decision.outcome),  # plain text: a driver may dump an enum's name
+                "reason": text(decision.reason),
+                "ruleset": ruleset,
+                "ruleset_version": decision.ruleset_version,
+                "ended_at": event.ended_at,
+                "processed_at": now,
+                "mode": decision.mode,
+                "winner_id": decision.winner_id,
+                "loser_id": decision.loser_id,
+                "cube": decision.cube,
+                "coefficient": decision.coefficient,
+                "match_length": decision.match_length,
+                "payload": payload,
+                "digest": event.digest,
+            }
+        )
+        for change in decision.changes:
+            self.changes.append(
+                {
+                    "ladder": ladder,
+                    "player_id": change.player_id,
+                    "event_id": event_id,
+                    "kind": str(change.kind),
+                    "rating_before": change.before,
+                    "rating_after": change.after,
+                    "delta": change.delta,
+                    "k": change.k,
+                    "expected": change.expected,
+                    "at": now,
+                }
+            )
+        if decision.link is not None:
+            link = decision.link
+            self.links.append(
+                {
+                    "ladder": ladder,
+                    "anonymous_id": link.anonymous_id,
+                    "account_id": link.account_id,
+                    "event_id": event_id,
+                    "adopted": link.adopted,
+                    "linked_at": now,
+                }
+            )
+        if decision.tournament is not None:
+            self.tournaments.append(
+                {
+                    "ladder": ladder,
+                    "tournament_id": decision.tournament.tournament_id,
+                    "event_id": event_id,
+                    "public": decision.tournament.public,
+                    "settled_at": now,
+                }
+            )
+
+
+def text(reason: str | None) -> str | None:
+    """A reason as plain text for a row (a driver may dump an enum's name)."""
+    return None if reason is None else str(reason)

@@ -1,0 +1,120 @@
+"""Reading a player's story from the audit store: rating history and recent ranked games.
+
+PostgreSQL is the system of record, so these reads go to it rather than to Redis. The
+history is the ``rating_changes`` ledger, newest first, with the facts of the game (opponent,
+result, cube, match length) joined from ``events`` where the change came from a game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.engine import Engine
+
+from worker.service.reads import UnknownPlayer, is_identifier
+from worker.store.tables import events, players, rating_changes
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row of a player's rating history; game fields are None for prizes and links."""
+
+    event_id: str
+    kind: str  # game, prize or link
+    at: str  # when the change was applied (ISO 8601)
+    rating_before: float
+    rating_after: float
+    delta: float
+    k: float | None
+    expected: float | None
+    ended_at: str | None
+    opponent: str | None
+    result: str | None  # win or loss
+    cube: int | None
+    match_length: int | None
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[Change]:
+    """The player's last ``limit`` rating changes, newest first; ``UnknownPlayer`` if none."""
+    if not is_identifier(player):
+        raise UnknownPlayer(f"no player {player!r} on {ladder}")
+    if limit < 1:
+        return []
+    query = (
+        select(
+            rating_changes,
+            events.c.ended_at,
+            events.c.winner_id,
+            events.c.loser_id,
+            events.c.cube,
+            events.c.match_length,
+        )
+        .select_from(
+            rating_changes.outerjoin(
+                events,
+                and_(
+                    events.c.ladder == rating_changes.c.ladder,
+                    events.c.event_id == rating_changes.c.event_id,
+                ),
+            )
+        )
+        .where(rating_changes.c.ladder == ladder, rating_changes.c.player_id == player)
+        .order_by(rating_changes.c.id.desc())
+        .limit(limit)
+    )
+    known = select(players.c.player_id).where(
+        players.c.ladder == ladder, players.c.player_id == player
+    )
+    with engine.connect() as conn:
+        rows = list(conn.execute(query).mappings())
+        if not rows and conn.execute(known).first() is None:
+            raise UnknownPlayer(f"no player {player!r} on {ladder}")
+    return [_change(row, player) for row in rows]
+
+
+def recent_ranked_games(
+    engine: Engine, ladder: str, player: str, before: datetime, hours: int
+) -> int:
+    """Ranked games the player played in the ``hours`` before ``before`` (gammon42's K)."""
+    if not is_identifier(player):
+        return 0
+    query = select(func.count()).where(
+        events.c.ladder == ladder,
+        events.c.type == "game.finished",
+        events.c.mode == "ranked",
+        events.c.ended_at >= before - timedelta(hours=hours),
+        events.c.ended_at < before,
+        or_(events.c.winner_id == player, events.c.loser_id == player),
+    )
+    with engine.connect() as conn:
+        return int(conn.execute(query).scalar_one())
+
+
+def _change(row: Any, player: str) -> Change:
+    game = row["kind"] == "game" and row["winner_id"] is not None
+    won = game and row["winner_id"] == player
+    return Change(
+        event_id=row["event_id"],
+        kind=row["kind"],
+        at=row["at"].isoformat(),
+        rating_before=row["rating_before"],
+        rating_after=row["rating_after"],
+        delta=row["delta"],
+        k=row["k"],
+        expected=row["expected"],
+        ended_at=_iso(row["ended_at"]) if game else None,
+        opponent=(row["loser_id"] if won else row["winner_id"]) if game else None,
+        result=("win" if won else "loss") if game else None,
+        cube=row["cube"] if game else None,
+        match_length=row["match_length"] if game else None,
+    )
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None

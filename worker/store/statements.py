@@ -1,0 +1,372 @@
+"""PostgreSQL adapter: everything the service reads and writes inside one batch transaction.
+
+Concurrency: a batch creates its missing players and locks every player it touches in one
+sorted key order (``claim_players``), so two games of one player never both start from the
+same old rating and two workers cannot deadlock on player rows.
+
+Speed: on PostgreSQL every statement of the batch path has a constant text, whatever the
+batch size: key sets travel as arrays (``unnest``), not as ``IN (...)`` lists whose text
+changes with their length. psycopg then prepares each statement once per connection, and
+neither SQLAlchemy nor the server parses it again (``worker.store.tables`` keeps each run
+planned for the tables as they are). Audit and ledger rows go in with ``COPY``; changed players are
+written back with one upsert of a JSON document. On SQLite (the single-process demo) the
+same functions run portable SQLAlchemy Core.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, bindparam, or_, select, tuple_, update
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine import Connection
+
+from engine import Player, PlayerKey
+from engine.player import STATE_FIELDS
+from worker.store.tables import events, links, players, rating_changes, tournaments
+
+PLAYER_COLUMNS = STATE_FIELDS  # the players columns besides the key: the engine Player's fields
+PLAYER_TYPES = (  # PostgreSQL types of PLAYER_COLUMNS
+    "float8",
+    "int4",
+    "int4",
+    "bool",
+    "int8",
+    "bool",
+    "bool",
+    "text",
+    "int8",
+    "timestamptz",
+    "timestamptz",
+)
+# A players row as the store, the projection and rebuild read it: ladder, player_id, then
+# PLAYER_COLUMNS in order (``Player(*row)``).
+PLAYER_ROW = (players.c.ladder, players.c.player_id, *(players.c[c] for c in PLAYER_COLUMNS))
+# ``seq`` (the scoring order) is the store's own: PostgreSQL numbers rows as they are written.
+AUDIT_COLUMNS = tuple(c.name for c in events.columns if c.name != "seq")
+LEDGER_COLUMNS = tuple(c.name for c in rating_changes.columns if c.name != "id")
+
+
+@dataclass(frozen=True)
+class WindowAsk:
+    """The window of one ladder's batch: its players' ranked games in [since, until)."""
+
+    ladder: str
+    ids: Sequence[str]
+    since: datetime
+    until: datetime
+
+
+@dataclass(frozen=True)
+class WindowGame:
+    ladder: str
+    event_id: str
+    winner_id: str
+    loser_id: str
+    ended_at: datetime
+    rated: bool
+
+
+def _pg(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
+def _record(row: Sequence[Any]) -> Player:
+    """A row of ``ladder, player_id, *PLAYER_COLUMNS`` (in that order)."""
+    return Player(*row)
+
+
+def chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _split(keys: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Sorted (ladder, id) pairs as two parallel arrays: ``{"ladders": [...], "ids": [...]}``."""
+    ordered = sorted(set(keys))
+    return {"ladders": [a for a, _ in ordered], "ids": [b for _, b in ordered]}
+
+
+_KEYS = "unnest(%(ladders)s::text[], %(ids)s::text[])"
+_SELECT_PLAYER = "p.ladder, p.player_id, " + ", ".join(f"p.{c}" for c in PLAYER_COLUMNS)
+
+_PG_CLAIM_PLAYERS = """
+INSERT INTO players (ladder, player_id, rating, updated_at)
+SELECT k.ladder, k.player_id, k.rating, %(now)s
+FROM unnest(%(ladders)s::text[], %(ids)s::text[], %(ratings)s::float8[])
+     WITH ORDINALITY AS k(ladder, player_id, rating, n)
+ORDER BY k.n
+ON CONFLICT (ladder, player_id) DO UPDATE SET version = players.version WHERE false
+"""
+# Every lookup by key runs one index probe per key, whatever the planner's statistics say: a
+# lateral subquery that ``OFFSET 0`` keeps from being flattened into a join (which, while a
+# table's statistics are stale, can become a scan of the whole table). The plan is therefore
+# the same for every batch and every table size.
+_PG_SELECT_PLAYERS = f"""
+SELECT {_SELECT_PLAYER} FROM {_KEYS} AS k(ladder, player_id) CROSS JOIN LATERAL (
+  SELECT * FROM players WHERE ladder = k.ladder AND player_id = k.player_id OFFSET 0) AS p
+"""
+_PG_EXISTING_EVENTS = f"""
+SELECT e.ladder, e.event_id, e.digest FROM {_KEYS} AS k(ladder, event_id) CROSS JOIN LATERAL (
+  SELECT ladder, event_id, digest FROM events
+  WHERE ladder = k.ladder AND event_id = k.event_id OFFSET 0) AS e
+"""
+_PG_LINKS_SIDE = f"""
+SELECT l.ladder, l.anonymous_id, l.account_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
+  SELECT ladder, anonymous_id, account_id FROM links
+  WHERE ladder = k.ladder AND {{side}} = k.id OFFSET 0) AS l
+"""
+_PG_LINKS = (
+    _PG_LINKS_SIDE.format(side="anonymous_id") + "UNION" + _PG_LINKS_SIDE.format(side="account_id")
+)
+_PG_TOURNAMENTS = f"""
+SELECT t.ladder, t.tournament_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
+  SELECT ladder, tournament_id FROM tournaments
+  WHERE ladder = k.ladder AND tournament_id = k.id OFFSET 0) AS t
+"""
+# Per player and side, one range scan of the (ladder, winner_id|loser_id, ended_at) index, all
+# ladders at once (each with its own window); UNION drops a game both of whose players ask.
+_PG_WINDOW_SIDE = """
+SELECT e.ladder, e.event_id, e.winner_id, e.loser_id, e.ended_at, e.outcome
+FROM unnest(%(ladders)s::text[], %(ids)s::text[], %(since)s::timestamptz[],
+            %(until)s::timestamptz[]) AS k(ladder, id, since, until)
+CROSS JOIN LATERAL (
+  SELECT ladder, event_id, winner_id, loser_id, ended_at, outcome FROM events
+  WHERE ladder = k.ladder AND {side} = k.id AND ended_at >= k.since AND ended_at < k.until
+    AND type = 'game.finished' AND mode = 'ranked'
+  OFFSET 0) AS e
+"""
+_PG_WINDOW_GAMES = (
+    _PG_WINDOW_SIDE.format(side="winner_id") + "UNION" + _PG_WINDOW_SIDE.format(side="loser_id")
+)
+# Changed players are written back as an upsert of the locked rows: like the claim, it finds
+# each row through the primary key, with no join for the planner to get wrong. The rows travel
+# as one JSON document (cheaper to send than one array per column).
+_PG_WRITE_PLAYERS = (
+    f"INSERT INTO players (ladder, player_id, {', '.join(PLAYER_COLUMNS)}) "
+    f"SELECT ladder, player_id, {', '.join(PLAYER_COLUMNS)} "
+    "FROM json_to_recordset(%(rows)s::json) AS v(ladder text, player_id text, "
+    + ", ".join(f"{c} {t}" for c, t in zip(PLAYER_COLUMNS, PLAYER_TYPES, strict=True))
+    + ") ON CONFLICT (ladder, player_id) DO UPDATE SET "
+    + ", ".join(f"{c} = EXCLUDED.{c}" for c in PLAYER_COLUMNS)
+)
+
+
+def claim_players(
+    conn: Connection, starts: dict[PlayerKey, float], now: datetime
+) -> dict[PlayerKey, Player]:
+    """Create the missing players and lock every one of them, in sorted key order.
+
+    ``starts`` holds every player the batch touches with the rating a new row starts at.
+    On PostgreSQL one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE false`` walks the keys in
+    sorted order: it inserts a missing row and locks an existing one without changing it
+    (PostgreSQL locks every conflicting row even when the ``WHERE`` is false). Every batch
+    locks in this one order, so concurrent workers queue behind each other and never
+    deadlock, and creating and locking share the batch's transaction.
+    """
+    if not starts:
+        return {}
+    if _pg(conn):
+        params = _split(starts)
+        ordered = list(zip(params["ladders"], params["ids"], strict=True))
+        conn.exec_driver_sql(
+            _PG_CLAIM_PLAYERS, {**params, "ratings": [starts[k] for k in ordered], "now": now}
+        )
+        rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, params)
+        return {(r[0], r[1]): _record(r) for r in rows}
+    rows_in = [
+        {"ladder": ladder, "player_id": pid, "rating": starts[(ladder, pid)], "updated_at": now}
+        for ladder, pid in sorted(starts)
+    ]
+    conn.execute(sqlite.insert(players).on_conflict_do_nothing(), rows_in)
+    return load_players(conn, starts)
+
+
+def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey, Player]:
+    """Read player rows without locking (for read-only projection rebuilds)."""
+    if _pg(conn):
+        rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, _split(keys))
+        return {(r[0], r[1]): _record(r) for r in rows}
+    found: dict[PlayerKey, Player] = {}
+    for part in chunks(sorted(set(keys))):
+        query = select(*PLAYER_ROW).where(
+            tuple_(players.c.ladder, players.c.player_id).in_(list(part))
+        )
+        for row in conn.execute(query):
+            record = _record(row)
+            found[record.key] = record
+    return found
+
+
+def existing_events(
+    conn: Connection, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str | None]:
+    """The events already applied among ``keys``, with their payload digests (``None`` on
+    rows written before digests were stored)."""
+    if _pg(conn):
+        rows = conn.exec_driver_sql(_PG_EXISTING_EVENTS, _split(keys))
+        return {(a, b): d for a, b, d in rows}
+    seen: dict[tuple[str, str], str | None] = {}
+    for part in chunks(sorted(set(keys))):
+        query = select(events.c.ladder, events.c.event_id, events.c.digest).where(
+            tuple_(events.c.ladder, events.c.event_id).in_(list(part))
+        )
+        seen.update(((ladder, event_id), d) for ladder, event_id, d in conn.execute(query))
+    return seen
+
+
+def load_links(conn: Connection, named: dict[str, set[str]]) -> dict[str, dict[str, str]]:
+    """Per ladder, the {anonymous_id: account_id} links in which any named id takes part,
+    on either side. Every named ladder is in the answer (``{}`` when it has none)."""
+    found: dict[str, dict[str, str]] = {ladder: {} for ladder in named}
+    pairs = [(ladder, pid) for ladder, ids in named.items() for pid in ids]
+    if _pg(conn):
+        for ladder, anon_id, account_id in conn.exec_driver_sql(_PG_LINKS, _split(pairs)):
+            found[ladder][anon_id] = account_id
+        return found
+    for ladder, ids in named.items():
+        for part in chunks(sorted(ids)):
+            query = select(links.c.anonymous_id, links.c.account_id).where(
+                links.c.ladder == ladder,
+                or_(links.c.anonymous_id.in_(list(part)), links.c.account_id.in_(list(part))),
+            )
+            found[ladder].update((a, b) for a, b in conn.execute(query))
+    return found
+
+
+def settled_tournaments(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    keys = sorted(set(keys))
+    if not keys:
+        return set()
+    if _pg(conn):
+        return {(a, b) for a, b in conn.exec_driver_sql(_PG_TOURNAMENTS, _split(keys))}
+    query = select(tournaments.c.ladder, tournaments.c.tournament_id).where(
+        tuple_(tournaments.c.ladder, tournaments.c.tournament_id).in_(keys)
+    )
+    return {(a, b) for a, b in conn.execute(query)}
+
+
+def window_games(conn: Connection, asks: Sequence[WindowAsk]) -> list[WindowGame]:
+    """Ranked games that ended in each ask's [since, until) and in which one of its players
+    took part: for K by weekly volume and pair limits. One query on PostgreSQL."""
+    asks = [ask for ask in asks if ask.ids]
+    if not asks:
+        return []
+    if _pg(conn):
+        params: dict[str, list[Any]] = {"ladders": [], "ids": [], "since": [], "until": []}
+        for ask in asks:
+            for pid in sorted(set(ask.ids)):
+                params["ladders"].append(ask.ladder)
+                params["ids"].append(pid)
+                params["since"].append(ask.since)
+                params["until"].append(ask.until)
+        return [
+            WindowGame(ladder, event_id, winner, loser, ended_at, outcome == "rated")
+            for ladder, event_id, winner, loser, ended_at, outcome in conn.exec_driver_sql(
+                _PG_WINDOW_GAMES, params
+            )
+        ]
+    found: dict[tuple[str, str], WindowGame] = {}
+    for ask in asks:
+        for part in chunks(sorted(set(ask.ids))):
+            columns = (events.c.event_id, events.c.winner_id, events.c.loser_id, events.c.ended_at)
+            query = select(*columns, events.c.outcome).where(
+                events.c.ladder == ask.ladder,
+                events.c.type == "game.finished",
+                events.c.mode == "ranked",
+                events.c.ended_at >= ask.since,
+                events.c.ended_at < ask.until,
+                or_(events.c.winner_id.in_(list(part)), events.c.loser_id.in_(list(part))),
+            )
+            for event_id, winner, loser, ended_at, outcome in conn.execute(query):
+                # a game whose two players fall in different chunks is read twice
+                found[(ask.ladder, event_id)] = WindowGame(
+                    ask.ladder, event_id, winner, loser, ended_at, outcome == "rated"
+                )
+    return list(found.values())
+
+
+def write_batch(
+    conn: Connection,
+    audit_rows: list[dict[str, Any]],
+    change_rows: list[dict[str, Any]],
+    dirty: Iterable[Player],
+    link_rows: list[dict[str, Any]],
+    tournament_rows: list[dict[str, Any]],
+) -> None:
+    """Audit rows, ledger rows (in order: their ids keep each player's ledger sequence),
+    new links and settled tournaments, then the changed players."""
+    dirty = list(dirty)
+    if _pg(conn):
+        _copy(conn, "events", AUDIT_COLUMNS, audit_rows, json_column="payload")
+        _copy(conn, "rating_changes", LEDGER_COLUMNS, change_rows)
+    else:
+        if audit_rows:
+            conn.execute(events.insert(), audit_rows)
+        if change_rows:
+            conn.execute(rating_changes.insert(), change_rows)
+    if link_rows:
+        conn.execute(links.insert(), link_rows)
+    if tournament_rows:
+        conn.execute(tournaments.insert(), tournament_rows)
+    if not dirty:
+        return
+    if _pg(conn):
+        rows = [_values(p, "ladder", "player_id") for p in dirty]
+        conn.exec_driver_sql(_PG_WRITE_PLAYERS, {"rows": _json(rows)})
+        return
+    statement = (
+        update(players)
+        .where(
+            and_(
+                players.c.ladder == bindparam("b_ladder"),
+                players.c.player_id == bindparam("b_player_id"),
+            )
+        )
+        .values({c: bindparam(c) for c in PLAYER_COLUMNS})
+    )
+    conn.execute(statement, [_values(p, "b_ladder", "b_player_id") for p in dirty])
+
+
+def _values(record: Player, ladder_key: str, id_key: str) -> dict[str, Any]:
+    """A player's key (under the names given) and every stored column."""
+    values = {ladder_key: record.ladder, id_key: record.player_id}
+    values.update((c, getattr(record, c)) for c in PLAYER_COLUMNS)
+    return values
+
+
+def _copy(
+    conn: Connection,
+    table: str,
+    columns: tuple[str, ...],
+    rows: list[dict[str, Any]],
+    json_column: str | None = None,
+) -> None:
+    """``COPY ... FROM STDIN`` on the batch's own connection (so inside its transaction)."""
+    if not rows:
+        return
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    index = columns.index(json_column) if json_column is not None else -1
+    with driver.cursor() as cursor:
+        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                values = [row[c] for c in columns]
+                if index >= 0:
+                    values[index] = _json(values[index])
+                copy.write_row(values)
+
+
+def _json(value: Any) -> str:
+    """Compact JSON; datetimes as ISO 8601 (with their UTC offset)."""
+    return json.dumps(value, separators=(",", ":"), default=_iso)
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
