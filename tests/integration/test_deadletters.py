@@ -8,6 +8,8 @@ import hashlib
 import json
 import time
 
+from rq.job import Job
+
 from schemas import InvalidEvent
 from tests.integration.test_operations import ladder, ladder_json
 from worker import deadletter
@@ -38,13 +40,13 @@ def test_a_page_reads_the_registry_a_chunk_at_a_time(runtime, monkeypatch):
     for i in range(10):
         _add(runtime, f"e-{i}", reason="unknown_ladder")
     fetched: list[int] = []
-    fetch_many = deadletter.Job.fetch_many
+    fetch_many = Job.fetch_many
 
-    def counted(ids, **kwargs):  # type: ignore[no-untyped-def]
+    def counted(ids, **kwargs):
         fetched.append(len(ids))
         return fetch_many(ids, **kwargs)
 
-    monkeypatch.setattr(deadletter.Job, "fetch_many", counted)
+    monkeypatch.setattr(Job, "fetch_many", counted)
     page = runtime.dead_letters.page(deadletter.Filter(reason="unknown_ladder"), limit=2)
     assert 2 == len(page) and {"unknown_ladder"} == {d.reason for d in page}
     assert [4] == fetched, "the page was read a chunk at a time, not all at once"
@@ -55,7 +57,7 @@ def test_dlq_show_finds_an_event_id_through_the_index_not_a_scan(runtime, capsys
     for i in range(5):
         _add(runtime, f"e-{i}")
 
-    def no_scan(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def no_scan(*args, **kwargs):
         raise AssertionError("show read every dead letter")
 
     monkeypatch.setattr(runtime.dead_letters, "list", no_scan)
@@ -79,7 +81,7 @@ def test_an_oversized_payload_keeps_its_first_64_kib_and_a_digest(runtime):
     letter, _ = runtime.dead_letters.get(letter_id)
     assert raw[:65536] == letter.payload
     assert "huge" == letter.event_id, "the event id is found in the payload's head"
-    meta = deadletter.Job.fetch(letter_id, connection=runtime.redis).meta
+    meta = Job.fetch(letter_id, connection=runtime.redis).meta
     assert (len(raw), hashlib.sha256(raw.encode()).hexdigest()) == (
         meta["payload_bytes"],
         meta["payload_sha256"],

@@ -20,7 +20,7 @@ from schemas import InvalidEvent
 from tests.conftest import drain, publish
 from tests.events import game, link, player_updated
 from tests.integration.helpers import audit, board, card, ledger, stored_players
-from worker import cli_ops, keys, rebuild, reconcile, seasons
+from worker import cli_ops, keys, projection, rebuild, reconcile, seasons
 from worker.config import default_config_path
 from worker.runtime import Runtime
 
@@ -313,7 +313,7 @@ def test_rebuild_swaps_atomically_and_keeps_the_version_guard(runtime, monkeypat
     """Readers never see an empty board; a later stale projection is still refused."""
     _busy_ladders(runtime)
     seen: list[int] = []
-    real_send = rebuild.write_rows
+    real_send = projection.write_rows
 
     def spy(client: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(int(runtime.redis.zcard(keys.rating("gammon42"))))
