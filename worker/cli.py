@@ -18,10 +18,13 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from worker.config import ConfigError
 from worker.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from worker.runtime import Runtime
 
 # Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -194,7 +197,7 @@ def _version() -> str:
         return "unknown"
 
 
-def cmd_migrate(rt: Any, args: argparse.Namespace) -> int:
+def cmd_migrate(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.migrate import shown_url, upgrade
 
     done = upgrade(rt.engine)
@@ -202,7 +205,7 @@ def cmd_migrate(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
+def cmd_worker(rt: Runtime, args: argparse.Namespace) -> int:
     from worker import runner
 
     rt.config  # refuse a broken configuration before touching the queue  # noqa: B018
@@ -219,7 +222,7 @@ def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
+def cmd_publish(rt: Runtime, args: argparse.Namespace) -> int:
     from worker import keys
 
     signer = _signer(args.publisher) if args.publisher else None
@@ -271,7 +274,7 @@ def _signer(publisher: str) -> Any:
     return signed
 
 
-def cmd_config_show(rt: Any, args: argparse.Namespace) -> int:
+def cmd_config_show(rt: Runtime, args: argparse.Namespace) -> int:
     config = rt.config
     shown = {
         name: {

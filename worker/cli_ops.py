@@ -12,12 +12,15 @@ import json
 import re
 import sys
 from datetime import UTC, datetime, timedelta
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from schemas import REASONS
 from worker.deadletter import RETRIES_EXHAUSTED, AmbiguousReference, DeadLetter, Filter
 from worker.progress import Progress
 from worker.terminal import safe
+
+if TYPE_CHECKING:
+    from worker.runtime import Runtime
 
 AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -149,7 +152,7 @@ def _age_text(letter: DeadLetter, now: datetime) -> str:
 # -- dlq ------------------------------------------------------------------------------------
 
 
-def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
+def cmd_dlq_list(rt: Runtime, args: argparse.Namespace) -> int:
     if args.limit < 1 or args.offset < 0:
         _err("--limit must be at least 1 and --offset at least 0")
         return 2
@@ -176,7 +179,7 @@ def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _resolve(rt: Any, reference: str) -> str | None:
+def _resolve(rt: Runtime, reference: str) -> str | None:
     try:
         found: str | None = rt.dead_letters.resolve(reference)
     except AmbiguousReference as exc:
@@ -187,7 +190,7 @@ def _resolve(rt: Any, reference: str) -> str | None:
     return found
 
 
-def cmd_dlq_show(rt: Any, args: argparse.Namespace) -> int:
+def cmd_dlq_show(rt: Runtime, args: argparse.Namespace) -> int:
     job_id = _resolve(rt, args.id)
     if job_id is None:
         return 2
@@ -210,7 +213,7 @@ def cmd_dlq_show(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _select(rt: Any, args: argparse.Namespace, verb: str) -> list[str] | None:
+def _select(rt: Runtime, args: argparse.Namespace, verb: str) -> list[str] | None:
     """The dead-letter ids named (by id, ``--all``, or filters); None after an error."""
     where = _filter(args)
     if args.ids and (args.all or not where.empty):
@@ -230,7 +233,7 @@ def _select(rt: Any, args: argparse.Namespace, verb: str) -> list[str] | None:
     return None
 
 
-def cmd_dlq_replay(rt: Any, args: argparse.Namespace) -> int:
+def cmd_dlq_replay(rt: Runtime, args: argparse.Namespace) -> int:
     ids = _select(rt, args, "replay")
     if ids is None:
         return 2
@@ -241,7 +244,7 @@ def cmd_dlq_replay(rt: Any, args: argparse.Namespace) -> int:
     return 0 if len(replayed) == len(ids) else 1
 
 
-def cmd_dlq_discard(rt: Any, args: argparse.Namespace) -> int:
+def cmd_dlq_discard(rt: Runtime, args: argparse.Namespace) -> int:
     ids = _select(rt, args, "discard")
     if ids is None:
         return 2
@@ -274,14 +277,14 @@ def _is_terminal(stream: TextIO) -> bool:
 # -- rebuild and reconcile -----------------------------------------------------------------
 
 
-def _ladder(rt: Any, name: str) -> Any:
+def _ladder(rt: Runtime, name: str) -> Any:
     ladder_config = rt.config.ladder(name)
     if ladder_config is None:
         _err(f"no ladder named {name!r} is configured")
     return ladder_config
 
 
-def cmd_rebuild(rt: Any, args: argparse.Namespace) -> int:
+def cmd_rebuild(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.rebuild import count_players, rebuild
 
     ladder_config = _ladder(rt, args.ladder)
@@ -301,7 +304,7 @@ def cmd_rebuild(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reconcile(rt: Any, args: argparse.Namespace) -> int:
+def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.rebuild import count_players
     from worker.reconcile import Report, check, repair
 
@@ -355,7 +358,7 @@ def _print_drift(report: Any) -> None:
 # -- seasons -------------------------------------------------------------------------------
 
 
-def cmd_season_close(rt: Any, args: argparse.Namespace) -> int:
+def cmd_season_close(rt: Runtime, args: argparse.Namespace) -> int:
     from worker import seasons
 
     ladder_config = _ladder(rt, args.ladder)
@@ -383,7 +386,7 @@ def cmd_season_close(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_season_list(rt: Any, args: argparse.Namespace) -> int:
+def cmd_season_list(rt: Runtime, args: argparse.Namespace) -> int:
     from worker import seasons
 
     if _ladder(rt, args.ladder) is None:
