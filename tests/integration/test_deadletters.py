@@ -3,7 +3,6 @@ payload, and discard by filter."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
@@ -108,7 +107,7 @@ def test_dlq_discard_takes_the_filters_of_replay(runtime, capsys):
 def test_beyond_the_redis_limit_the_oldest_dead_letters_move_to_postgresql(runtime, capsys):
     """SPEC 5: "beyond a configured count the oldest move to PostgreSQL, still listed and
     replayable. RQ's own tools (rq info, rq-dashboard) still show the ones in Redis."""
-    rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=3))
+    rt = Runtime(runtime.settings.replace(dead_letters_in_redis=3))
     try:
         ids = []
         for i in range(5):
@@ -136,7 +135,7 @@ def test_a_metric_counts_dead_letters_in_redis_and_in_postgresql(runtime):
 
     from worker.metrics import DeadLetterCollector, Metrics
 
-    rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=1))
+    rt = Runtime(runtime.settings.replace(dead_letters_in_redis=1))
     try:
         _add(rt, "a")
         time.sleep(1.05)

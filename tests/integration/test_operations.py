@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import subprocess
 import sys
@@ -52,7 +51,7 @@ def config_with_arena(tmp_path: Path) -> Path:
 
 
 def runtime_with(rt: Any, **changes: Any) -> Runtime:
-    return Runtime(dataclasses.replace(rt.settings, **changes))
+    return Runtime(rt.settings.replace(**changes))
 
 
 # -- dead-letter queue --------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from engine import FibsRules, Gammon42Rules, ProStrikerRules
 from worker.config import ConfigError, default_config_path, load_config, parse_config
@@ -118,7 +119,10 @@ def test_production_requires_a_network_key():
     settings = Settings.from_env(
         {"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "s3cret", "DATABASE_URL": "sqlite://"}
     )
-    assert (b"s3cret", False) == (settings.network_key, settings.network_key_is_default)
+    assert (b"s3cret", False) == (
+        settings.network_key.get_secret_value(),
+        settings.network_key_is_default,
+    )
 
 
 def test_production_refuses_the_embedded_sqlite_file():
@@ -160,3 +164,47 @@ def test_ladder_serve_believes_forwarded_addresses_only_from_configured_proxies(
         options["proxy_headers"],
         options["forwarded_allow_ips"],
     )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("LADDER_BATCH_SIZE", "0", "LADDER_BATCH_SIZE must be between 1 and 2000"),
+        ("LADDER_BATCH_SIZE", "2001", "LADDER_BATCH_SIZE must be between 1 and 2000"),
+        ("LADDER_JOB_RETRIES", "101", "LADDER_JOB_RETRIES must be between 0 and 100"),
+        ("LADDER_RETRY_INTERVALS", "1,-5", "LADDER_RETRY_INTERVALS must be seconds >= 0"),
+        ("LADDER_DLQ_TTL_DAYS", "-1", "LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on)"),
+        ("LADDER_DLQ_MAX", "0", "LADDER_DLQ_MAX must be at least 1"),
+        ("LADDER_JOB_TIMEOUT", "0", "LADDER_JOB_TIMEOUT must be at least 1 second"),
+        ("LADDER_METRICS_PORT", "65536", "LADDER_METRICS_PORT must be a port number"),
+        ("LADDER_BATCH_SIZE", "ten", "not a whole number"),
+    ],
+)
+def test_a_setting_out_of_range_is_refused_naming_its_variable(variable, value, message):
+    """A bad environment variable stops start-up with one line naming the variable."""
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({variable: value})
+    assert str(caught.value).startswith(message)
+    assert "\n" not in str(caught.value)
+
+
+def test_settings_built_in_code_are_checked_like_the_environment():
+    """Keyword construction and ``replace`` apply the same ranges and types."""
+    with pytest.raises(ValidationError):
+        Settings(batch_size=0)
+    with pytest.raises(ValidationError):
+        Settings().replace(metrics_port=-1)
+    with pytest.raises(ValidationError):
+        Settings(batch_size="10")  # type: ignore[arg-type]
+    assert 7 == Settings().replace(job_timeout=7).job_timeout
+
+
+def test_secrets_are_never_shown_in_the_settings_repr():
+    """The network key and publisher secrets are SecretBytes: repr and str hide them."""
+    settings = Settings.from_env(
+        {"LADDER_NETWORK_KEY": "k3y-value", "LADDER_PUBLISHER_SECRETS": "a:pub-secret"}
+    )
+    shown = repr(settings) + str(settings) + repr(settings.model_dump())
+    assert "k3y-value" not in shown and "pub-secret" not in shown
+    assert {"a": b"pub-secret"} == settings.secrets()
+    assert b"k3y-value" == settings.network_key.get_secret_value()
