@@ -208,3 +208,53 @@ def test_secrets_are_never_shown_in_the_settings_repr():
     assert "k3y-value" not in shown and "pub-secret" not in shown
     assert {"a": b"pub-secret"} == settings.secrets()
     assert b"k3y-value" == settings.network_key.get_secret_value()
+
+
+MINIMAL = """[ladders.x]
+ruleset = "fibs"
+{extra}
+[[ladders.x.versions]]
+version = "1"
+effective_from = 2026-01-01T00:00:00Z
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("colour = 3", "line 3: field ladders.x.colour: unknown option"),
+        ('public_board = "yes"', "line 3: field ladders.x.public_board: must be true or false"),
+        ("linking = 1", "line 3: field ladders.x.linking: must be true or false"),
+        ("fairplay = 3", "line 3: field ladders.x.fairplay: must be a table"),
+        (
+            '[ladders.x.season]\nreset = "sometimes"',
+            "line 4: field ladders.x.season.reset: must be one of none, start, toward_start",
+        ),
+        (
+            "[ladders.x.season]\nfraction = 0",
+            "line 4: field ladders.x.season.fraction: must be more than 0 and at most 1",
+        ),
+        (
+            '[ladders.x.season]\nfraction = "half"',
+            "line 4: field ladders.x.season.fraction: must be a number",
+        ),
+        (
+            "[ladders.x.season]\nwhen = 1",
+            "line 4: field ladders.x.season.when: unknown parameter for SeasonConfig",
+        ),
+    ],
+)
+def test_each_ladder_option_is_checked_strictly_naming_its_line_and_field(extra, message):
+    """A broken config file is refused at start-up with a message naming the line and the field;
+    no value is converted (a string is not a boolean, 1 is not true)."""
+    with pytest.raises(ConfigError) as caught:
+        parse_config(MINIMAL.format(extra=extra), "x.toml")
+    assert f"x.toml, {message}" == str(caught.value)
+
+
+def test_a_ladder_without_versions_is_refused():
+    """Every ladder needs at least one [[ladders.<name>.versions]] entry."""
+    with pytest.raises(ConfigError, match="field ladders.x.versions: at least one"):
+        parse_config('[ladders.x]\nruleset = "fibs"\n', "x.toml")
+    with pytest.raises(ConfigError, match="field ladders.x.versions: at least one"):
+        parse_config('[ladders.x]\nruleset = "fibs"\nversions = []\n', "x.toml")
