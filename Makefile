@@ -66,7 +66,7 @@ lint: install
 	$(BIN)/ruff format --check .
 
 typecheck: install
-	$(BIN)/mypy engine schemas worker
+	$(BIN)/mypy engine schemas worker tests bench
 
 schemas: install
 	$(BIN)/python -m schemas.export

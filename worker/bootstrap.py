@@ -83,9 +83,9 @@ class Runtime:
             self.config,
             self.engine,
             self.projection,
-            network_key=self.settings.network_key,
+            network_key=self.settings.network_key.get_secret_value(),
             max_event_bytes=self.settings.max_event_bytes,
-            publisher_secrets=self.settings.publisher_secrets,
+            publisher_secrets=self.settings.secrets(),
             publisher_ladders=self.settings.publisher_ladders,
             require_signature=self.settings.require_signature,
         )
@@ -93,7 +93,7 @@ class Runtime:
     def dead_letter(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> None:
         """Dead-letter one event; raw IP addresses in it are replaced before it is stored."""
         payload = storable_payload(
-            raw, self.settings.network_key, signed_by=self.service.signer(raw)
+            raw, self.settings.network_key.get_secret_value(), signed_by=self.service.signer(raw)
         )
         self.dead_letters.add(payload, error, traceback=scrub(traceback))
 

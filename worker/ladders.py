@@ -12,25 +12,20 @@ import dataclasses
 import functools
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from engine import RULESET_KINDS, FairPlayConfig, Policy, Ruleset
 
 DEFAULT_CONFIG = "defaults/ladders.toml"
 LADDER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-LADDER_OPTIONS = {
-    "ruleset",
-    "boosted_board",
-    "public_board",
-    "linking",
-    "fairplay",
-    "versions",
-    "season",
-}
 SEASON_RESETS = ("none", "start", "toward_start")
 
 
@@ -133,29 +128,14 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
         raise ConfigError(f"{source}: ladder name {name!r} must be 1-64 of A-Z a-z 0-9 _ . -")
     if not isinstance(table, dict):
         raise ConfigError(f"{source}: ladders.{name} must be a table")
-    for key in table:
-        if key not in LADDER_OPTIONS:
-            raise fail(key, "unknown option")
-    kind = table.get("ruleset")
-    if kind not in RULESET_KINDS:
-        raise fail("ruleset", f"must be one of {', '.join(sorted(RULESET_KINDS))}, not {kind!r}")
-    flags = {}
-    for flag in ("boosted_board", "public_board", "linking"):
-        value = table.get(flag, flag == "linking")
-        if not isinstance(value, bool):
-            raise fail(flag, "must be true or false")
-        flags[flag] = value
-    fairplay = _build(
-        FairPlayConfig, table.get("fairplay", {}), lambda f, m: fail(f, m, "fairplay")
-    )
-    season = _build(SeasonConfig, table.get("season", {}), lambda f, m: fail(f, m, "season"))
-    if season.reset not in SEASON_RESETS:
-        raise fail("reset", f"must be one of {', '.join(SEASON_RESETS)}", "season")
-    if not 0.0 < season.fraction <= 1.0:
-        raise fail("fraction", "must be more than 0 and at most 1", "season")
-    raw_versions = table.get("versions")
-    if not isinstance(raw_versions, list) or not raw_versions:
-        raise fail("versions", "at least one [[ladders.<name>.versions]] entry is needed")
+    try:
+        checked = _LadderTable.model_validate(table)
+    except ValidationError as exc:
+        raise _refusal(exc.errors()[0], table, fail) from None
+    kind = checked.ruleset
+    fairplay = _build(FairPlayConfig, checked.fairplay, lambda f, m: fail(f, m, "fairplay"))
+    season = SeasonConfig(reset=checked.season.reset, fraction=checked.season.fraction)
+    raw_versions = checked.versions
     rules_class = RULESET_KINDS[kind]
     versions: list[RulesVersion] = []
     params: dict[str, Any] = {}
@@ -187,8 +167,66 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
         versions=tuple(versions),
         fairplay=fairplay,
         season=season,
-        **flags,
+        boosted_board=checked.boosted_board,
+        public_board=checked.public_board,
+        linking=checked.linking,
     )
+
+
+class _SeasonTable(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    reset: Literal["none", "start", "toward_start"] = "none"
+    fraction: float = Field(0.5, gt=0.0, le=1.0)
+
+
+class _LadderTable(BaseModel):
+    """One ``[ladders.<name>]`` table; the ruleset parameters are checked by ``_build``."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    ruleset: str
+    boosted_board: bool = False
+    public_board: bool = False
+    linking: bool = True
+    fairplay: dict[str, Any] = {}
+    season: _SeasonTable = _SeasonTable()
+    versions: list[Any] = Field(min_length=1)
+
+    @field_validator("ruleset")
+    @classmethod
+    def _known_ruleset(cls, kind: str) -> str:
+        if kind not in RULESET_KINDS:
+            raise ValueError("unknown ruleset")
+        return kind
+
+
+def _refusal(
+    error: ErrorDetails, table: dict[str, Any], fail: Callable[..., ConfigError]
+) -> ConfigError:
+    """The first thing pydantic refused, in the words (and at the line) of the file."""
+    loc = [str(part) for part in error["loc"]]
+    kind = error["type"]
+    if loc[0] == "season" and len(loc) > 1:
+        field = loc[1]
+        if kind == "extra_forbidden":
+            return fail(field, "unknown parameter for SeasonConfig", "season")
+        if field == "reset":
+            return fail(field, f"must be one of {', '.join(SEASON_RESETS)}", "season")
+        if kind == "float_type":
+            return fail(field, "must be a number", "season")
+        return fail(field, "must be more than 0 and at most 1", "season")
+    field = loc[0]
+    if kind == "extra_forbidden":
+        return fail(field, "unknown option")
+    if field == "ruleset":
+        found = table.get("ruleset")
+        return fail(field, f"must be one of {', '.join(sorted(RULESET_KINDS))}, not {found!r}")
+    if field == "versions":
+        return fail(field, "at least one [[ladders.<name>.versions]] entry is needed")
+    if kind == "bool_type":
+        return fail(field, "must be true or false")
+    return fail(field, "must be a table")
 
 
 def _build(cls: Any, values: Any, fail: Any) -> Any:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretBytes, ValidationError, field_validator
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_DATABASE_URL = "sqlite:///ladder.sqlite3"
@@ -17,28 +19,63 @@ class SettingsError(ValueError):
     """The environment does not describe a usable configuration."""
 
 
-@dataclass(frozen=True)
-class Settings:
+# A value out of range is refused naming the variable it came from.
+_OUT_OF_RANGE = {
+    "job_retries": "LADDER_JOB_RETRIES must be between 0 and 100",
+    "job_retry_intervals": "LADDER_RETRY_INTERVALS must be seconds >= 0, e.g. 1,5,15,60,300",
+    "dead_letter_ttl_days": "LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on) or more",
+    "dead_letters_in_redis": "LADDER_DLQ_MAX must be at least 1",
+    "job_timeout": "LADDER_JOB_TIMEOUT must be at least 1 second",
+    "batch_size": "LADDER_BATCH_SIZE must be between 1 and 2000",
+    "metrics_port": "LADDER_METRICS_PORT must be a port number, or 0 for none",
+}
+
+
+class Settings(BaseModel):
+    """Typed and range-checked; secrets are ``SecretBytes`` (shown as ``**********``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+
     redis_url: str = DEFAULT_REDIS_URL
     leaderboard_redis_url: str | None = None  # leaderboards elsewhere (may be a Redis Cluster)
     database_url: str = DEFAULT_DATABASE_URL
     database_is_default: bool = False  # DATABASE_URL unset: the embedded SQLite file
     ladder_config: Path | None = None
-    network_key: bytes = field(default=DEV_NETWORK_KEY, repr=False)
+    network_key: SecretBytes = SecretBytes(DEV_NETWORK_KEY)
     network_key_is_default: bool = True
     production: bool = False
-    batch_size: int = 1000
-    job_timeout: int = 60
-    job_retries: int = 5
-    job_retry_intervals: tuple[int, ...] = (1, 5, 15, 60, 300)
-    dead_letter_ttl_days: int = 30
-    dead_letters_in_redis: int = 100_000  # beyond it the oldest move to PostgreSQL
-    max_event_bytes: int = 65536
-    metrics_port: int = 9108  # Prometheus metrics and /healthz of ``ladder worker``; 0 = off
-    publisher_secrets: dict[str, bytes] = field(default_factory=dict, repr=False)
-    publisher_ladders: dict[str, frozenset[str]] = field(default_factory=dict)
+    batch_size: int = Field(1000, ge=1, le=2000)
+    job_timeout: int = Field(60, ge=1)
+    job_retries: int = Field(5, ge=0, le=100)
+    job_retry_intervals: tuple[Annotated[int, Field(ge=0)], ...] = (1, 5, 15, 60, 300)
+    dead_letter_ttl_days: int = Field(30, ge=0)
+    dead_letters_in_redis: int = Field(100_000, ge=1)  # beyond it the oldest move to PostgreSQL
+    max_event_bytes: int = Field(65536, ge=1)
+    metrics_port: int = Field(9108, ge=0, le=65535)  # metrics and /healthz of ``ladder worker``
+    publisher_secrets: dict[str, SecretBytes] = {}
+    publisher_ladders: dict[str, frozenset[str]] = {}
     require_signature: bool = False
     trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For ``ladder serve`` believes
+
+    @field_validator("network_key", mode="before")
+    @classmethod
+    def _secret_key(cls, value: object) -> object:
+        return SecretBytes(value) if isinstance(value, bytes) else value
+
+    @field_validator("publisher_secrets", mode="before")
+    @classmethod
+    def _secret_values(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {k: SecretBytes(v) if isinstance(v, bytes) else v for k, v in value.items()}
+        return value
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes``, checked like the original."""
+        return type(self)(**{**dict(self), **changes})
+
+    def secrets(self) -> dict[str, bytes]:
+        """Each publisher's signing secret, for the service that verifies signatures."""
+        return {name: secret.get_secret_value() for name, secret in self.publisher_secrets.items()}
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -66,47 +103,39 @@ class Settings:
             )
         except ValueError as exc:
             raise SettingsError(f"not a whole number: {exc}") from None
-        if not 0 <= retries <= 100:
-            raise SettingsError("LADDER_JOB_RETRIES must be between 0 and 100")
-        if not intervals or any(i < 0 for i in intervals):
-            raise SettingsError("LADDER_RETRY_INTERVALS must be seconds >= 0, e.g. 1,5,15,60,300")
         secrets, scopes = parse_publishers(env.get("LADDER_PUBLISHER_SECRETS", ""))
         require = env.get("LADDER_REQUIRE_SIGNATURE", "").lower() in ("1", "true", "yes")
         if require and not secrets:
             raise SettingsError("LADDER_REQUIRE_SIGNATURE needs LADDER_PUBLISHER_SECRETS")
-        if ttl_days < 0:
-            raise SettingsError("LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on) or more")
-        if dlq_max < 1:
-            raise SettingsError("LADDER_DLQ_MAX must be at least 1")
-        if job_timeout < 1:
-            raise SettingsError("LADDER_JOB_TIMEOUT must be at least 1 second")
-        if not 1 <= batch_size <= 2000:
-            raise SettingsError("LADDER_BATCH_SIZE must be between 1 and 2000")
-        if not 0 <= metrics_port <= 65535:
-            raise SettingsError("LADDER_METRICS_PORT must be a port number, or 0 for none")
-        return cls(
-            redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
-            leaderboard_redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
-            database_url=normalise_database_url(database_url or DEFAULT_DATABASE_URL),
-            database_is_default=not database_url,
-            ladder_config=Path(config) if config else None,
-            network_key=key.encode() if key else DEV_NETWORK_KEY,
-            network_key_is_default=not key,
-            production=production,
-            batch_size=batch_size,
-            job_timeout=job_timeout,
-            job_retries=retries,
-            job_retry_intervals=retry_intervals(retries, intervals),
-            dead_letter_ttl_days=ttl_days,
-            dead_letters_in_redis=dlq_max,
-            metrics_port=metrics_port,
-            publisher_secrets=secrets,
-            publisher_ladders=scopes,
-            require_signature=require,
-            trusted_proxies=tuple(
-                p.strip() for p in env.get("LADDER_TRUSTED_PROXIES", "").split(",") if p.strip()
-            ),
-        )
+        if not 0 <= retries <= 100:  # before the intervals are fitted to the retries
+            raise SettingsError(_OUT_OF_RANGE["job_retries"])
+        try:
+            return cls(
+                redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
+                leaderboard_redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
+                database_url=normalise_database_url(database_url or DEFAULT_DATABASE_URL),
+                database_is_default=not database_url,
+                ladder_config=Path(config) if config else None,
+                network_key=SecretBytes(key.encode() if key else DEV_NETWORK_KEY),
+                network_key_is_default=not key,
+                production=production,
+                batch_size=batch_size,
+                job_timeout=job_timeout,
+                job_retries=retries,
+                job_retry_intervals=retry_intervals(retries, intervals),
+                dead_letter_ttl_days=ttl_days,
+                dead_letters_in_redis=dlq_max,
+                metrics_port=metrics_port,
+                publisher_secrets={n: SecretBytes(s) for n, s in secrets.items()},
+                publisher_ladders=scopes,
+                require_signature=require,
+                trusted_proxies=tuple(
+                    p.strip() for p in env.get("LADDER_TRUSTED_PROXIES", "").split(",") if p.strip()
+                ),
+            )
+        except ValidationError as exc:
+            field = str(exc.errors()[0]["loc"][0])
+            raise SettingsError(_OUT_OF_RANGE.get(field, f"{field}: {exc}")) from None
 
 
 _LADDER_LIST = re.compile(r"[A-Za-z0-9_.-]+(\|[A-Za-z0-9_.-]+)*|\*")

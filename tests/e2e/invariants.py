@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import cast
 
 from redis import Redis
 from sqlalchemy import create_engine, select
 
 from worker.store.tables import events, players, rating_changes
+
+Scores = list[tuple[str, float]]  # ZRANGE ... WITHSCORES on a decoding client
 
 
 def check_stores(
@@ -52,7 +55,9 @@ def check_stores(
             card = redis.hgetall(f"ladder:{{{ladder}}}:player:{pid}")
             assert str(p["version"]) == card.get("version"), (ladder, pid, p["version"], card)
         for ladder in {k[0] for k in by_key}:
-            actual = dict(redis.zrange(f"ladder:{{{ladder}}}:rating", 0, -1, withscores=True))
+            actual = dict(
+                cast(Scores, redis.zrange(f"ladder:{{{ladder}}}:rating", 0, -1, withscores=True))
+            )
             assert boards[ladder].keys() == actual.keys(), ladder
             for pid, rating in boards[ladder].items():
                 assert math.isclose(rating, actual[pid], abs_tol=1e-9), (ladder, pid)

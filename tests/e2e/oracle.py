@@ -110,6 +110,8 @@ class Oracle:
         if reason is None:
             n = e.get("match_length", 1)
             cube = e.get("cube", 1)
+            dw: float
+            dl: float
             if lad.kind == "gammon42":
                 kw, kl = (
                     16 if sum(t - timedelta(days=7) <= x < t for x in lad.ranked[pid]) >= 50 else 32

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 from redis import Redis
@@ -41,7 +42,7 @@ class PrivateRedis:
     def start(self) -> None:
         subprocess.run(
             [
-                REDIS_SERVER,
+                cast(str, REDIS_SERVER),
                 "--port",
                 str(self.port),
                 "--bind",
@@ -145,8 +146,8 @@ def _pending(client: Redis) -> dict[str, int]:
         "started": client.zcard("rq:wip:ladder"),
         # an idle pump registers an empty batch before each blocking wait: count events only
         "staged": sum(
-            client.llen(f"ladder:staging:{b.decode()}")
-            for b in client.zrange("ladder:staging", 0, -1)
+            int(client.llen(f"ladder:staging:{b.decode()}"))
+            for b in cast(list[bytes], client.zrange("ladder:staging", 0, -1))
         ),
         "scheduled": client.zcard("rq:scheduled:ladder"),
         "failed": client.zcard("rq:failed:ladder"),

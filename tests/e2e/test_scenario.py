@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import random
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from redis import Redis
@@ -16,6 +16,8 @@ from tests.e2e.oracle import Oracle
 from tests.events import iso
 from worker.store.tables import events as events_table
 from worker.store.tables import rating_changes
+
+Scores = list[tuple[str, float]]  # ZRANGE ... WITHSCORES on a decoding client
 
 NOW = datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=1)
 
@@ -202,7 +204,8 @@ def scenario(rng: random.Random) -> tuple[list[dict[str, Any] | str], set[str | 
 
     # duplicates (same id, same content) and invalid events, mixed in
     for i in rng.sample(range(len(out)), 12):
-        dup = dict(out[i]) if isinstance(out[i], dict) else out[i]
+        item = out[i]
+        dup = dict(item) if isinstance(item, dict) else item
         out.insert(rng.randrange(i + 1, len(out) + 1), dup)
     invalid: list[dict[str, Any] | str] = [
         g("bad-cube", "gammon42", "g1", "g2", NOW, cube=3),
@@ -247,7 +250,9 @@ def test_the_pipeline_agrees_with_an_independent_model_on_every_board_and_outcom
 
     redis = Redis.from_url(cli.env["REDIS_URL"], decode_responses=True)
     for ladder in ("gammon42", "fibs", "prostriker"):
-        actual = dict(redis.zrange(f"ladder:{{{ladder}}}:rating", 0, -1, withscores=True))
+        actual = dict(
+            cast(Scores, redis.zrange(f"ladder:{{{ladder}}}:rating", 0, -1, withscores=True))
+        )
         expected = oracle.rating_board(ladder)
         assert sorted(expected) == sorted(actual), ladder
         wrong = {
@@ -257,7 +262,7 @@ def test_the_pipeline_agrees_with_an_independent_model_on_every_board_and_outcom
         }
         assert {} == wrong, ladder
     assert oracle.boosted_board("gammon42") == dict(
-        redis.zrange("ladder:{gammon42}:boosted", 0, -1, withscores=True)
+        cast(Scores, redis.zrange("ladder:{gammon42}:boosted", 0, -1, withscores=True))
     )
     assert oracle.public_board("fibs") == set(redis.zrange("ladder:{fibs}:public", 0, -1))
 

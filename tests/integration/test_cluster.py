@@ -6,7 +6,6 @@ ports, in a temporary directory, and torn down afterwards.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 import shutil
 import socket
@@ -128,7 +127,7 @@ def cluster_runtime(settings: Any, cluster_ports: list[int]) -> Iterator[Any]:
     from worker.store.migrate import upgrade
 
     url = "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in cluster_ports[:2])
-    rt = Runtime(dataclasses.replace(settings, leaderboard_redis_url=url))
+    rt = Runtime(settings.replace(leaderboard_redis_url=url))
     rt.leaderboard_redis.flushall()
     upgrade(rt.engine)
     yield rt

@@ -3,10 +3,11 @@ payload, and discard by filter."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import time
+
+from rq.job import Job
 
 from schemas import InvalidEvent
 from tests.integration.test_operations import ladder, ladder_json
@@ -38,13 +39,13 @@ def test_a_page_reads_the_registry_a_chunk_at_a_time(runtime, monkeypatch):
     for i in range(10):
         _add(runtime, f"e-{i}", reason="unknown_ladder")
     fetched: list[int] = []
-    fetch_many = deadletter.Job.fetch_many
+    fetch_many = Job.fetch_many
 
-    def counted(ids, **kwargs):  # type: ignore[no-untyped-def]
+    def counted(ids, **kwargs):
         fetched.append(len(ids))
         return fetch_many(ids, **kwargs)
 
-    monkeypatch.setattr(deadletter.Job, "fetch_many", counted)
+    monkeypatch.setattr(Job, "fetch_many", counted)
     page = runtime.dead_letters.page(deadletter.Filter(reason="unknown_ladder"), limit=2)
     assert 2 == len(page) and {"unknown_ladder"} == {d.reason for d in page}
     assert [4] == fetched, "the page was read a chunk at a time, not all at once"
@@ -55,7 +56,7 @@ def test_dlq_show_finds_an_event_id_through_the_index_not_a_scan(runtime, capsys
     for i in range(5):
         _add(runtime, f"e-{i}")
 
-    def no_scan(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def no_scan(*args, **kwargs):
         raise AssertionError("show read every dead letter")
 
     monkeypatch.setattr(runtime.dead_letters, "list", no_scan)
@@ -79,7 +80,7 @@ def test_an_oversized_payload_keeps_its_first_64_kib_and_a_digest(runtime):
     letter, _ = runtime.dead_letters.get(letter_id)
     assert raw[:65536] == letter.payload
     assert "huge" == letter.event_id, "the event id is found in the payload's head"
-    meta = deadletter.Job.fetch(letter_id, connection=runtime.redis).meta
+    meta = Job.fetch(letter_id, connection=runtime.redis).meta
     assert (len(raw), hashlib.sha256(raw.encode()).hexdigest()) == (
         meta["payload_bytes"],
         meta["payload_sha256"],
@@ -106,7 +107,7 @@ def test_dlq_discard_takes_the_filters_of_replay(runtime, capsys):
 def test_beyond_the_redis_limit_the_oldest_dead_letters_move_to_postgresql(runtime, capsys):
     """SPEC 5: "beyond a configured count the oldest move to PostgreSQL, still listed and
     replayable. RQ's own tools (rq info, rq-dashboard) still show the ones in Redis."""
-    rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=3))
+    rt = Runtime(runtime.settings.replace(dead_letters_in_redis=3))
     try:
         ids = []
         for i in range(5):
@@ -135,7 +136,7 @@ def test_a_metric_counts_dead_letters_in_redis_and_in_postgresql(runtime):
     from worker.observability.collectors import DeadLetterCollector
     from worker.observability.metrics import Metrics
 
-    rt = Runtime(dataclasses.replace(runtime.settings, dead_letters_in_redis=1))
+    rt = Runtime(runtime.settings.replace(dead_letters_in_redis=1))
     try:
         _add(rt, "a")
         time.sleep(1.05)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -118,7 +117,7 @@ def lenient_runtime(settings, tmp_path: Path):
     path.write_text(head + "[ladders.fibs]" + tail, encoding="utf-8")
     from worker.store.migrate import upgrade
 
-    rt = Runtime(dataclasses.replace(settings, ladder_config=path))
+    rt = Runtime(settings.replace(ladder_config=path))
     upgrade(rt.engine)
     yield rt
     rt.close()

@@ -8,6 +8,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from engine import apply as real_apply
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import audit
@@ -17,15 +18,14 @@ from worker.service import batch
 
 def _poison(monkeypatch: pytest.MonkeyPatch, poisoned: str, calls: list[int]) -> None:
     """The engine raises while scoring the event ``poisoned``, whatever validation said."""
-    one = batch.apply
 
-    def failing_one(event, state, rules, policy, now):  # type: ignore[no-untyped-def]
+    def failing_apply(event, state, rules, policy, now):
         calls.append(1)
         if event.event_id == poisoned:
             raise ArithmeticError("window start before year 1")
-        return one(event, state, rules, policy, now)
+        return real_apply(event, state, rules, policy, now)
 
-    monkeypatch.setattr(batch, "apply", failing_one)
+    monkeypatch.setattr(batch, "apply", failing_apply)
 
 
 def test_an_event_that_fails_alone_is_dead_lettered_and_its_35_neighbours_applied(
@@ -47,7 +47,7 @@ def test_an_event_that_fails_alone_is_dead_lettered_and_its_35_neighbours_applie
     assert ("poison", "processing_error", 1) == (letter.event_id, letter.reason, letter.attempts)
     assert "ArithmeticError: window start before year 1" in letter.detail
     _, trace = runtime.dead_letters.get(letter.id) or (None, "")
-    assert "failing_one" in trace
+    assert "failing_apply" in trace
     assert 0 == runtime.inbox.queue.scheduled_job_registry.count, "the batch was not retried"
     assert len(calls) < 36 * 4, "bisection re-ran far more events than log2 levels"
 
@@ -57,7 +57,7 @@ def test_an_invalid_event_in_a_split_batch_is_dead_lettered_once(runtime, monkey
     written: list[str] = []
     dead_letter = runtime.dead_letter
 
-    def counted(raw, error, traceback=""):  # type: ignore[no-untyped-def]
+    def counted(raw, error, traceback=""):
         written.append(error.event_id)
         dead_letter(raw, error, traceback)
 

@@ -144,7 +144,9 @@ def test_hostile_payloads_end_applied_or_dead_lettered_and_never_crash(runtime, 
             event = runtime.service.parse(payload, datetime.now(UTC))
         except InvalidEvent as invalid:
             letter = runtime.dead_letters.get(
-                dead_letter_id(storable_payload(payload, runtime.settings.network_key))
+                dead_letter_id(
+                    storable_payload(payload, runtime.settings.network_key.get_secret_value())
+                )
             )
             assert letter is not None, "an invalid payload must be in the dead-letter queue"
             assert invalid.reason == letter[0].reason and invalid.reason in REASONS

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from tests.conftest import drain, publish
 from tests.events import game, link, player_updated
 from tests.integration.helpers import audit, board, card, ledger, stored_players
 from worker import keys
+from worker.boards import projection
 from worker.bootstrap import Runtime
 from worker.entrypoints.cli import dlq as cli_dlq
 from worker.entrypoints.cli import ops as cli_ops
@@ -57,7 +57,7 @@ def config_with_arena(tmp_path: Path) -> Path:
 
 
 def runtime_with(rt: Any, **changes: Any) -> Runtime:
-    return Runtime(dataclasses.replace(rt.settings, **changes))
+    return Runtime(rt.settings.replace(**changes))
 
 
 # -- dead-letter queue --------------------------------------------------------------------------
@@ -318,7 +318,7 @@ def test_rebuild_swaps_atomically_and_keeps_the_version_guard(runtime, monkeypat
     """Readers never see an empty board; a later stale projection is still refused."""
     _busy_ladders(runtime)
     seen: list[int] = []
-    real_send = rebuild.write_rows
+    real_send = projection.write_rows
 
     def spy(client: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(int(runtime.redis.zcard(keys.rating("gammon42"))))

@@ -6,7 +6,6 @@ pointing the worker at a small TCP proxy on a loopback port and cutting that pro
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import socket
@@ -158,8 +157,8 @@ def test_postgresql_away_mid_run_the_batch_is_held_and_applied_once_after_it_ret
     """PostgreSQL cut: "A transient failure never dead-letters an event": the worker keeps
     the batch and tries it again until the store is back; then all are applied once."""
     proxy = make_proxy(_target(runtime.settings.database_url, 5432))
-    settings = dataclasses.replace(
-        runtime.settings, database_url=_through(runtime.settings.database_url, proxy.port)
+    settings = runtime.settings.replace(
+        database_url=_through(runtime.settings.database_url, proxy.port)
     )
     rt = Runtime(settings)
     try:
@@ -188,8 +187,8 @@ def test_postgresql_away_longer_than_every_retry_dead_letters_nothing(
     """An outage outlasting RQ's whole retry budget (five retries, no back-off in tests)
     dead-letters nothing, logs one warning when the store is lost and one when it is back."""
     proxy = make_proxy(_target(runtime.settings.database_url, 5432))
-    settings = dataclasses.replace(
-        runtime.settings, database_url=_through(runtime.settings.database_url, proxy.port)
+    settings = runtime.settings.replace(
+        database_url=_through(runtime.settings.database_url, proxy.port)
     )
     rt = Runtime(settings)
     events = [player_updated("gammon42", p, True, True) for p in ("alice", "bob")]
@@ -218,8 +217,8 @@ def test_postgresql_away_longer_than_every_retry_dead_letters_nothing(
 def test_leaderboard_redis_away_after_the_commit_is_held_and_projected(runtime, make_proxy):
     """Redis (the leaderboards) cut after PostgreSQL committed: the held batch re-projects."""
     proxy = make_proxy(_target(runtime.settings.redis_url, 6379))
-    settings = dataclasses.replace(
-        runtime.settings, leaderboard_redis_url=_through(runtime.settings.redis_url, proxy.port)
+    settings = runtime.settings.replace(
+        leaderboard_redis_url=_through(runtime.settings.redis_url, proxy.port)
     )
     rt = Runtime(settings)
     try:

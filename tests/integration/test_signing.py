@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import hmac
 import json
@@ -33,7 +32,7 @@ def test_the_canonical_body_is_sorted_compact_utf8_json_without_the_signature():
 def signing_runtime(settings):
     from worker.store.migrate import upgrade
 
-    rt = Runtime(dataclasses.replace(settings, publisher_secrets=SECRETS, require_signature=True))
+    rt = Runtime(settings.replace(publisher_secrets=SECRETS, require_signature=True))
     upgrade(rt.engine)
     yield rt
     rt.close()
@@ -98,7 +97,7 @@ def test_publisher_secrets_are_read_from_the_environment():
         {"LADDER_PUBLISHER_SECRETS": "server-a:s1,server-b:s2", "LADDER_REQUIRE_SIGNATURE": "true"}
     )
     assert ({"server-a": b"s1", "server-b": b"s2"}, True) == (
-        settings.publisher_secrets,
+        settings.secrets(),
         settings.require_signature,
     )
     with pytest.raises(SettingsError):
@@ -135,8 +134,7 @@ def test_a_publisher_limited_to_other_ladders_is_refused_as_bad_signature(settin
         {"LADDER_PUBLISHER_SECRETS": "server-a:a-secret-of-server-a:fibs|prostriker"}
     )
     rt = Runtime(
-        dataclasses.replace(
-            settings,
+        settings.replace(
             publisher_secrets=scoped.publisher_secrets,
             publisher_ladders=scoped.publisher_ladders,
             require_signature=True,

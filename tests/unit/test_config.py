@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from engine import FibsRules, Gammon42Rules, ProStrikerRules
 from worker.ladders import ConfigError, default_config_path, load_config, parse_config
@@ -118,7 +119,10 @@ def test_production_requires_a_network_key():
     settings = Settings.from_env(
         {"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "s3cret", "DATABASE_URL": "sqlite://"}
     )
-    assert (b"s3cret", False) == (settings.network_key, settings.network_key_is_default)
+    assert (b"s3cret", False) == (
+        settings.network_key.get_secret_value(),
+        settings.network_key_is_default,
+    )
 
 
 def test_production_refuses_the_embedded_sqlite_file():
@@ -160,3 +164,97 @@ def test_ladder_serve_believes_forwarded_addresses_only_from_configured_proxies(
         options["proxy_headers"],
         options["forwarded_allow_ips"],
     )
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("LADDER_BATCH_SIZE", "0", "LADDER_BATCH_SIZE must be between 1 and 2000"),
+        ("LADDER_BATCH_SIZE", "2001", "LADDER_BATCH_SIZE must be between 1 and 2000"),
+        ("LADDER_JOB_RETRIES", "101", "LADDER_JOB_RETRIES must be between 0 and 100"),
+        ("LADDER_RETRY_INTERVALS", "1,-5", "LADDER_RETRY_INTERVALS must be seconds >= 0"),
+        ("LADDER_DLQ_TTL_DAYS", "-1", "LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on)"),
+        ("LADDER_DLQ_MAX", "0", "LADDER_DLQ_MAX must be at least 1"),
+        ("LADDER_JOB_TIMEOUT", "0", "LADDER_JOB_TIMEOUT must be at least 1 second"),
+        ("LADDER_METRICS_PORT", "65536", "LADDER_METRICS_PORT must be a port number"),
+        ("LADDER_BATCH_SIZE", "ten", "not a whole number"),
+    ],
+)
+def test_a_setting_out_of_range_is_refused_naming_its_variable(variable, value, message):
+    """A bad environment variable stops start-up with one line naming the variable."""
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({variable: value})
+    assert str(caught.value).startswith(message)
+    assert "\n" not in str(caught.value)
+
+
+def test_settings_built_in_code_are_checked_like_the_environment():
+    """Keyword construction and ``replace`` apply the same ranges and types."""
+    with pytest.raises(ValidationError):
+        Settings(batch_size=0)
+    with pytest.raises(ValidationError):
+        Settings().replace(metrics_port=-1)
+    with pytest.raises(ValidationError):
+        Settings(batch_size="10")  # type: ignore[arg-type]
+    assert 7 == Settings().replace(job_timeout=7).job_timeout
+
+
+def test_secrets_are_never_shown_in_the_settings_repr():
+    """The network key and publisher secrets are SecretBytes: repr and str hide them."""
+    settings = Settings.from_env(
+        {"LADDER_NETWORK_KEY": "k3y-value", "LADDER_PUBLISHER_SECRETS": "a:pub-secret"}
+    )
+    shown = repr(settings) + str(settings) + repr(settings.model_dump())
+    assert "k3y-value" not in shown and "pub-secret" not in shown
+    assert {"a": b"pub-secret"} == settings.secrets()
+    assert b"k3y-value" == settings.network_key.get_secret_value()
+
+
+MINIMAL = """[ladders.x]
+ruleset = "fibs"
+{extra}
+[[ladders.x.versions]]
+version = "1"
+effective_from = 2026-01-01T00:00:00Z
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("colour = 3", "line 3: field ladders.x.colour: unknown option"),
+        ('public_board = "yes"', "line 3: field ladders.x.public_board: must be true or false"),
+        ("linking = 1", "line 3: field ladders.x.linking: must be true or false"),
+        ("fairplay = 3", "line 3: field ladders.x.fairplay: must be a table"),
+        (
+            '[ladders.x.season]\nreset = "sometimes"',
+            "line 4: field ladders.x.season.reset: must be one of none, start, toward_start",
+        ),
+        (
+            "[ladders.x.season]\nfraction = 0",
+            "line 4: field ladders.x.season.fraction: must be more than 0 and at most 1",
+        ),
+        (
+            '[ladders.x.season]\nfraction = "half"',
+            "line 4: field ladders.x.season.fraction: must be a number",
+        ),
+        (
+            "[ladders.x.season]\nwhen = 1",
+            "line 4: field ladders.x.season.when: unknown parameter for SeasonConfig",
+        ),
+    ],
+)
+def test_each_ladder_option_is_checked_strictly_naming_its_line_and_field(extra, message):
+    """A broken config file is refused at start-up with a message naming the line and the field;
+    no value is converted (a string is not a boolean, 1 is not true)."""
+    with pytest.raises(ConfigError) as caught:
+        parse_config(MINIMAL.format(extra=extra), "x.toml")
+    assert f"x.toml, {message}" == str(caught.value)
+
+
+def test_a_ladder_without_versions_is_refused():
+    """Every ladder needs at least one [[ladders.<name>.versions]] entry."""
+    with pytest.raises(ConfigError, match="field ladders.x.versions: at least one"):
+        parse_config('[ladders.x]\nruleset = "fibs"\n', "x.toml")
+    with pytest.raises(ConfigError, match="field ladders.x.versions: at least one"):
+        parse_config('[ladders.x]\nruleset = "fibs"\nversions = []\n', "x.toml")

@@ -23,6 +23,7 @@ from engine import (
 from engine import fairplay as fairplay_rules
 from engine.ladder import (
     Decision,
+    Event,
     GameFinished,
     IdentityLinked,
     PlayerUpdated,
@@ -310,7 +311,7 @@ def test_every_reason_of_the_validator_and_the_fair_play_filters_is_in_the_vocab
 
 def test_a_replay_of_the_same_events_derives_the_same_state() -> None:
     """Replaying a log through the engine reproduces every ledger change bit for bit."""
-    log = [
+    log: list[Event] = [
         game("a", "b", NOW - timedelta(hours=5)),
         link("anon", "c"),
         game("anon", "a", NOW - timedelta(hours=4), loser_net="n", winner_net="n"),

@@ -131,12 +131,11 @@ def test_an_address_is_removed_at_any_depth_and_in_escaped_forms(raw):
 
 def test_an_oversized_payload_is_stored_without_being_parsed(monkeypatch):
     """A payload over the limit is refused for its size; nothing decodes 10 MB of JSON."""
-    import worker.privacy
 
     def refuse(*args, **kwargs):
         raise AssertionError("json.loads called on an oversized payload")
 
-    monkeypatch.setattr(worker.privacy.json, "loads", refuse)
+    monkeypatch.setattr("worker.privacy.json.loads", refuse)
     raw = '{"ip": "192.0.2.88", "pad": "' + "x" * 10_000_000 + '"}'
     stored = storable_payload(raw, KEY)
     assert "192.0.2.88" not in stored
@@ -155,7 +154,9 @@ def test_a_verified_event_whose_address_was_replaced_is_still_accepted_as_its_pu
     attestation = attestation_key(KEY)
     assert None is verify(stored, SECRETS, required=True, attestation=attestation)
     stored["loser"]["player_id"] = "mallory"
-    assert "does not match" in verify(stored, SECRETS, required=True, attestation=attestation)
+    assert "does not match" in (
+        verify(stored, SECRETS, required=True, attestation=attestation) or ""
+    )
 
 
 def test_an_unverified_signature_is_kept_as_sent_and_stays_bad():
@@ -202,7 +203,7 @@ def test_a_publisher_limited_to_ladders_cannot_sign_for_another():
 def test_publisher_secrets_may_name_the_ladders_of_each_publisher(spec, secrets, ladders):
     """name:secret[:ladder1|ladder2]; ``*`` or no list means every ladder."""
     settings = Settings.from_env({"LADDER_PUBLISHER_SECRETS": spec})
-    assert (secrets, ladders) == (settings.publisher_secrets, settings.publisher_ladders)
+    assert (secrets, ladders) == (settings.secrets(), settings.publisher_ladders)
 
 
 @pytest.mark.parametrize("spec", ["a", "a:", ":s", "a:s1,a:s2"])

@@ -55,7 +55,7 @@ CONFIG = load_config()
 )
 def test_preview_reproduces_the_seed_examples(ladder, a, b, game, expected):
     """Win chance, change if A wins and if A loses, as the seeds show them."""
-    ladder_config = CONFIG.ladder(ladder)
+    ladder_config = CONFIG.ladders[ladder]
     found = reader.preview(ladder_config, a, b, **game)
     shown = reader.format_preview(ladder_config, found)
     assert expected == (shown["win_probability"], shown["if_win"], shown["if_lose"])
@@ -63,7 +63,7 @@ def test_preview_reproduces_the_seed_examples(ladder, a, b, game, expected):
 
 def test_preview_of_bare_ratings_is_a_player_without_games():
     """A plain number is a rating with no games or experience (K 40 on prostriker)."""
-    found = reader.preview(CONFIG.ladder("prostriker"), 1200, 1200)
+    found = reader.preview(CONFIG.ladders["prostriker"], 1200, 1200)
     assert (0.5, 20.0, -20.0) == (found.win_probability, found.if_win, found.if_lose)
 
 
@@ -79,15 +79,15 @@ def test_preview_refuses_a_game_that_cannot_happen(kwargs, message):
     """Cube 3 or a zero-point match is InvalidArgument on every ladder."""
     for ladder in ("gammon42", "fibs", "prostriker"):
         with pytest.raises(reader.InvalidArgument, match=message):
-            reader.preview(CONFIG.ladder(ladder), 1500.0, 1500.0, **kwargs)
+            reader.preview(CONFIG.ladders[ladder], 1500.0, 1500.0, **kwargs)
 
 
 def test_preview_refuses_a_non_finite_rating_and_a_player_id_without_redis():
     """NaN is no rating; a stored player needs a Redis client."""
     with pytest.raises(reader.InvalidArgument):
-        reader.preview(CONFIG.ladder("fibs"), float("nan"), 1500.0)
+        reader.preview(CONFIG.ladders["fibs"], float("nan"), 1500.0)
     with pytest.raises(reader.InvalidArgument):
-        reader.preview(CONFIG.ladder("fibs"), "alice", 1500.0)
+        reader.preview(CONFIG.ladders["fibs"], "alice", 1500.0)
 
 
 @pytest.mark.parametrize(
@@ -113,7 +113,7 @@ def test_unknown_board_names_are_refused(board):
 
 def test_only_ladders_with_a_public_or_boosted_board_offer_it():
     """fibs keeps a public board, gammon42 a boosted one (the shipped configuration)."""
-    fibs, gammon42 = CONFIG.ladder("fibs"), CONFIG.ladder("gammon42")
+    fibs, gammon42 = CONFIG.ladders["fibs"], CONFIG.ladders["gammon42"]
     assert (True, False) == (
         reader.board_available(fibs, "public"),
         reader.board_available(fibs, "boosted"),

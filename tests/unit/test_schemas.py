@@ -241,12 +241,11 @@ def test_the_earliest_ended_at_whose_windows_are_dates_is_accepted_and_earlier_i
 
 def test_a_ten_megabyte_payload_is_refused_before_it_is_decoded(monkeypatch) -> None:
     """The size limit is checked on the raw bytes, before JSON parsing."""
-    import schemas.parse
 
     def refuse(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("json.loads called on an oversized payload")
 
-    monkeypatch.setattr(schemas.parse.json, "loads", refuse)
+    monkeypatch.setattr("schemas.parse.json.loads", refuse)
     raw = '{"pad": "' + "x" * 10_000_000 + '"}'
     for payload in (raw, raw.encode()):
         assert "payload_too_large" == rejection(payload).reason

@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from redis import Redis
+from redis.cluster import RedisCluster
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
@@ -134,7 +135,9 @@ def stream_players(
             yield list(part)
 
 
-def reproject(redis: Redis, ladder_config: LadderConfig, rows: Iterable[PlayerRow]) -> int:
+def reproject(
+    redis: Redis | RedisCluster, ladder_config: LadderConfig, rows: Iterable[PlayerRow]
+) -> int:
     """Write these players' current state into every board and their hash; returns how many.
 
     Unlike a worker's projection this rewrites a hash holding the same version (repairing
@@ -156,7 +159,7 @@ def reproject(redis: Redis, ladder_config: LadderConfig, rows: Iterable[PlayerRo
     return written
 
 
-def forget(redis: Redis, ladder: str, player_ids: Iterable[str]) -> int:
+def forget(redis: Redis | RedisCluster, ladder: str, player_ids: Iterable[str]) -> int:
     """Take players that have no row in PostgreSQL off every board and delete their hash."""
     ids = sorted(set(player_ids))
     if not ids:
@@ -171,7 +174,7 @@ def forget(redis: Redis, ladder: str, player_ids: Iterable[str]) -> int:
     return len(ids)
 
 
-def player_ids_with_hash(redis: Redis, ladder: str) -> Iterator[str]:
+def player_ids_with_hash(redis: Redis | RedisCluster, ladder: str) -> Iterator[str]:
     """Every player id that has a hash in Redis (SCAN, so Redis is never blocked)."""
     prefix = keys.player_prefix(ladder)
     for key in redis.scan_iter(match=_glob_escape(prefix) + "*", count=CHUNK, _type="hash"):
@@ -180,7 +183,7 @@ def player_ids_with_hash(redis: Redis, ladder: str) -> Iterator[str]:
             yield name[len(prefix) :]
 
 
-def unwritten_hashes(redis: Redis, ladder: str, written: str) -> set[str]:
+def unwritten_hashes(redis: Redis | RedisCluster, ladder: str, written: str) -> set[str]:
     """Ids of the ladder's player hashes that the rebuild did not write (compared inside
     Redis): neither on the rating board nor in ``written``, the set of the ids it wrote that
     are not on the board (most players are, and the set stays small). A player a worker took
@@ -216,7 +219,7 @@ def missing_from_store(engine: Engine, ladder: str, player_ids: Iterable[str]) -
 
 def rebuild(
     engine: Engine,
-    redis: Redis,
+    redis: Redis | RedisCluster,
     ladder_config: LadderConfig,
     progress: Progress | None = None,
 ) -> RebuildReport:
@@ -290,7 +293,9 @@ def rebuild(
     )
 
 
-def _build_archives(engine: Engine, redis: Redis, ladder: str, token: str) -> dict[str, str]:
+def _build_archives(
+    engine: Engine, redis: Redis | RedisCluster, ladder: str, token: str
+) -> dict[str, str]:
     """Every closed season's standings, each into its own temporary key (name -> key)."""
     built: dict[str, str] = {}
     with engine.connect() as conn:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from redis import Redis
+from redis.cluster import RedisCluster
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
@@ -102,7 +103,7 @@ class Report:
 
 def check(
     engine: Engine,
-    redis: Redis,
+    redis: Redis | RedisCluster,
     ladder_config: LadderConfig,
     progress: Progress | None = None,
 ) -> Report:
@@ -178,7 +179,9 @@ def check(
     return report
 
 
-def repair(engine: Engine, redis: Redis, ladder_config: LadderConfig, report: Report) -> int:
+def repair(
+    engine: Engine, redis: Redis | RedisCluster, ladder_config: LadderConfig, report: Report
+) -> int:
     """Re-project every player the report names from a fresh read; returns how many."""
     ladder = ladder_config.name
     ids = sorted(report.affected(ladder))

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
+from redis.cluster import RedisCluster
 from sqlalchemy import Float, Numeric, and_, cast, func, insert, literal, select, update
 from sqlalchemy.engine import Connection, Engine
 
@@ -109,7 +110,7 @@ def check_name(name: str) -> str:
 
 def close(
     engine: Engine,
-    redis: Redis,
+    redis: Redis | RedisCluster,
     ladder_config: LadderConfig,
     name: str,
     policy: Policy,
@@ -303,7 +304,7 @@ def _reset(
     return int(result.rowcount or 0)
 
 
-def _write_archive(engine: Engine, redis: Redis, ladder: str, name: str) -> None:
+def _write_archive(engine: Engine, redis: Redis | RedisCluster, ladder: str, name: str) -> None:
     """Build the archive aside and rename it into place: never a half-written archive."""
     token = uuid.uuid4().hex
     temp = keys.rebuild_temp(ladder, token, f"season:{name}")

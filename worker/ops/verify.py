@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from redis import Redis
+from redis.cluster import RedisCluster
 from sqlalchemy import and_, func, literal_column, select
 from sqlalchemy.engine import Engine
 
@@ -116,7 +117,7 @@ class Advancing(Protocol):
 
 def verify_ladders(
     engine: Engine,
-    redis: Redis | None,
+    redis: Redis | RedisCluster | None,
     ladder_configs: Sequence[LadderConfig],
     progress: Progress | None = None,
     processes: int | None = None,
@@ -151,7 +152,7 @@ def verify_ladders(
 
 
 # What a forked verifier inherits: engine, Redis client, ladders by name, events done so far.
-_SHARED: tuple[Engine, Redis | None, dict[str, LadderConfig], Any] | None = None
+_SHARED: tuple[Engine, Redis | RedisCluster | None, dict[str, LadderConfig], Any] | None = None
 
 
 def _child() -> None:
@@ -178,7 +179,7 @@ class _Share:
 
 def verify(
     engine: Engine,
-    redis: Redis | None,
+    redis: Redis | RedisCluster | None,
     ladder_config: LadderConfig,
     progress: Advancing | None = None,
 ) -> LadderReport:

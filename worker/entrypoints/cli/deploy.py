@@ -9,9 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worker.observability import health
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +35,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_health)
 
 
-def cmd_health(rt: Any, args: argparse.Namespace) -> int:
+def cmd_health(rt: Runtime, args: argparse.Namespace) -> int:
     logging.getLogger("alembic").setLevel(logging.WARNING)  # a probe prints its checks only
     run = health.ready if args.ready else health.alive
     checks = run(rt.settings, timeout=args.timeout)

@@ -18,10 +18,13 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from worker.ladders import ConfigError
 from worker.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
 
 # Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -195,7 +198,7 @@ def _version() -> str:
         return "unknown"
 
 
-def cmd_migrate(rt: Any, args: argparse.Namespace) -> int:
+def cmd_migrate(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.store.migrate import shown_url, upgrade
 
     done = upgrade(rt.engine)
@@ -203,7 +206,7 @@ def cmd_migrate(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
+def cmd_worker(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.queue import runner
 
     rt.config  # refuse a broken configuration before touching the queue  # noqa: B018
@@ -220,7 +223,7 @@ def cmd_worker(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_publish(rt: Any, args: argparse.Namespace) -> int:
+def cmd_publish(rt: Runtime, args: argparse.Namespace) -> int:
     from worker import keys
 
     signer = _signer(args.publisher) if args.publisher else None
@@ -272,7 +275,7 @@ def _signer(publisher: str) -> Any:
     return signed
 
 
-def cmd_config_show(rt: Any, args: argparse.Namespace) -> int:
+def cmd_config_show(rt: Runtime, args: argparse.Namespace) -> int:
     config = rt.config
     shown = {
         name: {

@@ -14,11 +14,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import Gammon42Rules, PlayerState, display_rating
 from worker.boards import reader
 from worker.entrypoints.cli.terminal import safe
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
 
 EXIT_UNKNOWN_PLAYER = 1
 EXIT_USAGE = 2
@@ -101,7 +104,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_serve)
 
 
-def cmd_top(rt: Any, args: argparse.Namespace) -> int:
+def cmd_top(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = _ladder(rt, args)
     entries = reader.top(rt.leaderboard_redis, args.ladder, args.limit, args.board)
     if args.json:
@@ -111,7 +114,7 @@ def cmd_top(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_page(rt: Any, args: argparse.Namespace) -> int:
+def cmd_page(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = _ladder(rt, args)
     found = reader.page(
         rt.leaderboard_redis,
@@ -134,7 +137,7 @@ def cmd_page(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_rank(rt: Any, args: argparse.Namespace) -> int:
+def cmd_rank(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = _ladder(rt, args)
     entry = reader.rank(rt.leaderboard_redis, args.ladder, args.player, args.board)
     if args.json:
@@ -144,7 +147,7 @@ def cmd_rank(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_around(rt: Any, args: argparse.Namespace) -> int:
+def cmd_around(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = _ladder(rt, args)
     entries = reader.around(rt.leaderboard_redis, args.ladder, args.player, args.radius, args.board)
     if args.json:
@@ -155,7 +158,7 @@ def cmd_around(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_player(rt: Any, args: argparse.Namespace) -> int:
+def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = _ladder(rt, args)
     found = reader.card(rt.leaderboard_redis, args.ladder, args.player)
     if args.json:
@@ -181,7 +184,7 @@ def cmd_player(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_history(rt: Any, args: argparse.Namespace) -> int:
+def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.store.history import history
 
     ladder_config = _ladder(rt, args)
@@ -207,7 +210,7 @@ def cmd_history(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_preview(rt: Any, args: argparse.Namespace) -> int:
+def cmd_preview(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = _ladder(rt, args)
     a = _preview_side(rt, ladder_config, args, "a")
     b = _preview_side(rt, ladder_config, args, "b")
@@ -230,7 +233,7 @@ def cmd_preview(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve(rt: Any, args: argparse.Namespace) -> int:
+def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
     import uvicorn
 
     from worker.api import create_app
@@ -268,7 +271,9 @@ def mask_client_address(record: logging.LogRecord) -> bool:
     return True
 
 
-def _preview_side(rt: Any, ladder_config: Any, args: argparse.Namespace, side: str) -> reader.Side:
+def _preview_side(
+    rt: Runtime, ladder_config: Any, args: argparse.Namespace, side: str
+) -> reader.Side:
     """A given rating (``=1500``) or a stored player, with the command's overrides."""
     value: str = getattr(args, side)
     games = getattr(args, f"{side}_games")
@@ -299,7 +304,7 @@ def _preview_side(rt: Any, ladder_config: Any, args: argparse.Namespace, side: s
     return reader.Side(player_id, state)
 
 
-def _ladder(rt: Any, args: argparse.Namespace) -> Any:
+def _ladder(rt: Runtime, args: argparse.Namespace) -> Any:
     ladder_config = rt.config.ladder(args.ladder)
     if ladder_config is None:
         raise _Refused(f"no ladder named {args.ladder!r}", EXIT_USAGE)
@@ -370,7 +375,7 @@ class _Refused(Exception):
 def _guarded(handler: Handler) -> Handler:
     """Turn the reader's refusals into one line on standard error and an exit code."""
 
-    def run(rt: Any, args: argparse.Namespace) -> int:
+    def run(rt: Runtime, args: argparse.Namespace) -> int:
         from redis.exceptions import ConnectionError as RedisConnectionError
         from redis.exceptions import TimeoutError as RedisTimeoutError
         from sqlalchemy.exc import DBAPIError

@@ -9,9 +9,12 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worker.ops.progress import Progress
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
 
 SHOWN = 10  # mismatches printed per ladder (``--json`` lists up to ``verify.LISTED``)
 
@@ -25,7 +28,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_verify)
 
 
-def cmd_verify(rt: Any, args: argparse.Namespace) -> int:
+def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.verify import count_events, verify_ladders
 
     if args.ladder is not None:
