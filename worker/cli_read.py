@@ -233,7 +233,7 @@ def cmd_preview(rt: Any, args: argparse.Namespace) -> int:
 def cmd_serve(rt: Any, args: argparse.Namespace) -> int:
     import uvicorn
 
-    from worker.api import create_app
+    from worker.entrypoints.api import create_app
     from worker.metrics import operations_app
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
