@@ -236,7 +236,7 @@ def cmd_preview(rt: Runtime, args: argparse.Namespace) -> int:
 def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
     import uvicorn
 
-    from worker.api import create_app
+    from worker.entrypoints.api import create_app
     from worker.observability.metrics import operations_app
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
