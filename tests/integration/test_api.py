@@ -15,8 +15,9 @@ from starlette.testclient import TestClient
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.test_reader import TIES, seed
-from worker import keys, seasons
+from worker import keys
 from worker.entrypoints.api import CACHE_OK, create_app
+from worker.ops import seasons
 
 L = "gammon42"
 
