@@ -17,13 +17,14 @@ moment it was processed (``processed_at``): the caller passes that moment as ``n
 chooses the ruleset version by ``when(event, now)``.
 """
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import ClassVar, Final
 
 from engine import fibs
 from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
+from engine.fairplay import Reason as FairPlayReason
 from engine.player import Player, PlayerKey
 from engine.rating import rate as rate_game
 from engine.reasons import LedgerKind, Outcome, Reason
@@ -254,6 +255,9 @@ class Decision:
 
 # -- applying one event ---------------------------------------------------------------------
 
+# A fair-play filter's reason as the ladder's reason (the same value).
+_REASONS: Final[dict[FairPlayReason, Reason]] = {r: Reason(r.value) for r in FairPlayReason}
+
 
 def apply(
     event: Event, state: LadderState, rules: Ruleset, policy: Policy, now: datetime
@@ -277,12 +281,23 @@ def apply(
             state.player(ladder, state.resolve(ladder, pid))
         return Decision(event.event_id, ladder, event.type, Outcome.DUPLICATE)
     state.seen[key] = event.digest
-    for pid in named_ids(event):
+    links = state.links.get(ladder)
+    players = state.players
+    touched = state.touched
+    start = rules.start
+    if isinstance(event, GameFinished):
+        named: Iterable[str] = (event.winner.player_id, event.loser.player_id)
+    else:
+        named = named_ids(event)
+    for pid in named:
         # Every id an applied event names has a player (and so a card), even when the event
         # is refused: the store and the boards hold the same players.
-        for named in (pid, state.resolve(ladder, pid)):
-            state.claim(ladder, named, rules.start, now)
-            state.touched.add((ladder, named))
+        resolved = pid if links is None else links.get(pid, pid)
+        for one in (pid, resolved):
+            pkey = (ladder, one)
+            if pkey not in players:
+                players[pkey] = Player(ladder, one, start, updated_at=now)
+            touched.add(pkey)
     match event:
         case GameFinished():
             return _game(event, state, rules, policy, now)
@@ -297,65 +312,77 @@ def apply(
 def _game(
     event: GameFinished, state: LadderState, rules: Ruleset, policy: Policy, now: datetime
 ) -> Decision:
+    # The per-event path of a replay: plain locals rather than repeated lookups, the same
+    # steps in the same order as ever.
     ladder = event.ladder
-    winner_id = state.resolve(ladder, event.winner.player_id)
-    loser_id = state.resolve(ladder, event.loser.player_id)
-    winner = state.player(ladder, winner_id)
-    loser = state.player(ladder, loser_id)
+    links = state.links.get(ladder)
+    winner_id = event.winner.player_id
+    loser_id = event.loser.player_id
+    if links is not None:
+        winner_id = links.get(winner_id, winner_id)
+        loser_id = links.get(loser_id, loser_id)
+    players = state.players
+    state.touched.add((ladder, winner_id))
+    state.touched.add((ladder, loser_id))
+    winner = players[(ladder, winner_id)]
+    loser = players[(ladder, loser_id)]
+    windows = state.windows
     fairplay = policy.fairplay
+    mode = event.mode
+    ended_at = event.ended_at
     reason: Reason | None
     if winner_id == loser_id:
         reason = Reason.SELF_PLAY  # an anonymous id against the account it is linked to
     else:
         facts = FairPlayFacts(
-            mode=event.mode,
+            mode=mode,
             winner_is_bot=event.winner.is_bot,
             loser_is_bot=event.loser.is_bot,
             winner_network=event.winner.network,
             loser_network=event.loser.network,
-            pair_rated_games=state.windows.rated_pair_games(
-                ladder, winner_id, loser_id, event.ended_at, fairplay.pair_window_hours
+            pair_rated_games=windows.rated_pair_games(
+                ladder, winner_id, loser_id, ended_at, fairplay.pair_window_hours
             ),
         )
         found = verdict(facts, fairplay)
-        reason = None if found is None else Reason(found.value)
+        reason = None if found is None else _REASONS[found]
     changes: tuple[LedgerChange, ...] = ()
     boosted: tuple[tuple[str, int], ...] = ()
     coefficient: float | None = None
     if reason is None:
-        recent: dict[str, int] = {}
+        winner_recent = loser_recent = 0
         if isinstance(rules, Gammon42Rules):
             # SPEC 2.1: K by the ranked games of the 7 days before ended_at, this one not counted.
-            for pid in (winner_id, loser_id):
-                recent[pid] = state.windows.ranked_games(
-                    ladder, pid, event.ended_at, rules.heavy_window_hours
-                )
+            hours = rules.heavy_window_hours
+            winner_recent = windows.ranked_games(ladder, winner_id, ended_at, hours)
+            loser_recent = windows.ranked_games(ladder, loser_id, ended_at, hours)
+        match_length = event.match_length
         change = rate_game(
             rules,
-            _state(winner, recent.get(winner_id, 0)),
-            _state(loser, recent.get(loser_id, 0)),
-            Game(cube=event.cube, match_length=event.match_length),
+            _state(winner, winner_recent),
+            _state(loser, loser_recent),
+            Game(cube=event.cube, match_length=match_length),
         )
         coefficient = change.coefficient
-        made = []
-        for player, side in ((winner, change.winner), (loser, change.loser)):
-            made.append(_ledger(player, LedgerKind.GAME, side.after, side.k, side.expected))
-            player.rated_games += 1
-            player.experience += event.match_length
-            player.listed = True
-            player.last_game_at = event.ended_at
-            player.changed(now)
-        changes = tuple(made)
-        if event.mode == "ranked":  # the audit store's pair windows hold ranked games only
-            state.windows.add_rated_pair(ladder, winner_id, loser_id, event.ended_at)
-    elif event.mode == "boosted" and policy.boosted_board:
+        won = _ledger(
+            winner, LedgerKind.GAME, change.winner.after, change.winner.k, change.winner.expected
+        )
+        _played(winner, match_length, ended_at, now)
+        lost = _ledger(
+            loser, LedgerKind.GAME, change.loser.after, change.loser.k, change.loser.expected
+        )
+        _played(loser, match_length, ended_at, now)
+        changes = (won, lost)
+        if mode == "ranked":  # the audit store's pair windows hold ranked games only
+            windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
+    elif mode == "boosted" and policy.boosted_board:
         points = RESULT_POINTS[event.result] * event.cube
         winner.boosted_points += points
         winner.changed(now)
         boosted = ((winner_id, points),)
-    if event.mode == "ranked":
-        state.windows.add_ranked(ladder, winner_id, event.ended_at)
-        state.windows.add_ranked(ladder, loser_id, event.ended_at)
+    if mode == "ranked":
+        windows.add_ranked(ladder, winner_id, ended_at)
+        windows.add_ranked(ladder, loser_id, ended_at)
     return Decision(
         event.event_id,
         ladder,
@@ -363,7 +390,7 @@ def _game(
         Outcome.RATED if reason is None else Outcome.UNRATED,
         reason,
         rules.version,
-        mode=event.mode,
+        mode=mode,
         winner_id=winner_id,
         loser_id=loser_id,
         cube=event.cube,
@@ -372,6 +399,15 @@ def _game(
         changes=changes,
         boosted=boosted,
     )
+
+
+def _played(player: Player, match_length: int, ended_at: datetime, now: datetime) -> None:
+    """A rated game's effect on one side besides the rating."""
+    player.rated_games += 1
+    player.experience += match_length
+    player.listed = True
+    player.last_game_at = ended_at
+    player.changed(now)
 
 
 def _tournament(

@@ -22,10 +22,11 @@ class PlayerState:
     def __post_init__(self) -> None:
         if not math.isfinite(self.rating):
             raise ValueError(f"rating: must be a finite number, got {self.rating!r}")
-        for field in ("rated_games", "experience", "recent_ranked_games"):
-            value = getattr(self, field)
-            if value < 0:
-                raise ValueError(f"{field}: must be >= 0, got {value!r}")
+        if self.rated_games < 0 or self.experience < 0 or self.recent_ranked_games < 0:
+            for field in ("rated_games", "experience", "recent_ranked_games"):
+                value = getattr(self, field)
+                if value < 0:
+                    raise ValueError(f"{field}: must be >= 0, got {value!r}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,24 +19,42 @@ class Windows:
 
     @staticmethod
     def _pair(ladder: str, a: str, b: str) -> tuple[str, str, str]:
-        return (ladder, *sorted((a, b)))  # type: ignore[return-value]
+        return (ladder, a, b) if a <= b else (ladder, b, a)
 
     def add_ranked(self, ladder: str, player_id: str, ended_at: datetime) -> None:
-        bisect.insort(self._ranked[(ladder, player_id)], ended_at)
+        _add(self._ranked[(ladder, player_id)], ended_at)
 
     def add_rated_pair(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
-        bisect.insort(self._rated_pairs[self._pair(ladder, a, b)], ended_at)
+        _add(self._rated_pairs[self._pair(ladder, a, b)], ended_at)
 
     def ranked_games(self, ladder: str, player_id: str, before: datetime, hours: int) -> int:
         """Ranked games of the player that ended in the ``hours`` before ``before``."""
-        return _count(self._ranked.get((ladder, player_id), []), before, hours)
+        times = self._ranked.get((ladder, player_id))
+        return 0 if times is None else _count(times, before, hours)
 
     def rated_pair_games(self, ladder: str, a: str, b: str, before: datetime, hours: int) -> int:
         """Rated games between the two players that ended in the ``hours`` before ``before``."""
-        return _count(self._rated_pairs.get(self._pair(ladder, a, b), []), before, hours)
+        times = self._rated_pairs.get(self._pair(ladder, a, b))
+        return 0 if times is None else _count(times, before, hours)
+
+
+_SPANS: dict[int, timedelta] = {}  # hours -> timedelta, built once per window length
+
+
+def _add(times: list[datetime], ended_at: datetime) -> None:
+    # Events come mostly in time order: appending keeps the list sorted, as insort would.
+    if not times or times[-1] <= ended_at:
+        times.append(ended_at)
+    else:
+        bisect.insort(times, ended_at)
 
 
 def _count(times: list[datetime], before: datetime, hours: int) -> int:
-    start = bisect.bisect_left(times, before - timedelta(hours=hours))
+    """Timestamps in ``[before - hours, before)``: two binary searches, no scan."""
     end = bisect.bisect_left(times, before)
-    return max(end - start, 0)
+    if end == 0:
+        return 0
+    span = _SPANS.get(hours)
+    if span is None:
+        span = _SPANS[hours] = timedelta(hours=hours)
+    return end - bisect.bisect_left(times, before - span, 0, end)
