@@ -45,3 +45,13 @@ def test_every_reason_written_anywhere_is_in_the_vocabulary() -> None:
     vocabulary = {str(r) for r in Reason}
     unknown = {reason: where for reason, where in written.items() if reason not in vocabulary}
     assert not unknown, f"reasons outside engine.reasons.Reason: {unknown}"
+
+
+def test_dlq_list_accepts_every_reason_a_dead_letter_is_given() -> None:
+    """SPEC 2.4 / 5: conflicts and processing errors are dead letters an operator can filter."""
+    from engine import Reason
+    from worker.entrypoints.cli.dlq import reason
+
+    for name in ("event_id_conflict", "processing_error", "retries_exhausted", "invalid_cube"):
+        assert name == reason(name)
+    assert str(Reason.EVENT_ID_CONFLICT) == reason("event_id_conflict")

@@ -13,6 +13,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from engine import Reason
 from schemas import REASONS
 from worker.entrypoints.cli.terminal import error, safe
 from worker.ops.progress import is_terminal
@@ -62,7 +63,13 @@ def register(subparsers: Any) -> None:
 
 
 #: Every reason a dead letter can carry.
-DEAD_LETTER_REASONS: tuple[str, ...] = (*REASONS, RETRIES_EXHAUSTED, "failed")
+DEAD_LETTER_REASONS: tuple[str, ...] = (
+    *REASONS,
+    str(Reason.EVENT_ID_CONFLICT),
+    str(Reason.PROCESSING_ERROR),
+    RETRIES_EXHAUSTED,
+    "failed",
+)
 
 
 def reason(text: str) -> str:
