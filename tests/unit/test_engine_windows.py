@@ -1,0 +1,56 @@
+"""The window counts behind gammon42's weekly K (SPEC 2.1) and the 24-hour pair limit (2.4)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from engine.windows import Windows
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def at(hours: float) -> datetime:
+    return T0 + timedelta(hours=hours)
+
+
+def test_a_game_at_the_window_start_counts_and_one_at_the_game_itself_does_not() -> None:
+    """SPEC 2.1: games "in the 7 days before this game's ended_at (this game not counted)"."""
+    w = Windows()
+    for hours in (0, 1, 168):  # exactly 7 days before, inside, and the game's own moment
+        w.add_ranked("gammon42", "ann", at(hours))
+    assert 2 == w.ranked_games("gammon42", "ann", at(168), 168)
+    assert 2 == w.ranked_games("gammon42", "ann", at(168.5), 168)  # hour 0 left, 168 entered
+    assert 1 == w.ranked_games("gammon42", "ann", at(169.5), 168)
+    assert 0 == w.ranked_games("gammon42", "bob", at(168), 168)
+
+
+def test_a_pair_is_the_same_pair_whichever_player_is_named_first() -> None:
+    """SPEC 2.4 step 5: the pair limit counts the pair's rated games, winner or loser."""
+    w = Windows()
+    w.add_rated_pair("fibs", "ann", "bob", at(1))
+    w.add_rated_pair("fibs", "bob", "ann", at(2))
+    assert (2, 2) == (
+        w.rated_pair_games("fibs", "ann", "bob", at(3), 24),
+        w.rated_pair_games("fibs", "bob", "ann", at(3), 24),
+    )
+    assert 0 == w.rated_pair_games("gammon42", "ann", "bob", at(3), 24)
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=400), max_size=60),
+    st.integers(min_value=0, max_value=420),
+    st.sampled_from([0, 1, 24, 168]),
+)
+def test_counts_equal_a_plain_count_whatever_order_the_games_arrive_in(
+    minutes: list[int], before: int, hours: int
+) -> None:
+    """Out-of-order arrivals (a late game from another server) count like in-order ones."""
+    w = Windows()
+    for m in minutes:
+        w.add_ranked("gammon42", "ann", at(m / 10))
+    end = at(before / 10)
+    expected = sum(1 for m in minutes if end - timedelta(hours=hours) <= at(m / 10) < end)
+    assert expected == w.ranked_games("gammon42", "ann", end, hours)
