@@ -70,7 +70,13 @@ def kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None
         os.killpg(proc.pid, sig)
     except ProcessLookupError:
         pass
-    proc.wait(timeout=30)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        # The worker did not stop: fail, but leave no worker to take the next test's events.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        raise
 
 
 def expected_ids(events: list[dict[str, Any]]) -> set[tuple[str, str]]:
