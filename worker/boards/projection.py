@@ -30,6 +30,7 @@ from engine.ladder import on_public_board
 from engine.player import STATE_FIELDS
 from worker import keys
 from worker.ladders import RulesVersion
+from worker.lua import lua_source
 
 if TYPE_CHECKING:
     from worker.ladders import Config, LadderConfig
@@ -62,66 +63,8 @@ def card(ladder_config: LadderConfig, record: Player) -> dict[str, str]:
     return fields
 
 
-# KEYS: 1 rating, 2 public, 3 boosted, 4 the set of the ids written that are not on the rating
-# board (build only: with the rating board it tells which hashes a rebuild wrote; repair
-# passes any key of the ladder and it is not touched), then one player hash per row.
-# ARGV: 1 a JSON array of rows [player_id, version, on_board, rating, public, boosted, fields]
-# (on_board/public 0 or 1; version, rating and boosted as strings so no digit is lost;
-# fields the hash's flat field/value list); 2 "newer", "repair" or "build".
-# newer (a worker's batch): a player is written only if their hash holds an older version, so
-# a slow worker's late write never rolls a leaderboard back.
-# repair: a hash holding the *same* version is rewritten too (that is how drift is repaired);
-# one holding a newer version is left alone.
-# build: the boards are temporary keys, filled from every row with one ZADD per board; each
-# hash is rewritten (players changed meanwhile are re-projected after the swap).
-WRITE = """
-local rows = cjson.decode(ARGV[1])
-if ARGV[2] == 'build' then
-  local boards, ids = {{}, {}, {}}, {}
-  for k = 1, #rows do
-    local row = rows[k]
-    if row[3] ~= 1 then ids[#ids + 1] = row[1] end
-    redis.call('DEL', KEYS[k + 4])
-    redis.call('HSET', KEYS[k + 4], unpack(row[7]))
-    if row[3] == 1 then
-      table.insert(boards[1], row[4])
-      table.insert(boards[1], row[1])
-    end
-    if row[5] == 1 then
-      table.insert(boards[2], row[4])
-      table.insert(boards[2], row[1])
-    end
-    if tonumber(row[6]) > 0 then
-      table.insert(boards[3], row[6])
-      table.insert(boards[3], row[1])
-    end
-  end
-  for b = 1, 3 do
-    if #boards[b] > 0 then redis.call('ZADD', KEYS[b], unpack(boards[b])) end
-  end
-  if #ids > 0 then redis.call('SADD', KEYS[4], unpack(ids)) end
-  return #rows
-end
-local written = 0
-for k = 1, #rows do
-  local row = rows[k]
-  local id, hash = row[1], KEYS[k + 4]
-  local current = tonumber(redis.call('HGET', hash, 'version') or '-1')
-  local version = tonumber(row[2])
-  if current < version or (current == version and ARGV[2] == 'repair') then
-    if row[3] == 1 then redis.call('ZADD', KEYS[1], row[4], id)
-    else redis.call('ZREM', KEYS[1], id) end
-    if row[5] == 1 then redis.call('ZADD', KEYS[2], row[4], id)
-    else redis.call('ZREM', KEYS[2], id) end
-    if tonumber(row[6]) > 0 then redis.call('ZADD', KEYS[3], row[6], id)
-    else redis.call('ZREM', KEYS[3], id) end
-    redis.call('DEL', hash)
-    redis.call('HSET', hash, unpack(row[7]))
-    written = written + 1
-  end
-end
-return written
-"""
+# The script and what its KEYS and ARGV hold: write.lua.
+WRITE = lua_source("worker.boards", "write.lua")
 
 
 PlayerRow = Sequence[Any]

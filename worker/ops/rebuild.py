@@ -42,6 +42,7 @@ from sqlalchemy.engine import Engine
 from worker import keys
 from worker.boards.projection import WRITE, PlayerRow, Rows, boards, write_rows
 from worker.ladders import LadderConfig
+from worker.lua import lua_source
 from worker.ops.progress import Progress
 from worker.store.statements import PLAYER_ROW
 from worker.store.tables import players, season_standings, seasons
@@ -55,38 +56,11 @@ TEMP_TTL_SECONDS = 3600
 CATCH_UP_MARGIN = timedelta(minutes=5)
 BOARDS = ("rating", "public", "boosted")
 
-# KEYS: 1 the set of the ids a rebuild wrote that are not on the rating board, 2 the rating
-# board. ARGV: 1 SCAN cursor, 2 pattern of the ladder's player hashes, 3 SCAN count, 4 length
-# of the hash key prefix. Returns the next cursor and the ids of the hashes scanned that are
-# in neither (the rebuild did not write them, or a worker took them off the board since).
-SWEEP = """
-local reply = redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', ARGV[3], 'TYPE', 'hash')
-local stale = {}
-local skip = tonumber(ARGV[4])
-for _, key in ipairs(reply[2]) do
-  local id = string.sub(key, skip + 1)
-  if not redis.call('ZSCORE', KEYS[2], id) and redis.call('SISMEMBER', KEYS[1], id) == 0 then
-    table.insert(stale, id)
-  end
-end
-return {reply[1], stale}
-"""
+# The script and what its KEYS and ARGV hold: sweep.lua.
+SWEEP = lua_source("worker.ops", "sweep.lua")
 
-# KEYS: triples (temporary, live, trash). The live key becomes the temporary one's content,
-# or disappears when nothing was built; the old content is unlinked (freed in background).
-SWAP = """
-for i = 1, #KEYS, 3 do
-  if redis.call('EXISTS', KEYS[i + 1]) == 1 then
-    redis.call('RENAME', KEYS[i + 1], KEYS[i + 2])
-  end
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    redis.call('RENAME', KEYS[i], KEYS[i + 1])
-    redis.call('PERSIST', KEYS[i + 1])
-  end
-  redis.call('UNLINK', KEYS[i + 2])
-end
-return #KEYS / 3
-"""
+# The script and what its KEYS and ARGV hold: swap.lua.
+SWAP = lua_source("worker.ops", "swap.lua")
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from sqlalchemy.engine import Engine
 from worker import keys
 from worker.boards.projection import PlayerRow, Rows
 from worker.ladders import LadderConfig
+from worker.lua import lua_source
 from worker.ops.progress import Progress
 from worker.ops.rebuild import (
     CHUNK,
@@ -42,16 +43,8 @@ from worker.store.statements import PLAYER_ROW
 from worker.store.tables import players
 
 KINDS = ("missing", "extra", "wrong")
-# KEYS: player hashes of one ladder (one slot). Returns, per hash, its fields and values joined
-# by the unit separator ('' for a missing hash): one reply element per player instead of two
-# per field, which is most of the client's parsing time for a large ladder.
-CARDS = """
-local out = {}
-for i = 1, #KEYS do
-  out[i] = table.concat(redis.call('HGETALL', KEYS[i]), '\\31')
-end
-return out
-"""
+# The script and what its KEYS and ARGV hold: cards.lua.
+CARDS = lua_source("worker.ops", "cards.lua")
 SEPARATOR = "\x1f"
 
 

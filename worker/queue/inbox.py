@@ -24,17 +24,13 @@ from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError
 
 from worker import failpoints, keys
+from worker.lua import lua_source
 
 PROCESS_BATCH = "worker.queue.jobs.process_batch"
 RECOVERY_GRACE_SECONDS = 30.0
 
-CLAIM = """
-local items = redis.call('LPOP', KEYS[1], ARGV[1])
-if not items then return {} end
-redis.call('RPUSH', KEYS[2], unpack(items))
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[3])
-return items
-"""
+# The script and what its KEYS and ARGV hold: claim.lua.
+CLAIM = lua_source("worker.queue", "claim.lua")
 
 
 class Inbox:

@@ -25,6 +25,7 @@ from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import current_timestamp
 
 from worker import keys
+from worker.lua import lua_source
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -36,15 +37,8 @@ ALIVE_SECONDS = 20
 SCHEDULER_SECONDS = 1.0
 SCHEDULER_LOCK_SECONDS = 15
 
-# Take the lock if free, renew it if ours: 1 when this worker holds it now.
-ACQUIRE = """
-local holder = redis.call('GET', KEYS[1])
-if holder == false or holder == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
-  return 1
-end
-return 0
-"""
+# The script and what its KEYS and ARGV hold: acquire.lua.
+ACQUIRE = lua_source("worker.queue", "acquire.lua")
 
 
 def beat(redis: Redis, worker: SimpleWorker, queue: Queue) -> None:
