@@ -13,7 +13,12 @@ import random
 import signal
 import time
 
-POINTS = ("inbox.after_claim", "service.before_commit", "service.after_commit")
+POINTS = (
+    "inbox.after_claim",
+    "service.before_commit",
+    "service.after_commit",
+    "runner.before_loop",
+)
 
 
 def _parse(spec: str) -> dict[str, tuple[str, float]]:

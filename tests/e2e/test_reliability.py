@@ -65,6 +65,14 @@ def spawn(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
     )
 
 
+def wait_started(redis: Redis, timeout: float = 30.0) -> None:
+    """Until a long-running worker has started up (its scheduler thread holds the lock)."""
+    deadline = time.monotonic() + timeout
+    while not redis.exists("ladder:scheduler"):
+        assert time.monotonic() < deadline, "the worker never started"
+        time.sleep(0.05)
+
+
 def kill_group(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
     try:
         os.killpg(proc.pid, sig)
@@ -175,12 +183,15 @@ def test_sigterm_during_a_batch_lets_it_commit_and_the_worker_exit(cli, database
     events = hot_events(5, 4, random.Random(3))
     env = {**cli.env, "LADDER_FAILPOINTS": "service.before_commit=pause:3"}
     worker = spawn(env)
+    redis = Redis.from_url(redis_url)
     try:
-        time.sleep(2.0)  # started and waiting on the inbox
-        redis = Redis.from_url(redis_url)
+        wait_started(redis)
         publish(redis, events)
-        redis.close()
-        time.sleep(1.0)  # the batch is taken and held open before its commit
+        deadline = time.monotonic() + 30
+        while redis.llen("ladder:inbox"):  # the batch is taken ...
+            assert time.monotonic() < deadline, "the worker never took the batch"
+            time.sleep(0.05)
+        time.sleep(0.5)  # ... and held open before its commit
         os.killpg(worker.pid, signal.SIGTERM)
         code = worker.wait(timeout=30)
     finally:
@@ -188,7 +199,6 @@ def test_sigterm_during_a_batch_lets_it_commit_and_the_worker_exit(cli, database
             kill_group(worker)
     assert 0 == code
     check_stores(database_url, redis_url, expected_ids(events))  # applied, not returned
-    redis = Redis.from_url(redis_url)
     assert (0, 0) == (redis.llen("rq:queue:ladder"), redis.zcard("rq:scheduled:ladder"))
     redis.close()
 
@@ -197,9 +207,77 @@ def test_a_burst_drain_finishes_while_long_running_workers_wait_on_the_inbox(cli
     """ladder worker --burst beside running workers: their idle pumps do not keep it waiting."""
     worker = spawn(cli.env)
     try:
-        time.sleep(2.0)  # its pump now waits on the inbox
+        redis = Redis.from_url(redis_url)
+        wait_started(redis)
+        redis.close()
+        time.sleep(0.5)  # its pump now waits on the inbox
         started = time.monotonic()
         cli.ladder("worker", "--burst", timeout=60)
         assert time.monotonic() - started < 30
     finally:
         kill_group(worker, signal.SIGTERM)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.4, 0.8, 1.2, 1.6, 2.0, 3.0])
+def test_sigterm_at_any_moment_of_start_up_stops_the_worker(cli, redis_url, delay):
+    """SPEC 5: a worker stops cleanly on SIGTERM, also one that is still starting up (loading
+    modules, connecting, recovering batches, starting RQ's loop): it exits, it never hangs."""
+    worker = spawn(cli.env)
+    try:
+        time.sleep(delay)
+        os.killpg(worker.pid, signal.SIGTERM)
+        code = worker.wait(timeout=15)
+    finally:
+        if worker.poll() is None:
+            kill_group(worker)
+    # killed by the signal itself while the interpreter is still importing, else a clean exit
+    assert code in (0, -signal.SIGTERM)
+    redis = Redis.from_url(redis_url)
+    assert 0 == redis.zcard("ladder:staging")  # no batch left claimed by the stopped worker
+    redis.close()
+
+
+def test_sigterm_after_start_up_before_rqs_loop_stops_the_worker(cli, redis_url):
+    """SPEC 5: a SIGTERM that arrives after the worker's own start-up but before RQ's loop has
+    installed its handlers is not forgotten: the loop is never entered and the worker exits 0."""
+    worker = spawn({**cli.env, "LADDER_FAILPOINTS": "runner.before_loop=pause:3"})
+    redis = Redis.from_url(redis_url)
+    try:
+        wait_started(redis)
+        os.killpg(worker.pid, signal.SIGTERM)
+        code = worker.wait(timeout=15)
+    finally:
+        if worker.poll() is None:
+            kill_group(worker)
+    assert 0 == code
+    assert 0 == redis.exists("ladder:scheduler")  # it let go of the scheduler on the way out
+    redis.close()
+
+
+def test_sigterm_stops_a_burst_worker_after_the_batch_in_hand(cli, database_url, redis_url):
+    """SPEC 5 for ``--burst`` too: on SIGTERM the batch in hand commits and the worker exits 0
+    without taking the next one; what it left is drained later, nothing lost or doubled."""
+    events = hot_events(40, 6, random.Random(5))
+    redis = Redis.from_url(redis_url)
+    publish(redis, events)
+    env = {
+        **cli.env,
+        "LADDER_BATCH_SIZE": "4",
+        "LADDER_FAILPOINTS": "service.before_commit=pause:2",
+    }
+    worker = spawn(env, "--burst")
+    try:
+        deadline = time.monotonic() + 30
+        while redis.llen("ladder:inbox") == len(events):  # it has taken its first batches
+            assert time.monotonic() < deadline, "the worker never started"
+            time.sleep(0.05)
+        time.sleep(0.5)  # inside the first batch's pause, before its commit
+        os.killpg(worker.pid, signal.SIGTERM)
+        code = worker.wait(timeout=15)  # ten batches of 2 s each would take longer
+    finally:
+        if worker.poll() is None:
+            kill_group(worker)
+    redis.close()
+    assert 0 == code
+    cli.ladder("worker", "--burst")
+    check_stores(database_url, redis_url, expected_ids(events))

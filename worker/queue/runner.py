@@ -12,15 +12,17 @@ import gc
 import signal
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, cast
 
 import structlog
 from redis.exceptions import RedisError
 from rq import SimpleWorker
+from rq.exceptions import StopRequested
 from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now as rq_now
 
-from worker import keys
+from worker import failpoints, keys
 from worker.bootstrap import Runtime
 from worker.observability import logs, metrics
 from worker.queue import jobs
@@ -84,6 +86,8 @@ def run_burst(rt: Runtime) -> int:
     liveness.start()
     try:
         return _burst(rt, worker)
+    except StopRequested:  # SIGTERM between two rounds of RQ's loop (its handler stays)
+        return 0
     finally:
         liveness.close()
 
@@ -97,6 +101,8 @@ def _burst(rt: Runtime, worker: SimpleWorker) -> int:
             last_maintenance = time.monotonic()
         moved += rt.inbox.drain()
         _work(worker, burst=True)
+        if _stop_was_requested(worker):  # SIGTERM: the job in hand finished, take no more
+            return moved
         if rt.inbox.pending() or rt.inbox.queue.count:
             continue
         if not _in_flight(rt):
@@ -123,6 +129,19 @@ def run_forever(rt: Runtime) -> None:
     jobs.install(rt)
 
     stop = threading.Event()
+    current: list[SimpleWorker] = []  # the worker whose loop is about to run, once built
+
+    def stop_requested(*_: Any) -> None:
+        """A stop request outside RQ's loop (start-up, a restart): ours to keep. The worker
+        about to enter its loop is marked too, so a loop entered just after this signal and
+        before RQ installed its own handlers stops at its first turn instead of running on."""
+        stop.set()
+        for worker in current:
+            worker._stop_requested = True
+
+    def keep_stop_requests() -> None:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, stop_requested)
 
     def new_worker() -> SimpleWorker | None:
         """RQ's worker talks to Redis as it is built: wait for Redis rather than die."""
@@ -136,18 +155,37 @@ def run_forever(rt: Runtime) -> None:
                 delay = min(delay * 2, 30.0)
         return None
 
-    # Outside RQ's loop (which installs its own handlers) a stop request is ours to keep.
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    first = new_worker()
-    if first is None:
-        return
-    worker = first
-    _hand_back_on_stop(worker)
-    liveness = Liveness(rt.redis, rt.inbox.queue, worker)
-    liveness.start()
-    maintain(rt, worker)
-    freeze_startup_objects()
+    keep_stop_requests()
+    try:
+        first = new_worker()
+        if first is None:
+            return
+        worker = first
+        current[:] = [worker]
+        _hand_back_on_stop(worker)
+        liveness = Liveness(rt.redis, rt.inbox.queue, worker)
+        liveness.start()
+        try:
+            maintain(rt, worker)
+            freeze_startup_objects()
+            failpoints.hit("runner.before_loop")
+            _serve(rt, worker, liveness, stop, current, new_worker, keep_stop_requests)
+        finally:
+            liveness.close()
+    finally:
+        observed.close()
+
+
+def _serve(
+    rt: Runtime,
+    worker: SimpleWorker,
+    liveness: Liveness,
+    stop: threading.Event,
+    current: list[SimpleWorker],
+    new_worker: Callable[[], SimpleWorker | None],
+    keep_stop_requests: Callable[[], None],
+) -> None:
+    """The inbox pump on a thread, RQ's loop here, until a stop request."""
 
     def pump() -> None:
         last_maintenance = time.monotonic()
@@ -160,7 +198,7 @@ def run_forever(rt: Runtime) -> None:
                 if rt.inbox.pump_blocking(timeout=1.0):
                     jobs.activity.wait(running=True, timeout=0.05)  # a worker takes it
                 if time.monotonic() - last_maintenance > MAINTAIN_EVERY_SECONDS:
-                    maintain(rt, worker)
+                    maintain(rt, current[0])
                     last_maintenance = time.monotonic()
             except Exception as exc:  # Redis away: wait and try again, never die
                 log.warning("inbox_pump_error", error=f"{type(exc).__name__}: {exc}")
@@ -169,15 +207,14 @@ def run_forever(rt: Runtime) -> None:
     thread = threading.Thread(target=pump, name="ladder-inbox-pump", daemon=True)
     thread.start()
     try:
-        while True:
+        while not stop.is_set():
             try:
                 _work(worker, burst=False)
             except Exception as exc:
                 log.warning("worker_loop_error", error=f"{type(exc).__name__}: {exc}")
             if _stop_was_requested(worker):
                 break
-            for signum in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(signum, lambda *_: stop.set())
+            keep_stop_requests()
             # RQ's loop gave up (Redis went away mid-job): wait, then start a fresh one
             log.warning("worker_loop_restart")
             if stop.wait(2.0):
@@ -186,10 +223,9 @@ def run_forever(rt: Runtime) -> None:
             if replacement is None:
                 break
             worker = replacement
+            current[:] = [worker]
             _hand_back_on_stop(worker)
             liveness.worker = worker
     finally:
         stop.set()
         thread.join(timeout=10)
-        liveness.close()
-        observed.close()
