@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -79,15 +79,30 @@ def settings(database_url: str, redis_url: str) -> Settings:
 
 
 @pytest.fixture
-def runtime(settings: Settings) -> Iterator[Any]:
-    """A migrated Runtime wired to this test's PostgreSQL schema and Redis db."""
+def make_runtime(settings: Settings) -> Iterator[Callable[..., Any]]:
+    """The one way tests build a Runtime: ``make_runtime(**changes)`` is a migrated Runtime
+    on this test's PostgreSQL schema and Redis db with those settings changed, closed when
+    the test ends."""
     from worker.bootstrap import Runtime
     from worker.store.migrate import upgrade
 
-    rt = Runtime(settings)
-    upgrade(rt.engine)
-    yield rt
-    rt.close()
+    built: list[Any] = []
+
+    def make(**changes: Any) -> Any:
+        rt = Runtime(settings.replace(**changes) if changes else settings)
+        built.append(rt)
+        upgrade(rt.engine)
+        return rt
+
+    yield make
+    for rt in reversed(built):
+        rt.close()
+
+
+@pytest.fixture
+def runtime(make_runtime: Callable[..., Any]) -> Any:
+    """A migrated Runtime wired to this test's PostgreSQL schema and Redis db."""
+    return make_runtime()
 
 
 def publish(rt: Any, *events: dict[str, Any] | str) -> None:

@@ -121,18 +121,13 @@ def cluster_ports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[int
 
 
 @pytest.fixture
-def cluster_runtime(settings: Any, cluster_ports: list[int]) -> Iterator[Any]:
+def cluster_runtime(make_runtime: Any, cluster_ports: list[int]) -> Iterator[Any]:
     """A migrated Runtime: queue on this test's Redis db, leaderboards on the cluster."""
-    from worker.bootstrap import Runtime
-    from worker.store.migrate import upgrade
-
     url = "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in cluster_ports[:2])
-    rt = Runtime(settings.replace(leaderboard_redis_url=url))
+    rt = make_runtime(leaderboard_redis_url=url)
     rt.leaderboard_redis.flushall()
-    upgrade(rt.engine)
     yield rt
     rt.leaderboard_redis.flushall()
-    rt.close()
 
 
 def _board(client: Any, ladder: str) -> dict[str, float]:

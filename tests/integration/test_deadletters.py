@@ -11,7 +11,6 @@ from rq.job import Job
 
 from schemas import InvalidEvent
 from tests.integration.test_operations import ladder, ladder_json
-from worker.bootstrap import Runtime
 from worker.queue import deadletter
 
 
@@ -104,47 +103,41 @@ def test_dlq_discard_takes_the_filters_of_replay(runtime, capsys):
     assert [] == runtime.dead_letters.list()
 
 
-def test_beyond_the_redis_limit_the_oldest_dead_letters_move_to_postgresql(runtime, capsys):
+def test_beyond_the_redis_limit_the_oldest_dead_letters_move_to_postgresql(make_runtime, capsys):
     """SPEC 5: "beyond a configured count the oldest move to PostgreSQL, still listed and
     replayable. RQ's own tools (rq info, rq-dashboard) still show the ones in Redis."""
-    rt = Runtime(runtime.settings.replace(dead_letters_in_redis=3))
-    try:
-        ids = []
-        for i in range(5):
-            ids.append(_add(rt, f"e-{i}", reason="unknown_ladder", ladder_name="gammon42"))
-            time.sleep(1.05)  # RQ orders its registry by the second
-        assert {"redis": 3, "postgresql": 2} == rt.dead_letters.counts()
-        assert 3 == rt.dead_letters.registry.count  # what rq info shows
-        listed = ladder_json(rt, capsys, "dlq", "list")
-        assert [f"e-{i}" for i in range(5)] == sorted(d["event_id"] for d in listed)
-        first = ladder_json(rt, capsys, "dlq", "list", "--limit", "2")
-        rest = ladder_json(rt, capsys, "dlq", "list", "--offset", "2", "--limit", "5")
-        assert ["e-0", "e-1"] == [d["event_id"] for d in first], "the oldest come first"
-        assert [f"e-{i}" for i in range(2, 5)] == sorted(d["event_id"] for d in rest)
-        assert "e-0" == ladder_json(rt, capsys, "dlq", "show", "e-0")["event_id"]
-        assert 0 == ladder(rt, "dlq", "discard", "e-1", "--yes")
-        assert [ids[0]] == rt.dead_letters.replay([ids[0]])
-        assert {"redis": 3, "postgresql": 0} == rt.dead_letters.counts()
-        assert 1 == rt.inbox.queue.count, "the archived dead letter is back on the queue"
-    finally:
-        rt.close()
+    rt = make_runtime(dead_letters_in_redis=3)
+    ids = []
+    for i in range(5):
+        ids.append(_add(rt, f"e-{i}", reason="unknown_ladder", ladder_name="gammon42"))
+        time.sleep(1.05)  # RQ orders its registry by the second
+    assert {"redis": 3, "postgresql": 2} == rt.dead_letters.counts()
+    assert 3 == rt.dead_letters.registry.count  # what rq info shows
+    listed = ladder_json(rt, capsys, "dlq", "list")
+    assert [f"e-{i}" for i in range(5)] == sorted(d["event_id"] for d in listed)
+    first = ladder_json(rt, capsys, "dlq", "list", "--limit", "2")
+    rest = ladder_json(rt, capsys, "dlq", "list", "--offset", "2", "--limit", "5")
+    assert ["e-0", "e-1"] == [d["event_id"] for d in first], "the oldest come first"
+    assert [f"e-{i}" for i in range(2, 5)] == sorted(d["event_id"] for d in rest)
+    assert "e-0" == ladder_json(rt, capsys, "dlq", "show", "e-0")["event_id"]
+    assert 0 == ladder(rt, "dlq", "discard", "e-1", "--yes")
+    assert [ids[0]] == rt.dead_letters.replay([ids[0]])
+    assert {"redis": 3, "postgresql": 0} == rt.dead_letters.counts()
+    assert 1 == rt.inbox.queue.count, "the archived dead letter is back on the queue"
 
 
-def test_a_metric_counts_dead_letters_in_redis_and_in_postgresql(runtime):
+def test_a_metric_counts_dead_letters_in_redis_and_in_postgresql(make_runtime):
     from prometheus_client import generate_latest
 
     from worker.observability.collectors import DeadLetterCollector
     from worker.observability.metrics import Metrics
 
-    rt = Runtime(runtime.settings.replace(dead_letters_in_redis=1))
-    try:
-        _add(rt, "a")
-        time.sleep(1.05)
-        _add(rt, "b")
-        metrics = Metrics()
-        metrics.registry.register(DeadLetterCollector(rt.dead_letters.counts))
-        text = generate_latest(metrics.registry).decode()
-        assert 'ladder_dead_letters_stored{store="redis"} 1.0' in text
-        assert 'ladder_dead_letters_stored{store="postgresql"} 1.0' in text
-    finally:
-        rt.close()
+    rt = make_runtime(dead_letters_in_redis=1)
+    _add(rt, "a")
+    time.sleep(1.05)
+    _add(rt, "b")
+    metrics = Metrics()
+    metrics.registry.register(DeadLetterCollector(rt.dead_letters.counts))
+    text = generate_latest(metrics.registry).decode()
+    assert 'ladder_dead_letters_stored{store="redis"} 1.0' in text
+    assert 'ladder_dead_letters_stored{store="postgresql"} 1.0' in text

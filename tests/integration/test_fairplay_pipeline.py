@@ -10,7 +10,6 @@ import pytest
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import audit, board, outcome
-from worker.bootstrap import Runtime
 from worker.ladders import default_config_path
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -106,7 +105,7 @@ def test_unrated_games_do_not_use_up_the_pair_limit(runtime):
 
 
 @pytest.fixture
-def lenient_runtime(settings, tmp_path: Path):
+def lenient_runtime(make_runtime, tmp_path: Path):
     """A runtime whose gammon42 ladder has the bot and pair-limit filters switched off."""
     text = default_config_path().read_text(encoding="utf-8")
     head, tail = text.split("[ladders.fibs]", 1)
@@ -115,12 +114,7 @@ def lenient_runtime(settings, tmp_path: Path):
     )
     path = tmp_path / "ladders.toml"
     path.write_text(head + "[ladders.fibs]" + tail, encoding="utf-8")
-    from worker.store.migrate import upgrade
-
-    rt = Runtime(settings.replace(ladder_config=path))
-    upgrade(rt.engine)
-    yield rt
-    rt.close()
+    return make_runtime(ladder_config=path)
 
 
 def test_each_filter_can_be_switched_off_per_ladder(lenient_runtime):

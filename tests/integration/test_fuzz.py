@@ -132,14 +132,13 @@ def was_audited(rt, ladder: str, event_id: str) -> bool:
 )
 def test_hostile_payloads_end_applied_or_dead_lettered_and_never_crash(runtime, examples):
     """Every payload ends applied or dead-lettered with a known reason; no worker crash."""
-    jobs.install(runtime)
     seen = {"applied": 0, "dead_lettered": 0}
 
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
     @given(payload=payloads)
     def one(payload: str) -> None:
         before = ratings(runtime)
-        jobs.process_batch([payload])  # must not raise
+        jobs.process_batch(runtime, [payload])  # must not raise
         try:
             event = runtime.service.parse(payload, datetime.now(UTC))
         except InvalidEvent as invalid:

@@ -40,9 +40,10 @@ def observed(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[metrics.
 
 def work(rt: Any, observed: metrics.WorkerMetrics) -> None:
     """What ``ladder worker`` does, with the metered worker: pump the inbox, run the jobs."""
-    jobs.install(rt)
     while rt.inbox.drain() or rt.inbox.queue.count:
-        observed.worker([rt.inbox.queue], rt.redis).work(burst=True, logging_level="WARNING")
+        observed.worker([rt.inbox.queue], rt.redis, jobs.job_class(rt)).work(
+            burst=True, logging_level="WARNING"
+        )
 
 
 def scrape(observed: metrics.WorkerMetrics, path: str = "/metrics") -> dict[tuple[str, Any], float]:

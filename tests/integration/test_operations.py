@@ -21,7 +21,6 @@ from tests.events import game, link, player_updated
 from tests.integration.helpers import audit, board, card, ledger, stored_players
 from worker import keys
 from worker.boards import projection
-from worker.bootstrap import Runtime
 from worker.entrypoints.cli import dlq as cli_dlq
 from worker.entrypoints.cli import ops as cli_ops
 from worker.ladders import default_config_path
@@ -54,10 +53,6 @@ def config_with_arena(tmp_path: Path) -> Path:
     path = tmp_path / "ladders.toml"
     path.write_text(text + "\n" + prostriker.replace("ladders.prostriker", "ladders.arena"))
     return path
-
-
-def runtime_with(rt: Any, **changes: Any) -> Runtime:
-    return Runtime(rt.settings.replace(**changes))
 
 
 # -- dead-letter queue --------------------------------------------------------------------------
@@ -136,7 +131,7 @@ def test_dlq_show_refuses_an_event_id_that_names_two_dead_letters(runtime, capsy
 
 
 def test_an_event_for_an_unknown_ladder_is_applied_once_when_replayed_after_the_fix(
-    runtime, tmp_path
+    runtime, make_runtime, tmp_path
 ):
     """Dead-lettered for unknown_ladder; the ladder is configured; replay applies it once."""
     event = player_updated("arena", "alice", True, True)
@@ -144,41 +139,37 @@ def test_an_event_for_an_unknown_ladder_is_applied_once_when_replayed_after_the_
     drain(runtime)
     assert [event["event_id"]] == [d.event_id for d in runtime.dead_letters.list()]
 
-    fixed = runtime_with(runtime, ladder_config=config_with_arena(tmp_path))
-    try:
-        assert 0 == ladder(fixed, "dlq", "replay", event["event_id"])
-        assert 0 == fixed.dead_letters.count()
-        drain(fixed)
-        assert [] == fixed.dead_letters.list()
-        assert [(event["event_id"], "applied")] == [
-            (row["event_id"], row["outcome"]) for row in audit(fixed, "arena")
-        ]
-        assert stored_players(fixed, "arena")["alice"]["email_verified"] is True
-        # Replaying an event that is already applied changes nothing.
-        fixed.dead_letters.add(json.dumps(event), InvalidEvent("retries_exhausted", "test"))
-        version = stored_players(fixed, "arena")["alice"]["version"]
-        assert 0 == ladder(fixed, "dlq", "replay", "--all")
-        drain(fixed)
-        assert 1 == len(audit(fixed, "arena"))
-        assert version == stored_players(fixed, "arena")["alice"]["version"]
-        assert [] == fixed.dead_letters.list()
-    finally:
-        fixed.close()
+    fixed = make_runtime(ladder_config=config_with_arena(tmp_path))
+    assert 0 == ladder(fixed, "dlq", "replay", event["event_id"])
+    assert 0 == fixed.dead_letters.count()
+    drain(fixed)
+    assert [] == fixed.dead_letters.list()
+    assert [(event["event_id"], "applied")] == [
+        (row["event_id"], row["outcome"]) for row in audit(fixed, "arena")
+    ]
+    assert stored_players(fixed, "arena")["alice"]["email_verified"] is True
+    # Replaying an event that is already applied changes nothing.
+    fixed.dead_letters.add(json.dumps(event), InvalidEvent("retries_exhausted", "test"))
+    version = stored_players(fixed, "arena")["alice"]["version"]
+    assert 0 == ladder(fixed, "dlq", "replay", "--all")
+    drain(fixed)
+    assert 1 == len(audit(fixed, "arena"))
+    assert version == stored_players(fixed, "arena")["alice"]["version"]
+    assert [] == fixed.dead_letters.list()
 
 
-def test_a_dead_lettered_game_is_applied_once_when_replayed_after_the_fix(runtime, tmp_path):
+def test_a_dead_lettered_game_is_applied_once_when_replayed_after_the_fix(
+    runtime, make_runtime, tmp_path
+):
     """A game for an unknown ladder keeps its payload in the DLQ and scores when replayed."""
     publish(runtime, game("alice", "bob", event_id="arena-1", ladder="arena"))
     drain(runtime)
-    fixed = runtime_with(runtime, ladder_config=config_with_arena(tmp_path))
-    try:
-        assert 0 == ladder(fixed, "dlq", "replay", "arena-1")
-        drain(fixed)
-        assert [] == [(d.reason, d.detail) for d in fixed.dead_letters.list()]
-        assert {"alice": 1220.0, "bob": 1180.0} == board(fixed, "arena")
-        assert 1 == len(ledger(fixed, "arena", "alice"))
-    finally:
-        fixed.close()
+    fixed = make_runtime(ladder_config=config_with_arena(tmp_path))
+    assert 0 == ladder(fixed, "dlq", "replay", "arena-1")
+    drain(fixed)
+    assert [] == [(d.reason, d.detail) for d in fixed.dead_letters.list()]
+    assert {"alice": 1220.0, "bob": 1180.0} == board(fixed, "arena")
+    assert 1 == len(ledger(fixed, "arena", "alice"))
 
 
 def test_an_event_still_invalid_when_replayed_returns_to_the_dlq_with_one_more_attempt(runtime):
@@ -255,16 +246,13 @@ def test_dead_letters_do_not_expire_for_at_least_thirty_days(runtime):
     assert runtime.redis.ttl(f"rq:job:{letter.id}") >= 30 * 86400 - 60
 
 
-def test_a_dlq_ttl_of_zero_days_keeps_dead_letters_until_an_operator_acts(runtime):
+def test_a_dlq_ttl_of_zero_days_keeps_dead_letters_until_an_operator_acts(make_runtime):
     """LADDER_DLQ_TTL_DAYS=0: no expiry at all."""
-    keep = runtime_with(runtime, dead_letter_ttl_days=0)
-    try:
-        job_id = keep.dead_letters.add("{not json", InvalidEvent("invalid_json", "test"))
-        assert -1 == keep.redis.ttl(f"rq:job:{job_id}")
-        assert -1 == keep.redis.zscore(keep.dead_letters.registry.key, job_id)
-        assert [job_id] == [d.id for d in keep.dead_letters.list()]
-    finally:
-        keep.close()
+    keep = make_runtime(dead_letter_ttl_days=0)
+    job_id = keep.dead_letters.add("{not json", InvalidEvent("invalid_json", "test"))
+    assert -1 == keep.redis.ttl(f"rq:job:{job_id}")
+    assert -1 == keep.redis.zscore(keep.dead_letters.registry.key, job_id)
+    assert [job_id] == [d.id for d in keep.dead_letters.list()]
 
 
 # -- rebuild ------------------------------------------------------------------------------------

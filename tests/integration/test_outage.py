@@ -28,7 +28,6 @@ from tests.conftest import drain, publish
 from tests.events import game, player_updated
 from tests.integration.helpers import audit, ledger
 from worker import keys
-from worker.bootstrap import Runtime
 from worker.ops import reconcile
 from worker.queue import jobs
 
@@ -152,45 +151,38 @@ def _clean(rt: Any, ladder: str) -> bool:
 
 
 def test_postgresql_away_mid_run_the_batch_is_held_and_applied_once_after_it_returns(
-    runtime, make_proxy
+    runtime, make_runtime, make_proxy
 ):
     """PostgreSQL cut: "A transient failure never dead-letters an event": the worker keeps
     the batch and tries it again until the store is back; then all are applied once."""
     proxy = make_proxy(_target(runtime.settings.database_url, 5432))
-    settings = runtime.settings.replace(
-        database_url=_through(runtime.settings.database_url, proxy.port)
-    )
-    rt = Runtime(settings)
-    try:
-        publish(rt, game("alice", "bob", event_id="g-1"))
-        drain(rt)
-        proxy.cut()
-        publish(rt, game("alice", "carol", event_id="g-2"), game("bob", "dave", event_id="g-3"))
-        restorer = _after(lambda: proxy.accepted_while_cut >= 3, proxy.restore)
-        drain(rt)  # holds the batch through the outage, applies it after the restore
-        restorer.join(timeout=5)
-        assert proxy.accepted_while_cut >= 3, "the worker never noticed the outage"
-        assert ["g-1", "g-2", "g-3"] == sorted(row["event_id"] for row in audit(rt))
-        assert [] == rt.dead_letters.list()
-        assert 0 == ScheduledJobRegistry(queue=rt.inbox.queue).count
-        assert [1, 2, 2, 1] == [
-            len(ledger(rt, "gammon42", p)) for p in ("carol", "alice", "bob", "dave")
-        ]
-        assert _clean(rt, "gammon42")
-    finally:
-        rt.close()
+    changes = {"database_url": _through(runtime.settings.database_url, proxy.port)}
+    rt = make_runtime(**changes)
+    publish(rt, game("alice", "bob", event_id="g-1"))
+    drain(rt)
+    proxy.cut()
+    publish(rt, game("alice", "carol", event_id="g-2"), game("bob", "dave", event_id="g-3"))
+    restorer = _after(lambda: proxy.accepted_while_cut >= 3, proxy.restore)
+    drain(rt)  # holds the batch through the outage, applies it after the restore
+    restorer.join(timeout=5)
+    assert proxy.accepted_while_cut >= 3, "the worker never noticed the outage"
+    assert ["g-1", "g-2", "g-3"] == sorted(row["event_id"] for row in audit(rt))
+    assert [] == rt.dead_letters.list()
+    assert 0 == ScheduledJobRegistry(queue=rt.inbox.queue).count
+    assert [1, 2, 2, 1] == [
+        len(ledger(rt, "gammon42", p)) for p in ("carol", "alice", "bob", "dave")
+    ]
+    assert _clean(rt, "gammon42")
 
 
 def test_postgresql_away_longer_than_every_retry_dead_letters_nothing(
-    runtime, make_proxy, monkeypatch
+    runtime, make_runtime, make_proxy, monkeypatch
 ):
     """An outage outlasting RQ's whole retry budget (five retries, no back-off in tests)
     dead-letters nothing, logs one warning when the store is lost and one when it is back."""
     proxy = make_proxy(_target(runtime.settings.database_url, 5432))
-    settings = runtime.settings.replace(
-        database_url=_through(runtime.settings.database_url, proxy.port)
-    )
-    rt = Runtime(settings)
+    changes = {"database_url": _through(runtime.settings.database_url, proxy.port)}
+    rt = make_runtime(**changes)
     events = [player_updated("gammon42", p, True, True) for p in ("alice", "bob")]
     lines: list[Any] = []
     monkeypatch.setattr(jobs, "OUTAGE_BACKOFF_FIRST_SECONDS", 0.1)
@@ -214,27 +206,24 @@ def test_postgresql_away_longer_than_every_retry_dead_letters_nothing(
         rt.close()
 
 
-def test_leaderboard_redis_away_after_the_commit_is_held_and_projected(runtime, make_proxy):
+def test_leaderboard_redis_away_after_the_commit_is_held_and_projected(
+    runtime, make_runtime, make_proxy
+):
     """Redis (the leaderboards) cut after PostgreSQL committed: the held batch re-projects."""
     proxy = make_proxy(_target(runtime.settings.redis_url, 6379))
-    settings = runtime.settings.replace(
-        leaderboard_redis_url=_through(runtime.settings.redis_url, proxy.port)
+    changes = {"leaderboard_redis_url": _through(runtime.settings.redis_url, proxy.port)}
+    rt = make_runtime(**changes)
+    proxy.cut()
+    publish(rt, game("alice", "bob", event_id="g-1"))
+    restorer = _after(lambda: proxy.accepted_while_cut >= 2, proxy.restore)
+    drain(rt)
+    restorer.join(timeout=5)
+    assert [("g-1", "rated")] == [(r["event_id"], r["outcome"]) for r in audit(rt)]
+    assert {b"alice": 1516.0, b"bob": 1484.0} == dict(
+        runtime.redis.zrange(keys.rating("gammon42"), 0, -1, withscores=True)
     )
-    rt = Runtime(settings)
-    try:
-        proxy.cut()
-        publish(rt, game("alice", "bob", event_id="g-1"))
-        restorer = _after(lambda: proxy.accepted_while_cut >= 2, proxy.restore)
-        drain(rt)
-        restorer.join(timeout=5)
-        assert [("g-1", "rated")] == [(r["event_id"], r["outcome"]) for r in audit(rt)]
-        assert {b"alice": 1516.0, b"bob": 1484.0} == dict(
-            runtime.redis.zrange(keys.rating("gammon42"), 0, -1, withscores=True)
-        )
-        assert 1 == len(ledger(rt, "gammon42", "alice"))
-        assert [] == rt.dead_letters.list()
-    finally:
-        rt.close()
+    assert 1 == len(ledger(rt, "gammon42", "alice"))
+    assert [] == rt.dead_letters.list()
 
 
 # -- SIGTERM --------------------------------------------------------------------------------

@@ -162,35 +162,28 @@ def test_a_batch_stranded_in_rqs_intermediate_queue_is_enqueued_again(runtime):
     assert {"alice": 1516.0, "bob": 1484.0} == board(runtime, "gammon42")
 
 
-def test_cards_show_utc_whatever_the_database_sessions_time_zone(database_url, redis_url):
+def test_cards_show_utc_whatever_the_database_sessions_time_zone(database_url, make_runtime):
     """A player read back from PostgreSQL (here: touched again by a later batch) shows its
     timestamps in UTC on the card, as a rebuild writes them, even if the database's default
     time zone is another: reconcile finds no drift."""
     from urllib.parse import parse_qs, quote, urlsplit
 
     from tests.events import player_updated
-    from worker.bootstrap import Runtime
     from worker.ops import reconcile
-    from worker.settings import Settings
-    from worker.store.migrate import upgrade
 
     parts = urlsplit(database_url)
     options = parse_qs(parts.query)["options"][0] + " -cTimeZone=Asia/Tokyo"
     url = parts._replace(query=f"options={quote(options)}").geturl()
-    rt = Runtime(Settings(redis_url=redis_url, database_url=url))
-    try:
-        upgrade(rt.engine)
-        publish(rt, game("alice", "bob", event_id="g-1"))
-        drain(rt)
-        publish(rt, player_updated("fibs", "carol", True, True))
-        publish(rt, player_updated("gammon42", "alice", True, True))
-        drain(rt)
-        shown = card(rt, "gammon42", "alice")
-        assert shown["last_game_at"].endswith("+00:00"), shown
-        assert shown["updated_at"].endswith("+00:00"), shown
-        assert reconcile.check(rt.engine, rt.redis, rt.config.ladders["gammon42"]).clean
-    finally:
-        rt.close()
+    rt = make_runtime(database_url=url)
+    publish(rt, game("alice", "bob", event_id="g-1"))
+    drain(rt)
+    publish(rt, player_updated("fibs", "carol", True, True))
+    publish(rt, player_updated("gammon42", "alice", True, True))
+    drain(rt)
+    shown = card(rt, "gammon42", "alice")
+    assert shown["last_game_at"].endswith("+00:00"), shown
+    assert shown["updated_at"].endswith("+00:00"), shown
+    assert reconcile.check(rt.engine, rt.redis, rt.config.ladders["gammon42"]).clean
 
 
 def test_a_batch_job_goes_on_with_the_events_waiting_in_the_inbox(runtime):
@@ -199,11 +192,10 @@ def test_a_batch_job_goes_on_with_the_events_waiting_in_the_inbox(runtime):
     dropped."""
     from worker.queue import jobs
 
-    jobs.install(runtime)
     publish(runtime, game("alice", "bob", event_id="g-1"))
     batch, payloads = runtime.inbox.claim()
     publish(runtime, game("carol", "dave", event_id="g-2"), game("alice", "bob", event_id="g-3"))
-    assert 3 == jobs.process_batch(payloads)
+    assert 3 == jobs.process_batch(runtime, payloads)
     runtime.inbox.release(batch)
     assert 0 == runtime.inbox.pending()
     assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
@@ -218,7 +210,6 @@ def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypa
 
     from worker.queue import jobs
 
-    jobs.install(runtime)
     publish(runtime, game("alice", "bob", event_id="g-1"))
     batch, payloads = runtime.inbox.claim()
     publish(runtime, game("carol", "dave", event_id="g-2"))
@@ -232,7 +223,7 @@ def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypa
         return real(raws, on_invalid)
 
     monkeypatch.setattr(runtime.service, "process", flaky)
-    assert 1 == jobs.process_batch(payloads)
+    assert 1 == jobs.process_batch(runtime, payloads)
     runtime.inbox.release(batch)
     assert 1 == runtime.inbox.queue.count  # g-2, as a job of its own
     assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)

@@ -29,13 +29,8 @@ def test_the_canonical_body_is_sorted_compact_utf8_json_without_the_signature():
 
 
 @pytest.fixture
-def signing_runtime(settings):
-    from worker.store.migrate import upgrade
-
-    rt = Runtime(settings.replace(publisher_secrets=SECRETS, require_signature=True))
-    upgrade(rt.engine)
-    yield rt
-    rt.close()
+def signing_runtime(make_runtime):
+    return make_runtime(publisher_secrets=SECRETS, require_signature=True)
 
 
 def reasons(rt: Runtime) -> dict[str | None, str]:
@@ -125,22 +120,17 @@ def test_a_signed_event_with_an_address_replays_as_its_publishers_event(signing_
     assert {"a": 1516.0, "b": 1484.0} == board(rt, "gammon42")
 
 
-def test_a_publisher_limited_to_other_ladders_is_refused_as_bad_signature(settings):
+def test_a_publisher_limited_to_other_ladders_is_refused_as_bad_signature(make_runtime):
     """LADDER_PUBLISHER_SECRETS=name:secret:ladder1|ladder2: a signature for another ladder
     is bad_signature; for its own ladders it is accepted."""
-    from worker.store.migrate import upgrade
-
     scoped = Settings.from_env(
         {"LADDER_PUBLISHER_SECRETS": "server-a:a-secret-of-server-a:fibs|prostriker"}
     )
-    rt = Runtime(
-        settings.replace(
-            publisher_secrets=scoped.publisher_secrets,
-            publisher_ladders=scoped.publisher_ladders,
-            require_signature=True,
-        )
+    rt = make_runtime(
+        publisher_secrets=scoped.publisher_secrets,
+        publisher_ladders=scoped.publisher_ladders,
+        require_signature=True,
     )
-    upgrade(rt.engine)
     try:
         publish(
             rt,

@@ -41,6 +41,7 @@ from prometheus_client import (
 )
 from redis import Redis
 from rq import Queue, SimpleWorker
+from rq.job import Job
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
@@ -232,9 +233,9 @@ class WorkerMetrics:
     metrics: Metrics
     server: MetricsServer | None
 
-    def worker(self, queues: list[Queue], connection: Redis) -> MeteredWorker:
+    def worker(self, queues: list[Queue], connection: Redis, job_class: type[Job]) -> MeteredWorker:
         """An RQ worker (in-process, like ``SimpleWorker``) that reports to these metrics."""
-        worker = MeteredWorker(queues, connection=connection)
+        worker = MeteredWorker(queues, connection=connection, job_class=job_class)
         worker.metrics = self.metrics
         return worker
 

@@ -22,6 +22,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import Any, ClassVar
 
 import structlog
 from rq import get_current_job
@@ -36,24 +37,28 @@ from worker.observability import health
 from worker.queue import faults
 from worker.queue.letters import guess_ids
 from worker.service.batch import Processed
-from worker.settings import Settings
 
 log = structlog.get_logger("ladder")
 PROCESSING_ERROR = str(Reason.PROCESSING_ERROR)
-_runtime: Runtime | None = None
 
 
-def install(runtime: Runtime) -> None:
-    """Called by ``ladder worker`` so jobs share the process's connections."""
-    global _runtime
-    _runtime = runtime
+class LadderJob(Job):
+    """An RQ job run by ``ladder worker``: its function gets the worker's runtime first.
+
+    The job's stored arguments stay the payloads alone; the runtime comes from the worker
+    that runs it (``job_class``), never from a global or the environment."""
+
+    runtime: ClassVar[Runtime | None] = None
+
+    def _execute(self) -> Any:
+        if self.runtime is None:
+            raise RuntimeError("ladder's jobs run under `ladder worker`, which passes its runtime")
+        return self.func(self.runtime, *self.args, **self.kwargs)
 
 
-def runtime() -> Runtime:
-    global _runtime
-    if _runtime is None:  # a job run by a plain ``rq worker``: build from the environment
-        _runtime = Runtime(Settings.from_env())
-    return _runtime
+def job_class(rt: Runtime) -> type[LadderJob]:
+    """The job class for a worker of ``rt``: each job it runs is given ``rt``."""
+    return type("LadderJob", (LadderJob,), {"runtime": rt})
 
 
 class _Activity:
@@ -80,11 +85,11 @@ activity = _Activity()
 FOLLOW_ON_SECONDS = 0.5
 
 
-def process_batch(payloads: list[str]) -> int:
+def process_batch(rt: Runtime, payloads: list[str]) -> int:
     activity.set(True)
     try:
-        done = _process_batch(payloads)
-        return done + _follow_on(runtime())
+        done = _process_batch(rt, payloads)
+        return done + _follow_on(rt)
     finally:
         activity.set(False)
 
@@ -118,10 +123,9 @@ OUTAGE_BACKOFF_FIRST_SECONDS = 1.0
 OUTAGE_BACKOFF_MAX_SECONDS = 30.0
 
 
-def _process_batch(payloads: list[str]) -> int:
+def _process_batch(rt: Runtime, payloads: list[str]) -> int:
     """Apply the batch, holding it through an outage: tried again with capped back-off (1 s
     doubling to 30 s) for as long as the store is away; nothing is dead-lettered for it."""
-    rt = runtime()
     on_invalid = _once(rt.dead_letter)
     delay = OUTAGE_BACKOFF_FIRST_SECONDS
     while True:
@@ -287,8 +291,7 @@ class EventStillInvalid(Exception):
     """A replayed event failed validation again; RQ puts it back in the failed registry."""
 
 
-def process_event(payload: str) -> str:
-    rt = runtime()
+def process_event(rt: Runtime, payload: str) -> str:
 
     def refuse(raw: str | bytes, error: InvalidEvent) -> None:
         job = get_current_job()

@@ -34,7 +34,7 @@ MAINTAIN_EVERY_SECONDS = 15.0
 
 
 def _worker(rt: Runtime) -> SimpleWorker:
-    return SimpleWorker([rt.inbox.queue], connection=rt.redis)
+    return SimpleWorker([rt.inbox.queue], connection=rt.redis, job_class=jobs.job_class(rt))
 
 
 def _work(worker: SimpleWorker, *, burst: bool) -> None:
@@ -80,7 +80,6 @@ def _in_flight(rt: Runtime) -> int:
 def run_burst(rt: Runtime) -> int:
     """Drain the inbox and the queue, including batches waiting for a retry or left running by
     a worker that died; then return how many events were moved from the inbox."""
-    jobs.install(rt)
     worker = _worker(rt)
     liveness = Liveness(rt.redis, rt.inbox.queue, worker)
     liveness.start()
@@ -126,7 +125,6 @@ def _stop_was_requested(worker: SimpleWorker) -> bool:
 
 def run_forever(rt: Runtime) -> None:
     observed = metrics.start(rt, rt.settings.metrics_port)  # first: before anything logs
-    jobs.install(rt)
 
     stop = threading.Event()
     current: list[SimpleWorker] = []  # the worker whose loop is about to run, once built
@@ -148,7 +146,7 @@ def run_forever(rt: Runtime) -> None:
         delay = 1.0
         while not stop.is_set():
             try:
-                return observed.worker([rt.inbox.queue], rt.redis)
+                return observed.worker([rt.inbox.queue], rt.redis, jobs.job_class(rt))
             except RedisError as exc:
                 log.warning("redis_unreachable", error=f"{type(exc).__name__}: {exc}")
                 stop.wait(delay)
