@@ -281,3 +281,23 @@ def test_publishing_a_file_that_is_not_utf8_is_one_line(cli, tmp_path):
     path.write_bytes(b'{"a": 1}\n\xff\xfe\n')
     line = one_line_failure(cli.ladder("publish", str(path), check=False), 2)
     assert f"{path} is not UTF-8 text" in line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("top", "chess"),
+        ("rebuild", "chess"),
+        ("reconcile", "chess"),
+        ("season", "list", "chess"),
+        ("verify", "chess"),
+    ],
+)
+def test_every_command_refuses_an_unknown_ladder_alike(cli, command):
+    """One refusal for an unknown ladder, whichever command: exit 2, one line naming the
+    ladders that are configured, no traceback."""
+    result = cli.ladder(*command, check=False)
+    assert 2 == result.returncode, result.stderr
+    assert result.stderr == (
+        "ladder: no ladder named 'chess' (configured: fibs, gammon42, prostriker)\n"
+    )

@@ -25,17 +25,24 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.fixture(autouse=True)
+def structlog_restored() -> Iterator[None]:
+    """``metrics.start`` puts its log observer in structlog's processors, as the worker does
+    at start-up: each test here gets the configuration back as it found it."""
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)
+
+
 @pytest.fixture
 def observed(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[metrics.WorkerMetrics]:
-    """``metrics.start`` on a free port, with structlog's configuration restored afterwards."""
-    saved = structlog.get_config()
+    """``metrics.start`` on a free port."""
     structlog.configure(cache_logger_on_first_use=False)
     # a logger cached by an earlier test would keep its old chain: give the service a fresh one
     monkeypatch.setattr(service_module, "log", structlog.get_logger("ladder"))
     started = metrics.start(runtime, port=_free_port(), host="127.0.0.1")
     yield started
     started.close()
-    structlog.configure(**saved)
 
 
 def work(rt: Any, observed: metrics.WorkerMetrics) -> None:
@@ -172,25 +179,17 @@ def test_a_scrape_while_redis_is_away_reports_it_down_instead_of_failing():
 
 def test_port_zero_serves_nothing(runtime):
     """``LADDER_METRICS_PORT=0`` keeps the counters but opens no port."""
-    saved = structlog.get_config()
-    try:
-        started = metrics.start(runtime, port=0)
-        assert started.server is None
-    finally:
-        structlog.configure(**saved)
+    started = metrics.start(runtime, port=0)
+    assert started.server is None
 
 
 def test_a_port_already_taken_leaves_the_worker_running_without_a_server(runtime):
     """A second worker on one host cannot bind the port: it works on, unscraped."""
-    saved = structlog.get_config()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        try:
-            started = metrics.start(runtime, port=taken.getsockname()[1], host="127.0.0.1")
-            assert started.server is None
-        finally:
-            structlog.configure(**saved)
+        started = metrics.start(runtime, port=taken.getsockname()[1], host="127.0.0.1")
+        assert started.server is None
 
 
 def test_the_endpoint_carries_the_process_and_platform_collectors(observed):

@@ -23,6 +23,7 @@ from worker import keys
 from worker.boards import projection
 from worker.entrypoints.cli import dlq as cli_dlq
 from worker.entrypoints.cli import ops as cli_ops
+from worker.entrypoints.cli.main import dispatch
 from worker.ladders import default_config_path
 from worker.ops import rebuild, reconcile, seasons
 
@@ -35,9 +36,7 @@ def ladder(rt: Any, *argv: str) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     cli_dlq.register(commands)
     cli_ops.register(commands)
-    args = parser.parse_args(list(argv))
-    status: int = args.handler(rt, args)
-    return status
+    return dispatch(rt, parser.parse_args(list(argv)))
 
 
 def ladder_json(rt: Any, capsys: Any, *argv: str) -> Any:

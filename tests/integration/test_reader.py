@@ -424,7 +424,8 @@ def test_cli_tables_mark_provisional_ratings(runtime, capsys):
 def test_cli_unknown_ladder_exits_2_and_unknown_player_exits_1(runtime, capsys):
     """A clear line on standard error and the documented exit codes."""
     code, out, err = run(runtime, "top", "chess", capsys=capsys)
-    assert (2, "", "ladder: no ladder named 'chess'\n") == (code, out, err)
+    configured = "(configured: fibs, gammon42, prostriker)"
+    assert (2, "", f"ladder: no ladder named 'chess' {configured}\n") == (code, out, err)
     code, _, err = run(runtime, "rank", L, "zed", "--json", capsys=capsys)
     assert 1 == code and "zed" in err
     code, _, err = run(runtime, "history", L, "zed", capsys=capsys)

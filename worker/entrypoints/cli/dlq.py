@@ -11,13 +11,16 @@ import json
 import re
 import sys
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import Reason
 from schemas import REASONS
 from worker.entrypoints.cli.terminal import error, safe
 from worker.ops.progress import is_terminal
 from worker.queue.deadletter import RETRIES_EXHAUSTED, AmbiguousReference, DeadLetter, Filter
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
 
 AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -117,7 +120,7 @@ def _age_text(letter: DeadLetter, now: datetime) -> str:
 # -- dlq ------------------------------------------------------------------------------------
 
 
-def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
+def cmd_dlq_list(rt: Runtime, args: argparse.Namespace) -> int:
     if args.limit < 1 or args.offset < 0:
         error("--limit must be at least 1 and --offset at least 0")
         return 2
@@ -144,7 +147,7 @@ def cmd_dlq_list(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _resolve(rt: Any, reference: str) -> str | None:
+def _resolve(rt: Runtime, reference: str) -> str | None:
     try:
         found: str | None = rt.dead_letters.resolve(reference)
     except AmbiguousReference as exc:
@@ -155,7 +158,7 @@ def _resolve(rt: Any, reference: str) -> str | None:
     return found
 
 
-def cmd_dlq_show(rt: Any, args: argparse.Namespace) -> int:
+def cmd_dlq_show(rt: Runtime, args: argparse.Namespace) -> int:
     job_id = _resolve(rt, args.id)
     if job_id is None:
         return 2
@@ -178,7 +181,7 @@ def cmd_dlq_show(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def _select(rt: Any, args: argparse.Namespace, verb: str) -> list[str] | None:
+def _select(rt: Runtime, args: argparse.Namespace, verb: str) -> list[str] | None:
     """The dead-letter ids named (by id, ``--all``, or filters); None after an error."""
     where = _filter(args)
     if args.ids and (args.all or not where.empty):
@@ -198,7 +201,7 @@ def _select(rt: Any, args: argparse.Namespace, verb: str) -> list[str] | None:
     return None
 
 
-def cmd_dlq_replay(rt: Any, args: argparse.Namespace) -> int:
+def cmd_dlq_replay(rt: Runtime, args: argparse.Namespace) -> int:
     ids = _select(rt, args, "replay")
     if ids is None:
         return 2
@@ -209,7 +212,7 @@ def cmd_dlq_replay(rt: Any, args: argparse.Namespace) -> int:
     return 0 if len(replayed) == len(ids) else 1
 
 
-def cmd_dlq_discard(rt: Any, args: argparse.Namespace) -> int:
+def cmd_dlq_discard(rt: Runtime, args: argparse.Namespace) -> int:
     ids = _select(rt, args, "discard")
     if ids is None:
         return 2

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from worker.entrypoints.cli.terminal import Refused
 from worker.ladders import ConfigError
 from worker.settings import Settings, SettingsError
 
@@ -77,8 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from worker.store.migrate import require_current
 
             require_current(rt.engine)
-        result: int = args.handler(rt, args)
-        return result
+        return dispatch(rt, args)
     except ConfigError as exc:
         print(f"ladder: configuration refused: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -94,6 +94,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         rt.close()
+
+
+def dispatch(rt: Runtime, args: argparse.Namespace) -> int:
+    """Run the parsed command's handler; a refusal is one line on stderr and its exit code."""
+    try:
+        result: int = args.handler(rt, args)
+    except Refused as exc:
+        print(f"ladder: {exc}", file=sys.stderr)
+        return exc.code
+    return result
 
 
 def _ordinary_failure(exc: Exception, settings: Settings) -> tuple[int, str | None]:

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import error, safe
+from worker.entrypoints.cli.terminal import configured_ladder, error, safe
 from worker.ops.progress import Progress
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
+    from worker.ops.reconcile import Report
 
 
 def register(subparsers: Any) -> None:
@@ -50,19 +54,10 @@ def register(subparsers: Any) -> None:
 # -- rebuild and reconcile -----------------------------------------------------------------
 
 
-def _ladder(rt: Any, name: str) -> Any:
-    ladder_config = rt.config.ladder(name)
-    if ladder_config is None:
-        error(f"no ladder named {name!r} is configured")
-    return ladder_config
-
-
-def cmd_rebuild(rt: Any, args: argparse.Namespace) -> int:
+def cmd_rebuild(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.rebuild import count_players, rebuild
 
-    ladder_config = _ladder(rt, args.ladder)
-    if ladder_config is None:
-        return 2
+    ladder_config = configured_ladder(rt.config, args.ladder)
     progress = Progress(f"rebuild {args.ladder}", count_players(rt.engine, args.ladder))
     report = rebuild(rt.engine, rt.leaderboard_redis, ladder_config, progress)
     if args.json:
@@ -77,15 +72,12 @@ def cmd_rebuild(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reconcile(rt: Any, args: argparse.Namespace) -> int:
+def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.rebuild import count_players
     from worker.ops.reconcile import Report, check, repair
 
     if args.ladder is not None:
-        one = _ladder(rt, args.ladder)
-        if one is None:
-            return 2
-        ladders = [one]
+        ladders = [configured_ladder(rt.config, args.ladder)]
     else:
         ladders = list(rt.config.ladders.values())
     total = Report()
@@ -115,7 +107,7 @@ def cmd_reconcile(rt: Any, args: argparse.Namespace) -> int:
     return 0 if args.repair and remaining.clean else 1
 
 
-def _print_drift(report: Any) -> None:
+def _print_drift(report: Report) -> None:
     print(
         f"ladder: {report.players} players compared: {len(report.missing)} missing, "
         f"{len(report.extra)} extra, {len(report.wrong)} wrong"
@@ -131,12 +123,10 @@ def _print_drift(report: Any) -> None:
 # -- seasons -------------------------------------------------------------------------------
 
 
-def cmd_season_close(rt: Any, args: argparse.Namespace) -> int:
+def cmd_season_close(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import seasons
 
-    ladder_config = _ladder(rt, args.ladder)
-    if ladder_config is None:
-        return 2
+    ladder_config = configured_ladder(rt.config, args.ladder)
     try:
         policy, source = seasons.choose_policy(ladder_config, args.reset, args.fraction)
         closed = seasons.close(rt.engine, rt.leaderboard_redis, ladder_config, args.name, policy)
@@ -159,11 +149,10 @@ def cmd_season_close(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_season_list(rt: Any, args: argparse.Namespace) -> int:
+def cmd_season_list(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import seasons
 
-    if _ladder(rt, args.ladder) is None:
-        return 2
+    configured_ladder(rt.config, args.ladder)
     shown = seasons.list_seasons(rt.engine, args.ladder)
     if args.json:
         print(json.dumps(shown))

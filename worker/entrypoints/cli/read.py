@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import Gammon42Rules, PlayerState, display_rating
 from worker.boards import reader
-from worker.entrypoints.cli.terminal import safe
+from worker.entrypoints.cli.terminal import Refused, configured_ladder, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -305,16 +305,14 @@ def _preview_side(
 
 
 def _ladder(rt: Runtime, args: argparse.Namespace) -> Any:
-    ladder_config = rt.config.ladder(args.ladder)
-    if ladder_config is None:
-        raise _Refused(f"no ladder named {args.ladder!r}", EXIT_USAGE)
+    ladder_config = configured_ladder(rt.config, args.ladder)
     board = getattr(args, "board", None)
     if board is not None:
         key = reader.board_key(args.ladder, board)
         if not reader.board_available(ladder_config, board):
-            raise _Refused(f"ladder {args.ladder!r} has no {board} board", EXIT_USAGE)
+            raise Refused(f"ladder {args.ladder!r} has no {board} board", EXIT_USAGE)
         if board.startswith(reader.SEASON_PREFIX) and not rt.leaderboard_redis.exists(key):
-            raise _Refused(f"ladder {args.ladder!r} has no archived {board}", EXIT_USAGE)
+            raise Refused(f"ladder {args.ladder!r} has no archived {board}", EXIT_USAGE)
     return ladder_config
 
 
@@ -366,12 +364,6 @@ def _whole(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
 
 
-class _Refused(Exception):
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.code = code
-
-
 def _guarded(handler: Handler) -> Handler:
     """Turn the reader's refusals into one line on standard error and an exit code."""
 
@@ -382,7 +374,7 @@ def _guarded(handler: Handler) -> Handler:
 
         try:
             return handler(rt, args)
-        except _Refused as exc:
+        except Refused as exc:
             print(f"ladder: {exc}", file=sys.stderr)
             return exc.code
         except reader.UnknownPlayer as exc:

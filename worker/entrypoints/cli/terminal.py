@@ -8,6 +8,29 @@ separators, lone surrogates) is shown as its escape, so the text reads as what i
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from worker.ladders import Config, LadderConfig
+
+EXIT_USAGE = 2
+
+
+class Refused(Exception):
+    """A request that cannot be done as asked: ``ladder: <message>`` and the exit code."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def configured_ladder(config: Config, name: str) -> LadderConfig:
+    """The ladder named ``name``, or a refusal naming the ladders that are configured."""
+    ladder = config.ladder(name)
+    if ladder is None:
+        known = ", ".join(sorted(config.ladders))
+        raise Refused(f"no ladder named {name!r} (configured: {known})")
+    return ladder
 
 
 def error(message: str) -> None:

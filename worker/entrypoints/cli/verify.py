@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from worker.entrypoints.cli.terminal import configured_ladder
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
@@ -32,12 +32,7 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.verify import count_events, verify_ladders
 
     if args.ladder is not None:
-        one = rt.config.ladder(args.ladder)
-        if one is None:
-            known = ", ".join(sorted(rt.config.ladders))
-            print(f"ladder: no ladder named {args.ladder!r} (configured: {known})", file=sys.stderr)
-            return 2
-        ladders = [one]
+        ladders = [configured_ladder(rt.config, args.ladder)]
     else:
         ladders = list(rt.config.ladders.values())
     counts = {c.name: count_events(rt.engine, c.name) for c in ladders}
