@@ -246,3 +246,38 @@ def probe_game(
         "loser": {"player_id": opponent},
     }
     return json.dumps(event, separators=(",", ":")), winner
+
+
+def generate_hot(
+    count: int = 20_000,
+    *,
+    players: int = 4_000,
+    seed: int = 1,
+    tag: str = "h",
+    spacing: timedelta = timedelta(seconds=30),
+    now: datetime | None = None,
+) -> tuple[list[str], Mix]:
+    """One hot ladder: ``count`` ranked gammon42 games among ``players`` players, ending
+    ``spacing`` apart up to now, every one valid and unique."""
+    rng = random.Random(seed)
+    end = (now or datetime.now(UTC)) - timedelta(seconds=5)
+    start = end - spacing * count
+    pool = [f"h{n}" for n in range(players)]
+    out: list[str] = []
+    for i in range(count):
+        a, b = rng.sample(pool, 2)
+        event = {
+            "type": "game.finished",
+            "event_id": f"{tag}-{i}",
+            "ladder": "gammon42",
+            "ended_at": _stamp(start + spacing * i),
+            "mode": "ranked",
+            "winner": {"player_id": a},
+            "loser": {"player_id": b},
+            "cube": rng.choice(CUBES),
+            "result": rng.choice(RESULTS),
+        }
+        out.append(json.dumps(event, separators=(",", ":")))
+    mix = Mix(total=count)
+    mix.by_kind["game.finished"] = count
+    return out, mix

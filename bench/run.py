@@ -10,6 +10,10 @@ Sections (each on a clean database and a flushed Redis db):
 - reads: the reader library against raw redis-py calls doing the same work.
 - rebuild: seconds to rebuild a 1,000,000-player ladder from PostgreSQL, and Redis bytes per
   player (needs ``ladder rebuild``).
+- floor: ladder's drain rate with 1 and 2 workers against ``bench.floor`` (the same I/O
+  written plainly, no framework) on the same events, for the mix and for one hot ladder
+  (``bench.floorbench``); the goals are the ratios.
+- startup: a burst worker's process start to its first event scored.
 - worker peak RSS over every worker process started.
 
 Prints a table with each goal and whether it is met, and writes JSON
@@ -38,7 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from bench import env
+from bench import env, floorbench
 from bench.events import Mix, probe_game
 
 LADDERS = ("gammon42", "fibs", "prostriker")
@@ -157,7 +161,12 @@ def _timed(argv: list[str], count: int, environ: dict[str, str], log: Path) -> t
 
 
 def ingest(
-    target: env.Target, events: int, workers: int, batch_size: int | None, log: Path
+    target: env.Target,
+    events: int,
+    workers: int,
+    batch_size: int | None,
+    log: Path,
+    stream: tuple[list[str], Mix] | None = None,
 ) -> dict[str, Any]:
     """Publish, then drain with burst workers; the rate is measured from the workers' own
     clocks (first batch's start in the audit rows to the last per-event log line), so
@@ -165,7 +174,7 @@ def ingest(
     spawning the workers to their exit is reported too."""
     environ = target.subprocess_env(batch_size)
     target.reset()
-    payloads, mix = env.generate_events(events, tag=f"w{workers}b{batch_size or 0}")
+    payloads, mix = stream or env.generate_events(events, tag=f"w{workers}b{batch_size or 0}")
     publish_seconds = target.publish(payloads)
     run_log = log.with_name(f"ingest-{workers}-{batch_size or 0}.log")
     wall, cpu = _timed(_ladder_worker(True), workers, environ, run_log)
@@ -779,6 +788,7 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
     rate = rp.get("events_per_second")
     met = None if rate is None else rate >= 20_000 and rp.get("mismatches") == 0
     out.append(("ladder verify >= 20,000 events/s, 0 mismatches", _fmt(rate), met))
+    out.extend(floorbench.goals(result))
     return out
 
 
@@ -867,6 +877,7 @@ def print_table(result: dict[str, Any]) -> None:
             f"{_fmt(rp.get('redis_seconds'), ' s')} summed over ladders), "
             f"{rp.get('mismatches')} mismatches"
         )
+    floorbench.print_lines(result)
     print(f"worker peak RSS: {_fmt(result.get('worker_peak_rss_mib'), ' MiB')}")
     for name, error in (result.get("errors") or {}).items():
         print(f"{name}: FAILED: {error}")
@@ -909,7 +920,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild-players", type=int)
     parser.add_argument(
         "--only",
-        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay",
+        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
+        "startup",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -933,7 +945,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.rebuild_players:
         overrides["rebuild_players"] = args.rebuild_players
     plan = Plan(**{**plan.__dict__, **overrides})
-    sections = set((args.only or "ingest,batch_sizes,latency,reads,rebuild,replay").split(","))
+    sections = set(
+        (args.only or "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup").split(",")
+    )
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     target = env.Target(args.redis_url, args.database)
@@ -1014,6 +1028,22 @@ def main(argv: list[str] | None = None) -> int:
                     "seconds",
                 ),
             )
+        if "floor" in sections:
+            _section(
+                result,
+                "floor",
+                lambda: floorbench.against_floor(
+                    target,
+                    log,
+                    ingest,
+                    mixed_events=plan.events,
+                    hot_games=min(floorbench.HOT_GAMES, plan.events),
+                    rounds=plan.rounds,
+                ),
+            )
+        if "startup" in sections:
+            print("bench: burst worker start-up", flush=True)
+            _section(result, "startup", lambda: floorbench.startup(target, log))
         if "replay" in sections:
             print(f"bench: ladder verify after {plan.events:,} events", flush=True)
             _section(result, "replay", lambda: replay(target, plan.events, log))

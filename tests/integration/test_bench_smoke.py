@@ -78,3 +78,30 @@ def test_reads_and_table(redis_url: str, capsys: Any) -> None:
     print_table(result)
     assert "reads top(100)" in capsys.readouterr().out
     assert not target.redis.exists(keys.rating("gammon42"))
+
+
+def test_the_floor_drains_the_hot_ladder_once(database_url: str, redis_url: str) -> None:
+    """bench.floor: every event one audit row, two ledger rows per rated game, a board of the
+    players who played; the first game of two new players moves each by K/2 = 16."""
+    import psycopg
+
+    from bench import floor
+    from bench.events import generate_hot
+    from bench.floorbench import _plain_url
+
+    payloads, mix = generate_hot(300, players=40, tag="smoke")
+    target = Target(redis_url, database_url=database_url)
+    target.publish(payloads, chunk=100)
+    done = floor.run(redis_url, _plain_url(database_url))
+    assert (300, 0) == (done["events"], target.redis.llen(keys.INBOX))
+    with psycopg.connect(_plain_url(database_url)) as conn:
+        rows = conn.execute("SELECT outcome, count(*) FROM floor_events GROUP BY 1").fetchall()
+        outcomes: dict[str, int] = {str(k): int(v) for k, v in rows}
+        (ledger,) = conn.execute("SELECT count(*) FROM floor_ledger").fetchone() or (0,)
+        first = conn.execute(
+            "SELECT before, after FROM floor_ledger WHERE event_id = 'smoke-0' ORDER BY after"
+        ).fetchall()
+    assert mix.total == sum(outcomes.values())
+    assert 2 * outcomes["rated"] == ledger
+    assert [(1500.0, 1484.0), (1500.0, 1516.0)] == first
+    assert 40 >= target.redis.zcard("floor:{gammon42}:rating") > 30
