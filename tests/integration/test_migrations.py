@@ -55,3 +55,40 @@ def test_the_comparison_sees_a_table_the_migrations_lack(database_url: str) -> N
     Table("not_migrated", extended, Column("id", Integer, primary_key=True))
     kinds = [d[0] for d in _differences(database_url, extended)]
     assert ["add_table"] == kinds
+
+
+def test_the_schema_check_reads_the_same_heads_as_alembic(database_url: str) -> None:
+    """``ladder`` checks the schema revision without loading alembic: the heads it reads from
+    the migration files are alembic's, and a migrated database is at them."""
+    from importlib import resources
+
+    from alembic.script import ScriptDirectory
+
+    from worker.store import migrate
+
+    location = str(resources.files("worker.store").joinpath("migrations"))
+    assert set(ScriptDirectory(location).get_heads()) == set(migrate.heads())
+    engine = make_engine(database_url)
+    try:
+        with engine.connect() as conn:
+            assert frozenset() == migrate.current_heads(conn)  # never migrated
+        upgrade(engine)
+        with engine.connect() as conn:
+            assert migrate.heads() == migrate.current_heads(conn)
+        migrate.require_current(engine)
+    finally:
+        engine.dispose()
+
+
+def test_a_worker_starting_up_loads_no_alembic() -> None:
+    """Start-up cost: the modules ``ladder worker`` loads before its first batch leave
+    alembic out (only ``ladder migrate`` needs it)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, worker.entrypoints.cli.main, worker.bootstrap, worker.queue.runner, "
+        "worker.store.migrate; print(sorted(m for m in sys.modules if m.startswith('alembic')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "[]" == done.stdout.strip()

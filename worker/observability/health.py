@@ -13,16 +13,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from redis import Redis
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from worker.boards.redis_clients import leaderboard_client
 from worker.settings import Settings
+from worker.store import migrate
 
 DEFAULT_TIMEOUT = 5.0
 
@@ -92,18 +90,14 @@ def _schema(database_url: str, timeout: float) -> str:
     try:
         with engine.connect() as conn:
             conn.execute(text("SELECT 1"))
-            current = set(MigrationContext.configure(conn).get_current_heads())
+            current = set(migrate.current_heads(conn))
     finally:
         engine.dispose()
-    heads = set(_script_directory().get_heads())
+    heads = set(migrate.heads())
     if current != heads:
         shown = ", ".join(sorted(current)) or "none"
         raise SchemaBehind(f"schema at {shown}, newest is {', '.join(sorted(heads))}")
     return f"schema at {', '.join(sorted(heads))}"
-
-
-def _script_directory() -> ScriptDirectory:
-    return ScriptDirectory(str(resources.files("worker.store").joinpath("migrations")))
 
 
 class SchemaBehind(RuntimeError):
