@@ -38,9 +38,9 @@ def _text(x: float, y: float, text: str, **attrs: str) -> str:
 def calibration_svg(series: Sequence[Series], title: str) -> str:
     """Observed rate against mean expected score per bucket, with the diagonal (a perfect
     forecast) and each bucket's game count as a bar below the curve."""
-    width, height = 640, 560
-    left, top, plot = 64, 48, 400  # the square plot area
-    bars_top, bars_height = top + plot + 36, 56
+    width, height = 480, 580
+    left, top, plot = 64, 44, 380  # the square plot area
+    bars_top, bars_height = top + plot + 74, 60
 
     def x(p: float) -> float:
         return left + (p - 0.5) / 0.5 * plot
@@ -51,10 +51,10 @@ def calibration_svg(series: Sequence[Series], title: str) -> str:
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
         f'role="img" aria-label="{escape(title)}" class="chart calibration" '
-        'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif" font-size="13">',
+        'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif" font-size="15">',
         f"<title>{escape(title)}</title>",
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        _text(left, 28, title, fill=INK, font_size="16", font_weight="600"),
+        _text(8, 26, title, fill=INK, font_size="18", font_weight="600"),
     ]
     for i in range(11):  # grid: expected 0.50..1.00, observed 0.0..1.0
         p = 0.5 + i * 0.05
@@ -63,7 +63,7 @@ def calibration_svg(series: Sequence[Series], title: str) -> str:
             f'stroke="{GRID}" stroke-width="1"/>'
         )
         if i % 2 == 0:
-            parts.append(_text(x(p), top + plot + 18, f"{p:.2f}", fill=MUTED, text_anchor="middle"))
+            parts.append(_text(x(p), top + plot + 20, f"{p:.2f}", fill=MUTED, text_anchor="middle"))
         rate = i / 10
         parts.append(
             f'<line x1="{left}" y1="{y(rate):.1f}" x2="{left + plot}" y2="{y(rate):.1f}" '
@@ -80,7 +80,7 @@ def calibration_svg(series: Sequence[Series], title: str) -> str:
         )
     )
     parts.append(
-        f'<text transform="translate(16 {top + plot / 2}) rotate(-90)" fill="{INK}" '
+        f'<text transform="translate(18 {top + plot / 2}) rotate(-90)" fill="{INK}" '
         f'text-anchor="middle">observed</text>'
     )
     most = max((int(b["games"]) for s in series for b in s.buckets), default=0) or 1
@@ -109,12 +109,12 @@ def calibration_svg(series: Sequence[Series], title: str) -> str:
                 f'width="{slot - 2:.1f}" height="{h:.1f}" fill="{colour}" opacity="0.55">'
                 f"<title>{escape(one.name)}: {b['games']} games</title></rect>"
             )
-        legend_x = left + plot - 150
+        legend_x = left + 12
         parts.append(
             f'<rect x="{legend_x}" y="{top + 12 + 20 * n}" width="12" height="12" fill="{colour}"/>'
         )
         parts.append(_text(legend_x + 18, top + 23 + 20 * n, one.name, fill=INK))
-    parts.append(_text(left, bars_top - 6, f"games per bucket (most: {most})", fill=MUTED))
+    parts.append(_text(left, bars_top - 8, f"games per bucket (most: {most})", fill=MUTED))
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -131,16 +131,16 @@ class Point:
 def rating_svg(points: Sequence[Point], title: str, shown: Any = None) -> str:
     """The rating after each rated game, oldest on the left; ``shown`` formats a rating."""
     fmt = shown or (lambda r: f"{r:.0f}")
-    width, height = 640, 300
-    left, right, top, bottom = 64, 20, 40, 36
+    width, height = 480, 280
+    left, right, top, bottom = 58, 14, 40, 30
     inner_w, inner_h = width - left - right, height - top - bottom
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
         f'role="img" aria-label="{escape(title)}" class="chart rating" '
-        'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif" font-size="13">',
+        'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif" font-size="15">',
         f"<title>{escape(title)}</title>",
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        _text(left, 24, title, fill=INK, font_size="15", font_weight="600"),
+        _text(8, 24, title, fill=INK, font_size="17", font_weight="600"),
     ]
     if not points:
         parts.append(
@@ -171,13 +171,13 @@ def rating_svg(points: Sequence[Point], title: str, shown: Any = None) -> str:
         f"{'M' if i == 0 else 'L'}{x(i):.1f},{y(p.rating):.1f}" for i, p in enumerate(points)
     )
     parts.append(f'<path d="{path}" fill="none" stroke="{SERIES[0]}" stroke-width="2"/>')
-    radius = 4 if count <= 60 else 2
+    radius = 3.5 if count <= 60 else 2.5 if count <= 150 else 1.5
     for i, p in enumerate(points):
         parts.append(
             f'<circle class="point" cx="{x(i):.1f}" cy="{y(p.rating):.1f}" r="{radius}" '
             f'fill="{SERIES[0]}"><title>{escape(p.label)}</title></circle>'
         )
-    parts.append(_text(left, height - 10, "oldest", fill=MUTED))
-    parts.append(_text(width - right, height - 10, "latest", fill=MUTED, text_anchor="end"))
+    parts.append(_text(left, height - 8, "oldest", fill=MUTED))
+    parts.append(_text(width - right, height - 8, "latest", fill=MUTED, text_anchor="end"))
     parts.append("</svg>")
     return "\n".join(parts)
