@@ -272,6 +272,9 @@ def test_calibrate_and_backtest_plot_svg(cli, published, tmp_path):
     both = tmp_path / "backtest.svg"
     cli.ladder("backtest", "gammon42", "--set", "divisor=400", "--plot", str(both))
     assert both.read_text().count('class="count"') == 20
+    png = tmp_path / "calibration.png"
+    cli.ladder("calibrate", "gammon42", "--plot", str(png))  # rendered by headless Chromium
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     refused = cli.ladder("calibrate", "gammon42", "--plot", "out.pdf", check=False)
     assert refused.returncode == 2
 

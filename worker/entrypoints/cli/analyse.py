@@ -119,7 +119,8 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
             Series("candidate", report["candidate"]["buckets"]),
         ]
         shown = ", ".join(f"{k}={v}" for k, v in overrides.items())
-        code = _write_plot(args.plot, calibration_svg(series, f"{args.ladder}: {shown}"))
+        title = f"{args.ladder}: stored against {shown}"
+        code = _write_plot(args.plot, calibration_svg(series, title))
         if code:
             return code
     if args.json:
@@ -167,10 +168,8 @@ def _print_metrics(ladder_config: LadderConfig, title: str, metrics: dict[str, A
         if not b["games"]:
             continue
         close = "]" if b["high"] == 1.0 else ")"
-        print(
-            f"  [{b['low']:.2f}, {b['high']:.2f}{close} {b['games']:>8} "
-            f"{b['mean_expected']:>8.3f} {b['observed']:>9.3f}"
-        )
+        span = f"[{b['low']:.2f}, {b['high']:.2f}{close}"
+        print(f"  {span:<14} {b['games']:>8} {b['mean_expected']:>8.3f} {b['observed']:>9.3f}")
     s = metrics["spread"]
     if s["players"]:
 
