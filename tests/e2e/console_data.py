@@ -3,7 +3,8 @@
 Gammon42 players with hidden strengths play games whose winners follow a chosen curve of
 the strength gap (so the calibration chart has something to say), with cubes, a few boosted
 games and bot games (unrated, with their reason), a player whose id is markup, and a few
-fibs matches of several lengths. ``serve(env)`` runs the real ``ladder serve``.
+fibs matches of several lengths. ``serve(env)`` runs the real ``ladder serve``; ``Dom`` parses
+a page into a small tree to query by tag and class.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +99,54 @@ def serve(env: dict[str, str]) -> Iterator[str]:
         except ProcessLookupError:
             pass
         server.wait(timeout=30)
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict[str, str], parent: Node | None) -> None:
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Node] = []
+        self.parts: list[str] = []
+
+    @property
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+    def text(self) -> str:
+        return "".join(self.parts + [c.text() for c in self.children]).strip()
+
+    def find(self, tag: str | None = None, cls: str | None = None) -> list[Node]:
+        found = []
+        for child in self.children:
+            if (tag is None or child.tag == tag) and (cls is None or cls in child.classes):
+                found.append(child)
+            found.extend(child.find(tag, cls))
+        return found
+
+
+class Dom(HTMLParser):
+    VOID = {"meta", "link", "input", "br", "img", "hr"}
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("#root", {}, None)
+        self.here = self.root
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, {k: v or "" for k, v in attrs}, self.here)
+        self.here.children.append(node)
+        if tag not in self.VOID:
+            self.here = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.here.children.append(Node(tag, {k: v or "" for k, v in attrs}, self.here))
+
+    def handle_endtag(self, tag):
+        node: Node | None = self.here
+        while node is not None and node.tag != tag:
+            node = node.parent
+        if node is not None and node.parent is not None:
+            self.here = node.parent
+
+    def handle_data(self, data):
+        self.here.parts.append(data)

@@ -12,13 +12,12 @@ with no JavaScript of ours since the pages have none) and ``--screenshot``.
 from __future__ import annotations
 
 import shutil
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
-from tests.e2e.console_data import SCRIPT_ID, events, serve
+from tests.e2e.console_data import SCRIPT_ID, Dom, Node, events, serve
 from worker.entrypoints.console.png import BrowserMissing, chromium, dump_dom, screenshot
 
 try:
@@ -27,57 +26,6 @@ except BrowserMissing as exc:  # pragma: no cover - .ci/run installs it
     pytest.fail(str(exc), pytrace=False)
 
 PHONE = (390, 844)
-
-
-class Node:
-    def __init__(self, tag: str, attrs: dict[str, str], parent: Node | None) -> None:
-        self.tag, self.attrs, self.parent = tag, attrs, parent
-        self.children: list[Node] = []
-        self.parts: list[str] = []
-
-    @property
-    def classes(self) -> set[str]:
-        return set(self.attrs.get("class", "").split())
-
-    def text(self) -> str:
-        return "".join(self.parts + [c.text() for c in self.children]).strip()
-
-    def find(self, tag: str | None = None, cls: str | None = None) -> list[Node]:
-        found = []
-        for child in self.children:
-            if (tag is None or child.tag == tag) and (cls is None or cls in child.classes):
-                found.append(child)
-            found.extend(child.find(tag, cls))
-        return found
-
-
-class Dom(HTMLParser):
-    VOID = {"meta", "link", "input", "br", "img", "hr"}
-
-    def __init__(self, text: str) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Node("#root", {}, None)
-        self.here = self.root
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        node = Node(tag, {k: v or "" for k, v in attrs}, self.here)
-        self.here.children.append(node)
-        if tag not in self.VOID:
-            self.here = node
-
-    def handle_startendtag(self, tag, attrs):
-        self.here.children.append(Node(tag, {k: v or "" for k, v in attrs}, self.here))
-
-    def handle_endtag(self, tag):
-        node: Node | None = self.here
-        while node is not None and node.tag != tag:
-            node = node.parent
-        if node is not None and node.parent is not None:
-            self.here = node.parent
-
-    def handle_data(self, data):
-        self.here.parts.append(data)
 
 
 def page(url: str) -> Node:
