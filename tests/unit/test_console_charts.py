@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from engine import Gammon42Rules
 from engine.calibration import Forecast, Tally
 from worker.entrypoints.console.charts import Point, Series, calibration_svg, rating_svg
 from worker.ladders import load_config
@@ -90,4 +91,5 @@ def test_candidate_rules_apply_from_the_start_time_on(ladders):
     assert (later.divisor, later.version) == (1600, "1.3.1")
     assert rules(datetime(2026, 11, 2, tzinfo=UTC)) is later  # made once per version
     everything = candidate_rules(gammon, {"k": 20}, None)
-    assert everything(datetime(2020, 1, 1, tzinfo=UTC)).k == 20
+    earliest = everything(datetime(2020, 1, 1, tzinfo=UTC))
+    assert isinstance(earliest, Gammon42Rules) and earliest.k == 20
