@@ -30,6 +30,11 @@ class Series:
     buckets: Sequence[dict[str, Any]]
 
 
+def _fit(text: str, most: int) -> str:
+    """The visible title within the chart's width; the full one stays in ``<title>``."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
 def _text(x: float, y: float, text: str, **attrs: str) -> str:
     extra = "".join(f' {k.replace("_", "-")}="{escape(v)}"' for k, v in attrs.items())
     return f'<text x="{x:.1f}" y="{y:.1f}"{extra}>{escape(text)}</text>'
@@ -140,7 +145,7 @@ def rating_svg(points: Sequence[Point], title: str, shown: Any = None) -> str:
         'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif" font-size="15">',
         f"<title>{escape(title)}</title>",
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        _text(8, 24, title, fill=INK, font_size="17", font_weight="600"),
+        _text(8, 24, _fit(title, 46), fill=INK, font_size="17", font_weight="600"),
     ]
     if not points:
         parts.append(
