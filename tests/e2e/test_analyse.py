@@ -153,6 +153,12 @@ def test_calibrate_window_and_version_filters(cli, published):
     assert refused.returncode == 2
     assert "no version '9.9'" in refused.stderr and "1.3.1" in refused.stderr
     assert "Traceback" not in refused.stderr
+    backwards = cli.ladder(
+        "calibrate", "gammon42", "--since", "2026-10-10", "--until", "2026-10-09", check=False
+    )
+    assert backwards.returncode == 2 and "must be before --until" in backwards.stderr
+    bad = cli.ladder("calibrate", "gammon42", "--since", "yesterday", check=False)
+    assert bad.returncode == 2 and "'yesterday' is not a time" in bad.stderr
     text = cli.ladder("calibrate", "gammon42").stdout
     assert "version 1.3.1:" in text and "Brier" in text and "central half" in text
 

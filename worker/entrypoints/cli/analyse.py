@@ -70,6 +70,9 @@ def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = _ladder(rt, args.ladder)
     if ladder_config is None:
         return EXIT_USAGE
+    if args.since is not None and args.until is not None and args.since >= args.until:
+        _say(f"--since {args.since.isoformat()} must be before --until {args.until.isoformat()}")
+        return EXIT_USAGE
     if args.version is not None:
         known = [v.rules.version for v in ladder_config.versions]
         if args.version not in known:
