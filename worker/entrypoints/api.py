@@ -271,6 +271,9 @@ def create_app(config: Config, redis: reader.Client, engine: Engine) -> ASGIApp:
         redoc_url=None,
     )
     _routes(app, _Api(config, redis, engine))
+    from worker.entrypoints.console.routes import add_routes as add_console
+
+    add_console(app, config, redis, engine)  # the HTML console, outside the OpenAPI document
     for kind, handler in _HANDLERS.items():
         app.add_exception_handler(kind, handler)
     return _EncodedSlashes(app)

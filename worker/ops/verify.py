@@ -394,3 +394,15 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def scoring_order(engine: Engine) -> Any:
+    """The column that orders a ladder's audit rows as they were scored."""
+    return events.c.seq if engine.dialect.name == "postgresql" else literal_column("events.rowid")
+
+
+# The log as ``verify`` reads it, for the commands that read it the same way (calibrate,
+# backtest): the audit rows with their ledger rows, the recorded actions, any query's rows.
+stream_log = _stream
+recorded_actions = _recorded
+read_rows = _cursor

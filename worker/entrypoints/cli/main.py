@@ -34,10 +34,12 @@ COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.dlq",
     "worker.entrypoints.cli.ops",
     "worker.entrypoints.cli.verify",
+    "worker.entrypoints.cli.analyse",
 )
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
     {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
+    | {"calibrate", "backtest"}
 )
 EXIT_FAILED = 1
 EXIT_USAGE = 2

@@ -1,0 +1,248 @@
+"""``ladder calibrate`` and ``ladder backtest``: is the rating right, and would another be?
+
+``calibrate LADDER [--since T] [--until T] [--version V] [--json] [--plot FILE.svg|FILE.png]``
+reports how well the stored expected scores forecast the stored results (``worker.ops.
+calibrate``). ``backtest LADDER --set KEY=VALUE... [--from T] [--json] [--plot FILE]``
+replays the stored events with candidate parameters and reports both side by side
+(``worker.ops.backtest``); it writes nothing.
+
+Times are RFC 3339 (``2026-11-01T00:00:00Z``) or a date (``2026-11-01``, midnight UTC); a time
+without an offset is UTC. Exit status: 0 done; 1 could not do it (a store unreachable, a plot
+that cannot be written); 2 asked wrongly (unknown ladder or version, a bad time, an unknown
+parameter: the valid names are listed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engine import display_rating
+from worker.entrypoints.cli.terminal import safe
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
+    from worker.ladders import LadderConfig
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+SHOWN_MOVES = 10  # players listed by how far they move (``--json`` lists all)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("calibrate", help="how well the stored expected scores forecast the results")
+    p.add_argument("ladder")
+    p.add_argument("--since", type=_time, help="games that ended at or after this time")
+    p.add_argument("--until", type=_time, help="games that ended before this time")
+    p.add_argument("--version", help="one ruleset version (default: every version)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--plot", type=_plot_path, help="draw the curve to FILE.svg or FILE.png")
+    p.set_defaults(handler=cmd_calibrate)
+
+    p = sub.add_parser(
+        "backtest",
+        help="replay the stored events with other parameters (writes nothing)",
+        description="Replays the ladder's stored events with the --set values in every ruleset "
+        "version in force from --from, and compares with the stored history.",
+    )
+    p.add_argument("ladder")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        required=True,
+        metavar="KEY=VALUE",
+        help="a ruleset parameter, e.g. divisor=1600 (repeat for more)",
+    )
+    p.add_argument("--from", dest="start", type=_time, help="default: the first event")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--plot", type=_plot_path, help="draw both curves to FILE.svg or FILE.png")
+    p.set_defaults(handler=cmd_backtest)
+
+
+def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
+    from worker.ops.calibrate import calibrate
+
+    ladder_config = _ladder(rt, args.ladder)
+    if ladder_config is None:
+        return EXIT_USAGE
+    if args.since is not None and args.until is not None and args.since >= args.until:
+        _say(f"--since {args.since.isoformat()} must be before --until {args.until.isoformat()}")
+        return EXIT_USAGE
+    if args.version is not None:
+        known = [v.rules.version for v in ladder_config.versions]
+        if args.version not in known:
+            _say(
+                f"ladder {args.ladder!r} has no version {args.version!r} (has: {', '.join(known)})"
+            )
+            return EXIT_USAGE
+    found = calibrate(rt.engine, ladder_config, args.since, args.until, args.version)
+    if args.plot is not None:
+        from worker.entrypoints.console.charts import Series, calibration_svg
+
+        series = [Series(f"version {v}", m["buckets"]) for v, m in found.versions.items()]
+        code = _write_plot(args.plot, calibration_svg(series, f"{args.ladder}: calibration"))
+        if code:
+            return code
+    if args.json:
+        print(json.dumps(found.as_json()))
+        return 0
+    window = _window(args.since, args.until)
+    print(f"{args.ladder}: {found.games} rated games{window}")
+    for version, metrics in found.versions.items():
+        print()
+        _print_metrics(ladder_config, f"version {version}", metrics)
+    if not found.versions:
+        print("  (no rated games in the window)")
+    return 0
+
+
+def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
+    from worker.ops.backtest import BadParameter, backtest, parse_overrides
+
+    ladder_config = _ladder(rt, args.ladder)
+    if ladder_config is None:
+        return EXIT_USAGE
+    try:
+        overrides = parse_overrides(ladder_config, args.overrides)
+    except BadParameter as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    found = backtest(rt.engine, ladder_config, overrides, args.start)
+    if args.plot is not None:
+        from worker.entrypoints.console.charts import Series, calibration_svg
+
+        report = found.as_json()
+        series = [
+            Series("stored", report["stored"]["buckets"]),
+            Series("candidate", report["candidate"]["buckets"]),
+        ]
+        shown = ", ".join(f"{k}={v}" for k, v in overrides.items())
+        title = f"{args.ladder}: stored against {shown}"
+        code = _write_plot(args.plot, calibration_svg(series, title))
+        if code:
+            return code
+    if args.json:
+        print(json.dumps(found.as_json()))
+        return 0
+    shown = " ".join(f"{k}={v}" for k, v in overrides.items())
+    since = f" from {found.start.isoformat()}" if found.start else ""
+    print(
+        f"{args.ladder}: backtest {shown}{since}: {found.events} events replayed in "
+        f"{found.seconds:.2f}s ({found.rate:,.0f} events/s), nothing written"
+    )
+    report = found.as_json()
+    print()
+    _print_metrics(ladder_config, "stored", report["stored"])
+    print()
+    _print_metrics(ladder_config, "candidate", report["candidate"])
+    moves = found.moves()
+    if moves:
+        rules = ladder_config.current
+        print()
+        print(f"largest moves of {len(moves)} players (candidate - stored):")
+        for pid, move in moves[:SHOWN_MOVES]:
+            stored, candidate = found.players[pid]
+            assert stored is not None
+            delta = display_rating(rules, move)
+            print(
+                f"  {safe(pid)[:24]:<24} {display_rating(rules, stored):>9} -> "
+                f"{display_rating(rules, candidate):>9}  "
+                f"({delta if delta.startswith('-') else '+' + delta})"
+            )
+    return 0
+
+
+def _print_metrics(ladder_config: LadderConfig, title: str, metrics: dict[str, Any]) -> None:
+    rules = ladder_config.current
+    games = metrics["games"]
+    if not games:
+        print(f"{title}: no rated games")
+        return
+    print(
+        f"{title}: {games} games, Brier {metrics['brier']:.4f}, log loss {metrics['log_loss']:.4f}"
+    )
+    print(f"  {'expected':<14} {'games':>8} {'mean p':>8} {'observed':>9}")
+    for b in metrics["buckets"]:
+        if not b["games"]:
+            continue
+        close = "]" if b["high"] == 1.0 else ")"
+        span = f"[{b['low']:.2f}, {b['high']:.2f}{close}"
+        print(f"  {span:<14} {b['games']:>8} {b['mean_expected']:>8.3f} {b['observed']:>9.3f}")
+    s = metrics["spread"]
+    if s["players"]:
+
+        def r(v: float) -> str:
+            return display_rating(rules, v)
+
+        print(
+            f"  ratings of {s['players']} active players: p10 {r(s['p10'])}, p50 {r(s['p50'])}, "
+            f"p90 {r(s['p90'])}, sd {s['stdev']:.1f}, central half {r(s['central_half'])} "
+            f"(p25 {r(s['p25'])} to p75 {r(s['p75'])})"
+        )
+    for length, m in metrics.get("match_lengths", {}).items():
+        print(
+            f"  {length}-point matches: {m['games']} games, Brier {m['brier']:.4f}, "
+            f"log loss {m['log_loss']:.4f}"
+        )
+
+
+def _write_plot(path: Path, svg: str) -> int:
+    try:
+        if path.suffix.lower() == ".png":
+            from worker.entrypoints.console.png import BrowserMissing, svg_to_png
+
+            try:
+                svg_to_png(svg, path)
+            except (BrowserMissing, RuntimeError) as exc:
+                _say(str(exc))
+                return EXIT_FAILED
+        else:
+            path.write_text(svg, encoding="utf-8")
+    except OSError as exc:
+        _say(f"cannot write {path}: {exc.strerror or exc}")
+        return EXIT_FAILED
+    print(f"ladder: plot written to {path}", file=sys.stderr)
+    return 0
+
+
+def _ladder(rt: Runtime, name: str) -> LadderConfig | None:
+    found = rt.config.ladder(name)
+    if found is None:
+        known = ", ".join(sorted(rt.config.ladders))
+        _say(f"no ladder named {name!r} (configured: {known})")
+    return found
+
+
+def _window(since: datetime | None, until: datetime | None) -> str:
+    parts = []
+    if since is not None:
+        parts.append(f"since {since.isoformat()}")
+    if until is not None:
+        parts.append(f"until {until.isoformat()}")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _say(message: str) -> None:
+    print(f"ladder: {message}", file=sys.stderr)
+
+
+def _time(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a time; write 2026-11-01T00:00:00Z or 2026-11-01"
+        ) from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _plot_path(text: str) -> Path:
+    path = Path(text)
+    if path.suffix.lower() not in (".svg", ".png"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the plot is FILE.svg or FILE.png")
+    return path

@@ -1,0 +1,334 @@
+"""The console's pages: what each one reads and the values its template shows.
+
+Each page is built on a thread of the console's own pools (``add_routes``), so a hung store
+answers 503 within seconds and never holds up the JSON API. The reads are the JSON API's own:
+``worker.boards.reader`` for boards and cards, ``worker.store.history`` for rating changes,
+``worker.store.games`` for the games (rated or not), ``worker.ops.calibrate`` for calibration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from sqlalchemy.engine import Engine
+
+from engine import display_rating
+from engine.reasons import Reason
+from worker.boards import reader
+from worker.entrypoints.console.charts import Point, Series, calibration_svg, rating_svg
+from worker.ladders import Config, LadderConfig
+from worker.ops import seasons
+from worker.ops.calibrate import calibrate
+from worker.store import games, history
+
+PAGE_SIZE = 25
+SEARCH_RADIUS = 10
+CHART_GAMES = 500  # rated games drawn on a player's chart (the latest)
+LISTED_GAMES = 50  # games listed under it
+
+# Why a game did not count, as a player reads it (SPEC 2.4, in filter order).
+REASON_WORDS: dict[str, str] = {
+    Reason.NOT_RANKED.value: "not a ranked game (boosted or tournament)",
+    Reason.BOT.value: "a bot or the AI played",
+    Reason.SHARED_NETWORK.value: "the players share a network",
+    Reason.PAIR_LIMIT.value: "this pair's rated games for the day were used up",
+    Reason.SELF_PLAY.value: "an anonymous id against its own account",
+}
+
+
+class Missing(LookupError):
+    """An unknown ladder or board (404)."""
+
+
+@dataclass(frozen=True)
+class Stores:
+    config: Config
+    redis: reader.Client
+    engine: Engine
+
+
+def player_url(ladder: str, player: str) -> str:
+    return f"/ui/ladders/{quote(ladder, safe='')}/players/{quote(player, safe='')}"
+
+
+def ladder_url(ladder: str, **query: Any) -> str:
+    shown = {k: v for k, v in query.items() if v not in (None, "")}
+    tail = f"?{urlencode(shown)}" if shown else ""
+    return f"/ui/ladders/{quote(ladder, safe='')}{tail}"
+
+
+def _ladder(stores: Stores, name: str) -> LadderConfig:
+    found = stores.config.ladder(name)
+    if found is None:
+        raise Missing(f"no ladder named {name!r}")
+    return found
+
+
+def _signed(rules: Any, value: float) -> str:
+    shown = display_rating(rules, value)
+    return shown if shown.startswith("-") or shown == "0" else f"+{shown}"
+
+
+def _when(value: str | None) -> str:
+    if not value:
+        return "-"
+    try:
+        return datetime.fromisoformat(value).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return value
+
+
+def index(stores: Stores) -> dict[str, Any]:
+    ladders = []
+    for lc in stores.config.ladders.values():
+        rules = lc.current
+        top = reader.page(stores.redis, lc.name, size=3)
+        ladders.append(
+            {
+                "name": lc.name,
+                "url": ladder_url(lc.name),
+                "calibration_url": ladder_url(lc.name) + "/calibration",
+                "ruleset": lc.ruleset,
+                "version": rules.version,
+                "players": top.total,
+                "top": [
+                    {
+                        "rank": e.rank,
+                        "player_id": e.player_id,
+                        "url": player_url(lc.name, e.player_id),
+                        "rating": display_rating(rules, e.rating),
+                    }
+                    for e in top.entries
+                ],
+            }
+        )
+    return {"title": "Ladders", "ladders": ladders}
+
+
+def boards(stores: Stores, lc: LadderConfig) -> list[str]:
+    names = [b for b in reader.BOARDS if reader.board_available(lc, b)]
+    for season in seasons.list_seasons(stores.engine, lc.name):
+        if not season["open"]:
+            names.append(f"{reader.SEASON_PREFIX}{season['name']}")
+    return names
+
+
+def leaderboard(
+    stores: Stores,
+    name: str,
+    board: str,
+    cursor: str | None,
+    direction: str,
+    search: str | None,
+) -> dict[str, Any]:
+    lc = _ladder(stores, name)
+    rules = lc.current
+    known = boards(stores, lc)
+    if board not in known:
+        raise Missing(f"ladder {name!r} has no {board} board")
+    notice = None
+    found_player = None
+    if search:
+        try:
+            entries = reader.around(stores.redis, name, search, SEARCH_RADIUS, board)
+            found_player = search
+            total = reader.page(stores.redis, name, size=1, board=board).total
+            next_cursor = prev_cursor = None
+        except reader.UnknownPlayer:
+            notice = f"No player “{search}” on the {board} board (ids match exactly)."
+            search = None
+    if not search:
+        page = reader.page(
+            stores.redis,
+            name,
+            cursor=cursor,
+            size=PAGE_SIZE,
+            direction="prev" if direction == "prev" else "next",
+            board=board,
+        )
+        entries, total = page.entries, page.total
+        next_cursor, prev_cursor = page.next_cursor, page.prev_cursor
+    points = board == "boosted"
+    rows = [
+        {
+            "rank": e.rank,
+            "player_id": e.player_id,
+            "url": player_url(name, e.player_id),
+            "rating": str(int(e.rating)) if points else display_rating(rules, e.rating),
+            "provisional": e.provisional and not points,
+            "mark": e.player_id == found_player,
+        }
+        for e in entries
+    ]
+    return {
+        "title": f"{name} leaderboard",
+        "ladder": name,
+        "ruleset": lc.ruleset,
+        "version": rules.version,
+        "board": board,
+        "score_name": "points" if points else "rating",
+        "tabs": [
+            {
+                "name": b,
+                "url": ladder_url(name, board=None if b == "rating" else b),
+                "on": b == board,
+            }
+            for b in known
+        ],
+        "rows": rows,
+        "total": total,
+        "search": found_player or "",
+        "notice": notice,
+        "next_url": ladder_url(name, board=board if board != "rating" else None, cursor=next_cursor)
+        if next_cursor
+        else None,
+        "prev_url": ladder_url(
+            name, board=board if board != "rating" else None, cursor=prev_cursor, direction="prev"
+        )
+        if prev_cursor
+        else None,
+        "board_value": "" if board == "rating" else board,
+        "calibration_url": ladder_url(name) + "/calibration",
+    }
+
+
+def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
+    lc = _ladder(stores, name)
+    rules = lc.current
+    card = reader.card(stores.redis, name, player_id)
+    changes = history.history(stores.engine, name, player_id, CHART_GAMES)
+    rated = [c for c in reversed(changes) if c.kind == "game"]
+    points = [
+        Point(
+            datetime.fromisoformat(c.ended_at or c.at).timestamp(),
+            c.rating_after,
+            f"{_when(c.ended_at or c.at)}: {c.result} against {c.opponent}, "
+            f"{_signed(rules, c.delta)} to {display_rating(rules, c.rating_after)}",
+        )
+        for c in rated
+    ]
+    chart = rating_svg(
+        points,
+        f"{player_id}: rating after each rated game",
+        lambda r: display_rating(rules, r),
+    )
+    listed = []
+    for g in games.games(stores.engine, name, player_id, LISTED_GAMES):
+        counted = g.delta is not None
+        listed.append(
+            {
+                "date": _when(g.ended_at)[:10],
+                "time": _when(g.ended_at)[11:],
+                "opponent": g.opponent,
+                "opponent_url": player_url(name, g.opponent),
+                "result": g.result,
+                "mode": g.mode or "",
+                "counted": counted,
+                "change": _signed(rules, g.delta) if g.delta is not None else "",
+                "up": g.delta is not None and g.delta > 0,
+                "down": g.delta is not None and g.delta < 0,
+                "rating": display_rating(rules, g.rating_after) if g.rating_after else "",
+                "why": "" if counted else REASON_WORDS.get(g.reason or "", g.reason or "unrated"),
+                "detail": _detail(lc, g),
+            }
+        )
+    facts = [
+        ("Rating", display_rating(rules, card.rating)),
+        ("Rank", f"#{card.rank}" if card.rank is not None else "not on the leaderboard"),
+        ("Rated games", str(card.games)),
+    ]
+    if lc.ruleset == "fibs":
+        facts.append(("Experience", str(card.experience)))
+    if lc.boosted_board:
+        facts.append(("Boosted points", str(card.boosted)))
+    facts.append(("Last game", _when(card.last_game_at)))
+    if card.linked_to:
+        facts.append(("Linked to", card.linked_to))
+    return {
+        "title": f"{player_id} on {name}",
+        "ladder": name,
+        "ladder_url": ladder_url(name),
+        "player_id": player_id,
+        "provisional": card.provisional,
+        "facts": facts,
+        "chart": chart,
+        "points": len(points),
+        "capped": len(changes) >= CHART_GAMES,
+        "games": listed,
+    }
+
+
+def _detail(lc: LadderConfig, g: games.Game) -> str:
+    if lc.ruleset == "fibs" and g.match_length:
+        return f"{g.match_length}-point match"
+    if lc.ruleset == "gammon42" and g.cube and g.cube > 1:
+        return f"cube {g.cube}"
+    return ""
+
+
+def _closing(high: float) -> str:
+    return "]" if high == 1.0 else ")"  # the last bucket, [0.95, 1.00], is closed
+
+
+def calibration(stores: Stores, name: str) -> dict[str, Any]:
+    lc = _ladder(stores, name)
+    rules = lc.current
+    found = calibrate(stores.engine, lc)
+    series = [Series(f"version {v}", m["buckets"]) for v, m in found.versions.items()]
+    chart = calibration_svg(series, f"{name}: observed against expected")
+    versions = []
+    for version, m in found.versions.items():
+        s = m["spread"]
+        spread = None
+        if s["players"]:
+            spread = [
+                ("Active players", str(s["players"])),
+                ("p10", display_rating(rules, s["p10"])),
+                ("p50", display_rating(rules, s["p50"])),
+                ("p90", display_rating(rules, s["p90"])),
+                ("Standard deviation", f"{s['stdev']:.1f}"),
+                ("Central half (p75 - p25)", display_rating(rules, s["central_half"])),
+            ]
+        versions.append(
+            {
+                "version": version,
+                "games": m["games"],
+                "brier": f"{m['brier']:.4f}" if m["brier"] is not None else "-",
+                "log_loss": f"{m['log_loss']:.4f}" if m["log_loss"] is not None else "-",
+                "buckets": [
+                    {
+                        "range": f"[{b['low']:.2f}, {b['high']:.2f}{_closing(b['high'])}",
+                        "games": b["games"],
+                        "expected": f"{b['mean_expected']:.3f}" if b["games"] else "-",
+                        "observed": f"{b['observed']:.3f}" if b["games"] else "-",
+                        "gap": (
+                            f"{(b['observed'] - b['mean_expected']) * 100:+.1f} pts"
+                            if b["games"]
+                            else ""
+                        ),
+                    }
+                    for b in m["buckets"]
+                ],
+                "spread": spread,
+                "lengths": [
+                    {
+                        "length": length,
+                        "games": x["games"],
+                        "brier": f"{x['brier']:.4f}",
+                        "log_loss": f"{x['log_loss']:.4f}",
+                    }
+                    for length, x in m.get("match_lengths", {}).items()
+                ],
+            }
+        )
+    return {
+        "title": f"{name} calibration",
+        "ladder": name,
+        "ladder_url": ladder_url(name),
+        "games": found.games,
+        "chart": chart,
+        "versions": versions,
+    }

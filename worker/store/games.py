@@ -1,0 +1,105 @@
+"""A player's recent games from the audit store, rated or not, newest first.
+
+``worker.store.history`` reads the ledger, so it holds rated games only; a player also wants
+to see the games that did not count and why (SPEC 2.4: the audit row says which filter
+decided). Each game is its audit row (``events``) with this player's ledger row joined when
+the game changed their rating.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sqlalchemy import and_, literal_column, or_, select
+from sqlalchemy.engine import Engine
+
+from worker.service.reads import is_identifier
+from worker.store.tables import events, rating_changes
+
+
+@dataclass(frozen=True)
+class Game:
+    event_id: str
+    ended_at: str | None
+    mode: str | None
+    opponent: str
+    result: str  # win or loss
+    outcome: str  # rated or unrated
+    reason: str | None  # why it was unrated (engine.reasons.Reason)
+    ruleset_version: str
+    cube: int | None
+    match_length: int | None
+    delta: float | None  # None when the game did not change the rating
+    rating_after: float | None
+    expected: float | None
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Game]:
+    """The player's last ``limit`` finished games on the ladder, newest first."""
+    if not is_identifier(player) or limit < 1:
+        return []
+    # Newest by when the game ended (games may arrive out of order), then by scoring order.
+    order = events.c.seq if engine.dialect.name == "postgresql" else literal_column("events.rowid")
+    mine = rating_changes.alias("mine")
+    query = (
+        select(
+            events.c.event_id,
+            events.c.ended_at,
+            events.c.mode,
+            events.c.winner_id,
+            events.c.loser_id,
+            events.c.outcome,
+            events.c.reason,
+            events.c.ruleset_version,
+            events.c.cube,
+            events.c.match_length,
+            mine.c.delta,
+            mine.c.rating_after,
+            mine.c.expected,
+        )
+        .select_from(
+            events.outerjoin(
+                mine,
+                and_(
+                    mine.c.ladder == events.c.ladder,
+                    mine.c.event_id == events.c.event_id,
+                    mine.c.player_id == player,
+                    mine.c.kind == "game",
+                ),
+            )
+        )
+        .where(
+            events.c.ladder == ladder,
+            events.c.type == "game.finished",
+            or_(events.c.winner_id == player, events.c.loser_id == player),
+        )
+        .order_by(events.c.ended_at.desc(), order.desc())
+        .limit(limit)
+    )
+    with engine.connect() as conn:
+        rows = list(conn.execute(query).mappings())
+    found = []
+    for row in rows:
+        won = row["winner_id"] == player
+        found.append(
+            Game(
+                event_id=row["event_id"],
+                ended_at=row["ended_at"].isoformat() if row["ended_at"] is not None else None,
+                mode=row["mode"],
+                opponent=row["loser_id"] if won else row["winner_id"],
+                result="win" if won else "loss",
+                outcome=row["outcome"],
+                reason=row["reason"],
+                ruleset_version=row["ruleset_version"],
+                cube=row["cube"],
+                match_length=row["match_length"],
+                delta=row["delta"],
+                rating_after=row["rating_after"],
+                expected=row["expected"],
+            )
+        )
+    return found
