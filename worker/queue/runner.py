@@ -21,6 +21,7 @@ from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now as rq_now
 
 from worker import keys
+from worker.boards.active import sweeper
 from worker.bootstrap import Runtime
 from worker.observability import logs, metrics
 from worker.queue import jobs
@@ -80,7 +81,7 @@ def run_burst(rt: Runtime) -> int:
     a worker that died; then return how many events were moved from the inbox."""
     jobs.install(rt)
     worker = _worker(rt)
-    liveness = Liveness(rt.redis, rt.inbox.queue, worker)
+    liveness = Liveness(rt.redis, rt.inbox.queue, worker, sweeper(rt.leaderboard_redis, rt.config))
     liveness.start()
     try:
         return _burst(rt, worker)
@@ -144,7 +145,7 @@ def run_forever(rt: Runtime) -> None:
         return
     worker = first
     _hand_back_on_stop(worker)
-    liveness = Liveness(rt.redis, rt.inbox.queue, worker)
+    liveness = Liveness(rt.redis, rt.inbox.queue, worker, sweeper(rt.leaderboard_redis, rt.config))
     liveness.start()
     maintain(rt, worker)
     freeze_startup_objects()
