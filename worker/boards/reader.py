@@ -269,7 +269,7 @@ def among(redis: Client, ladder: str, ids: Iterable[str], board: str = "rating")
     total, _, entries = _run(redis, ladder, board, key, "among", *valid) if valid else (0, 0, [])
     # Board order: score descending, equal scores by player id ascending (code point order of
     # a str is the byte order of its UTF-8), as every other read lists them.
-    entries.sort(key=lambda e: (-e.rating, e.player_id))
+    entries.sort(key=lambda e: (-e.rating, e.player_id.encode("utf-8", "surrogateescape")))
     found = {e.player_id for e in entries}
     return Among(entries, [pid for pid in wanted if pid not in found], total)
 
