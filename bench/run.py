@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from bench import boards as boards_bench
 from bench import env
 from bench.events import Mix, probe_game
 
@@ -867,6 +868,7 @@ def print_table(result: dict[str, Any]) -> None:
             f"{_fmt(rp.get('redis_seconds'), ' s')} summed over ladders), "
             f"{rp.get('mismatches')} mismatches"
         )
+    boards_bench.print_section(result)
     print(f"worker peak RSS: {_fmt(result.get('worker_peak_rss_mib'), ' MiB')}")
     for name, error in (result.get("errors") or {}).items():
         print(f"{name}: FAILED: {error}")
@@ -909,7 +911,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild-players", type=int)
     parser.add_argument(
         "--only",
-        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay",
+        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,boards",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -934,6 +936,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides["rebuild_players"] = args.rebuild_players
     plan = Plan(**{**plan.__dict__, **overrides})
     sections = set((args.only or "ingest,batch_sizes,latency,reads,rebuild,replay").split(","))
+    sections |= set() if args.only else {"boards"}
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     target = env.Target(args.redis_url, args.database)
@@ -1017,6 +1020,9 @@ def main(argv: list[str] | None = None) -> int:
         if "replay" in sections:
             print(f"bench: ladder verify after {plan.events:,} events", flush=True)
             _section(result, "replay", lambda: replay(target, plan.events, log))
+        if "boards" in sections:
+            print("bench: among(50 ids) and import", flush=True)
+            _section(result, "boards", lambda: boards_bench.run(target, args.quick))
         target.redis.flushdb()
         target.drop()
         failed = [

@@ -294,7 +294,9 @@ def test_export_over_http_streams_json_lines(runtime):
         assert response.headers["content-type"].startswith("application/x-ndjson")
         got = [json.loads(line) for line in response.text.splitlines()]
         assert list(export.lines(runtime.leaderboard_redis, L)) == got
-        assert 404 == client.get(f"/ladders/{L}/export", params={"board": "season:none"}).status_code
+        assert (
+            404 == client.get(f"/ladders/{L}/export", params={"board": "season:none"}).status_code
+        )
 
 
 def test_cli_among_prints_the_friends_and_the_missing(runtime, capsys):

@@ -31,7 +31,9 @@ import hashlib
 import io
 import json
 import math
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -51,6 +53,7 @@ from worker.store import imports
 from worker.store.imports import Line
 
 CHUNK = 20_000  # lines parsed and staged per COPY
+SENDERS = 2  # threads writing the boards (as in a rebuild)
 SCRIPT_CHUNK = 500  # players per board script call
 FORMATS = ("jsonl", "csv")
 FIELDS = (
@@ -192,23 +195,40 @@ def project(
     event_id: str,
     at: datetime,
 ) -> int:
-    """Write the players one import created onto the boards (newer versions only)."""
+    """Write the players one import created onto the boards (newer versions only, so a game
+    a worker scored for one of them meanwhile is never rolled back).
+
+    As in a rebuild, two threads send chunks to Redis while this one reads and prepares the
+    next ones, so PostgreSQL, Python and Redis work at the same time."""
     script = redis.register_script(WRITE)
     ladder = ladder_config.name
     maker = Rows(ladder_config)
     live = boards(ladder)
-    written = 0
-    for part in imports.imported_rows(engine, ladder, event_id, at):
-        rows = [maker.row(r) for r in part]
+
+    def send(rows: list[list[Any]]) -> None:
         if isinstance(redis, RedisCluster):
             for i in range(0, len(rows), SCRIPT_CHUNK):
                 write_rows(redis, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "newer")
-        else:
-            with redis.pipeline(transaction=False) as pipe:
-                for i in range(0, len(rows), SCRIPT_CHUNK):
-                    write_rows(pipe, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "newer")
-                pipe.execute()
-        written += len(rows)
+            return
+        with redis.pipeline(transaction=False) as pipe:
+            for i in range(0, len(rows), SCRIPT_CHUNK):
+                write_rows(pipe, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "newer")
+            pipe.execute()
+
+    written = 0
+    pending: deque[Future[None]] = deque()
+    with ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="ladder-import") as pool:
+        try:
+            for part in imports.imported_rows(engine, ladder, event_id, at):
+                pending.append(pool.submit(send, [maker.row(r) for r in part]))
+                written += len(part)
+                while len(pending) > 2 * SENDERS:
+                    pending.popleft().result()
+            while pending:
+                pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
     return written
 
 
@@ -226,11 +246,12 @@ class _Parser:
         pid = values.get("player_id")
         if pid is None or pid == "":
             return "player_id: missing"
-        try:
-            _IDENTIFIER.validate_python(pid)
-        except ValidationError as exc:
-            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-            return f"player_id: {message}"
+        if not _plain_ascii(pid):  # the contract's own check (a plain ASCII id passes it)
+            try:
+                _IDENTIFIER.validate_python(pid)
+            except ValidationError as exc:
+                message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+                return f"player_id: {message}"
         rating = _number(values.get("rating"))
         if rating is None:
             return f"rating: not a finite number: {values.get('rating')!r}"
@@ -305,6 +326,18 @@ def _records(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any] | str]
                 yield number, f"{len(row)} fields, the header names {len(columns)}"
                 continue
             yield number, dict(zip(columns, row, strict=True))
+
+
+def _plain_ascii(value: Any) -> bool:
+    """Printable ASCII, 1-128 characters, not only spaces: what ``Identifier`` accepts of
+    ASCII (no control characters, something visible, NFC trivially), checked in C."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 128
+        and value.isascii()
+        and value.isprintable()
+        and not value.isspace()
+    )
 
 
 def _number(value: Any) -> float | None:
