@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine import display_rating
 from worker.boards import export, reader
-from worker.entrypoints.cli.read import _board_option, _guarded, _ladder, _print_board
+from worker.entrypoints.cli.read import _board_option, _guarded, _ladder
 from worker.entrypoints.cli.terminal import error, safe
 from worker.ops.progress import Progress
 
@@ -67,12 +68,16 @@ def cmd_among(rt: Runtime, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(found.as_json()))
         return 0
-    title = f"{args.ladder} ({args.board}), {len(found.entries)} of {found.total} players"
-    _print_board(ladder_config, args.board, title, found.entries)
-    if found.entries:
-        print(
-            "percentile: " + ", ".join(f"{safe(e.player_id)} {e.percentile}" for e in found.entries)
-        )
+    rules = ladder_config.current
+    points = args.board == "boosted"
+    print(f"{args.ladder} ({args.board}): {len(found.entries)} of them among {found.total} players")
+    print(f"{'rank':>6}  {'player':<24} {'points' if points else 'rating':>9}  better than")
+    for e in found.entries:
+        shown = str(int(e.rating)) if points else display_rating(rules, e.rating)
+        flag = " P" if e.provisional else "  "
+        print(f"{e.rank:>6}  {safe(e.player_id):<24} {shown:>9}{flag} {e.percentile:>5.1f} %")
+    if any(e.provisional for e in found.entries):
+        print("P: provisional rating")
     if found.missing:
         print("not on the board: " + ", ".join(safe(pid) for pid in found.missing))
     return 0
