@@ -313,3 +313,37 @@ def test_cli_among_prints_the_friends_and_the_missing(runtime, capsys):
     assert 0 == code and "not on the board: ghost" in out
     code, _, err = cli(runtime, "among", L, "eve", "--board", "active", capsys=capsys)
     assert (2, "ladder: ladder 'gammon42' has no active board\n") == (code, err)
+
+
+def test_the_workers_maintenance_sweeps_only_where_there_is_an_active_board(runtime, tmp_path):
+    """Issue item 3 ("swept periodically in the workers' maintenance"): a worker gets a sweep to
+    run when some ladder keeps an active board, and none otherwise; the sweep it runs reads the
+    clock it is given."""
+    assert active.sweeper(runtime.leaderboard_redis, runtime.config) is None
+    rt = with_active_days(runtime, tmp_path)
+    Projection(rt.leaderboard_redis, clock=lambda: NOW).write(
+        [player("gone", 1500.0, NOW - timedelta(days=6))], rt.config
+    )
+    sweep = active.sweeper(rt.leaderboard_redis, rt.config, clock=lambda: NOW + timedelta(days=2))
+    assert sweep is not None
+    sweep()
+    assert {} == board(rt, L, "active")
+    assert {"gone": 1500.0} == board(rt, L, "rating")
+    rt.close()
+
+
+def test_the_maintenance_thread_runs_the_sweep(runtime):
+    """The maintenance chore runs on a thread of the worker as soon as it starts."""
+    import threading
+
+    from worker.queue.liveness import Liveness
+
+    ran = threading.Event()
+    worker = argparse.Namespace(name="w-test")
+    liveness = Liveness(runtime.redis, argparse.Namespace(), worker, ran.set)  # type: ignore[arg-type]
+    liveness._threads = [t for t in liveness._threads if t.name == "ladder-maintenance"]
+    liveness.start()
+    try:
+        assert ran.wait(5)
+    finally:
+        liveness.close()

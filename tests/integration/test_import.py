@@ -244,3 +244,14 @@ def test_recent_imports_are_on_the_active_board(runtime, tmp_path):
     importer.import_file(rt.engine, rt.leaderboard_redis, ladder_config, path)
     assert {"a": 1500.0} == board(rt, "gammon42", "active")
     rt.close()
+
+
+def test_import_needs_postgresql(tmp_path):
+    """On the embedded SQLite store the import is refused with one line, before anything."""
+    from worker.store.imports import NeedsPostgreSQL, Staging
+    from worker.store.tables import make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'demo.sqlite3'}")
+    with pytest.raises(NeedsPostgreSQL, match="import needs PostgreSQL"):
+        Staging(engine, L)
+    engine.dispose()
