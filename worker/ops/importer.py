@@ -4,7 +4,8 @@ Each line names ``player_id`` and ``rating``, and optionally ``games``, ``experi
 ``last_game_at`` (RFC 3339 with an offset), ``email_verified`` and ``display_name_chosen``.
 An imported player is created as if they had played: on the rating board (and the public and
 active boards where they qualify), with one ledger row of kind ``import`` from the ruleset's
-start rating to the imported one, which ``ladder verify`` takes as the start of their history.
+start rating to the imported one, which ``ladder verify`` takes as the start of their history
+(``worker.ops.import_replay``).
 
 The file is read once to take its digest (the ledger rows' ``event_id`` is
 ``import:<first 16 hex digits of its SHA-256>``) and once to stage it, ``CHUNK`` lines at a
@@ -44,7 +45,6 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from sqlalchemy.engine import Engine
 
-from engine import LedgerChange, LedgerKind, Replay
 from schemas.events import Identifier, parse_timestamp
 from worker.boards.projection import WRITE, Rows, boards, write_rows
 from worker.ladders import LadderConfig
@@ -372,37 +372,6 @@ def _flag(value: Any) -> bool | None:
     if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
         return value.lower() in ("true", "1")
     return None
-
-
-# -- verify: imported players start their history from their import ---------------------------
-
-
-class ImportingReplay(Replay):
-    """A replay that gives an imported player, at their import row, the games, experience,
-    last game and flags the import gave them (the ledger row holds the rating only)."""
-
-    def __init__(self, engine: Engine, ladder_config: LadderConfig) -> None:
-        super().__init__(ladder_config.policy, ladder_config.rules_at)
-        self.profiles = imports.profiles(engine, ladder_config.name)
-
-    def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:
-        derived = super().recorded(ladder, change, at)
-        if change.kind == LedgerKind.IMPORT:
-            profile = self.profiles.get(change.player_id)
-            if profile is not None:
-                player = self.state.players[(ladder, change.player_id)]
-                games, experience, last, email, name = profile
-                player.rated_games = games
-                player.experience = experience
-                player.last_game_at = last
-                player.email_verified = email
-                player.display_name_chosen = name
-        return derived
-
-
-def replay_for(engine: Engine, ladder_config: LadderConfig) -> Replay:
-    """The replay ``ladder verify`` runs for one ladder."""
-    return ImportingReplay(engine, ladder_config)
 
 
 def sample_file(path: Path, count: int, *, fmt: str = "jsonl", prefix: str = "imp") -> Path:
