@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from bench import boards as boards_bench
 from bench import env, floorbench
 from bench.events import Mix, probe_game
 
@@ -878,6 +879,7 @@ def print_table(result: dict[str, Any]) -> None:
             f"{rp.get('mismatches')} mismatches"
         )
     floorbench.print_lines(result)
+    boards_bench.print_section(result)
     print(f"worker peak RSS: {_fmt(result.get('worker_peak_rss_mib'), ' MiB')}")
     for name, error in (result.get("errors") or {}).items():
         print(f"{name}: FAILED: {error}")
@@ -921,7 +923,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
-        "startup",
+        "startup,boards",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -946,7 +948,9 @@ def main(argv: list[str] | None = None) -> int:
         overrides["rebuild_players"] = args.rebuild_players
     plan = Plan(**{**plan.__dict__, **overrides})
     sections = set(
-        (args.only or "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup").split(",")
+        (args.only or "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards").split(
+            ","
+        )
     )
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -1047,6 +1051,9 @@ def main(argv: list[str] | None = None) -> int:
         if "replay" in sections:
             print(f"bench: ladder verify after {plan.events:,} events", flush=True)
             _section(result, "replay", lambda: replay(target, plan.events, log))
+        if "boards" in sections:
+            print("bench: among(50 ids) and import", flush=True)
+            _section(result, "boards", lambda: boards_bench.run(target, args.quick))
         target.redis.flushdb()
         target.drop()
         failed = [

@@ -67,3 +67,4 @@ class LedgerKind(StrEnum):
     PRIZE = "prize"
     LINK = "link"  # an account adopting its anonymous id's rating
     SEASON = "season"  # a season's reset (``event_id`` is ``season:<name>``)
+    IMPORT = "import"  # a player's rating brought from another system (``import:<digest>``)

@@ -21,7 +21,7 @@ from engine.rulesets import Ruleset
 __all__ = ["RECORDED_KINDS", "Replay"]
 
 # Ledger kinds whose rows are the action itself (not derived from an event).
-RECORDED_KINDS = frozenset({LedgerKind.SEASON})
+RECORDED_KINDS = frozenset({LedgerKind.SEASON, LedgerKind.IMPORT})
 
 
 class Replay:
@@ -54,6 +54,23 @@ class Replay:
                     change.after - player.rating,
                 )
                 player.rating = change.after
+                player.changed(at)
+                return derived
+            case LedgerKind.IMPORT:
+                # The start of an imported player's history: listed at the rating it records
+                # (games, experience and flags come with it: see ``worker.ops.importer``).
+                start = self.rules_at(at).start
+                self.state.claim(ladder, change.player_id, start, at)
+                player = self.state.players[(ladder, change.player_id)]
+                derived = LedgerChange(
+                    change.player_id,
+                    change.kind,
+                    player.rating,
+                    change.after,
+                    change.after - player.rating,
+                )
+                player.rating = change.after
+                player.listed = True
                 player.changed(at)
                 return derived
             case _:

@@ -41,6 +41,18 @@ def boosted(ladder: str) -> str:
     return f"{_tag(ladder)}:boosted"
 
 
+def active(ladder: str) -> str:
+    """Zset of the rated players whose last rated game ended within the ladder's
+    ``active_days``, score = rating (only on a ladder with ``[ladders.<name>.board]``)."""
+    return f"{_tag(ladder)}:active"
+
+
+def active_since(ladder: str) -> str:
+    """Zset of the players on the active board, score = when their last rated game ended
+    (Unix seconds): the sweep takes the players whose game is too old off the active board."""
+    return f"{_tag(ladder)}:active:since"
+
+
 def season(ladder: str, name: str) -> str:
     """Zset of a closed season's archived final standings."""
     return f"{_tag(ladder)}:season:{name}"

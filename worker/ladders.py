@@ -57,6 +57,7 @@ class LadderConfig:
     public_board: bool = False
     linking: bool = True
     season: SeasonConfig = SeasonConfig()
+    active_days: int | None = None  # [ladders.<name>.board] active_days: the active board
 
     def rules_at(self, when: datetime) -> Ruleset:
         """The parameters in force at ``when`` (the first version for anything earlier)."""
@@ -170,6 +171,7 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
         boosted_board=checked.boosted_board,
         public_board=checked.public_board,
         linking=checked.linking,
+        active_days=checked.board.active_days,
     )
 
 
@@ -178,6 +180,12 @@ class _SeasonTable(BaseModel):
 
     reset: Literal["none", "start", "toward_start"] = "none"
     fraction: float = Field(0.5, gt=0.0, le=1.0)
+
+
+class _BoardTable(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    active_days: int | None = Field(None, ge=1, le=3650)
 
 
 class _LadderTable(BaseModel):
@@ -191,6 +199,7 @@ class _LadderTable(BaseModel):
     linking: bool = True
     fairplay: dict[str, Any] = {}
     season: _SeasonTable = _SeasonTable()
+    board: _BoardTable = _BoardTable()
     versions: list[Any] = Field(min_length=1)
 
     @field_validator("ruleset")
@@ -216,6 +225,10 @@ def _refusal(
         if kind == "float_type":
             return fail(field, "must be a number", "season")
         return fail(field, "must be more than 0 and at most 1", "season")
+    if loc[0] == "board" and len(loc) > 1:
+        if kind == "extra_forbidden":
+            return fail(loc[1], "unknown option", "board")
+        return fail(loc[1], "must be a whole number of days from 1 to 3650", "board")
     field = loc[0]
     if kind == "extra_forbidden":
         return fail(field, "unknown option")

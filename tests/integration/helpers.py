@@ -11,7 +11,8 @@ from worker.store.tables import events, players, rating_changes
 
 
 def board(rt: Any, ladder: str, kind: str = "rating") -> dict[str, float]:
-    key = {"rating": keys.rating, "public": keys.public, "boosted": keys.boosted}[kind](ladder)
+    boards = {"rating": keys.rating, "public": keys.public, "boosted": keys.boosted}
+    key = {**boards, "active": keys.active}[kind](ladder)
     return {m.decode(): s for m, s in rt.leaderboard_redis.zrange(key, 0, -1, withscores=True)}
 
 

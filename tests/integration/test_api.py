@@ -59,9 +59,8 @@ def test_the_leaderboard_pages_forwards_and_back_with_cursors(runtime, client):
 def test_rank_around_and_card_of_a_player(runtime, client):
     """The player routes answer with the same ranks as the board."""
     seed(runtime.leaderboard_redis, TIES)
-    assert {"player_id": "eve", "rank": 5, "rating": 1400.0, "provisional": False} == (
-        client.get(f"/ladders/{L}/players/eve/rank").json()
-    )
+    eve = {"player_id": "eve", "rank": 5, "rating": 1400.0, "provisional": False, "percentile": 0.0}
+    assert eve == (client.get(f"/ladders/{L}/players/eve/rank").json())
     around = client.get(f"/ladders/{L}/players/amy/around", params={"radius": 1}).json()
     assert [(1, "amy"), (2, "bob")] == [(e["rank"], e["player_id"]) for e in around]
     card = client.get(f"/ladders/{L}/players/cat").json()
@@ -215,6 +214,8 @@ def test_the_openapi_document_lists_every_route(client):
         "/ladders/{ladder}/players/{player_id}/rank",
         "/ladders/{ladder}/players/{player_id}/around",
         "/ladders/{ladder}/players/{player_id}/history",
+        "/ladders/{ladder}/among",
+        "/ladders/{ladder}/export",
     } == set(document["paths"])
 
 
@@ -223,7 +224,7 @@ def test_the_openapi_document_is_generated_from_the_models(client):
     cursor or offset, and bad parameters are 400 (no 422 is ever answered, so none is listed)."""
     document = client.get("/openapi.json").json()
     kinds = document["components"]["schemas"]["Change"]["properties"]["kind"]["enum"]
-    assert {"game", "prize", "link", "season"} == set(kinds)
+    assert {"game", "prize", "link", "season", "import"} == set(kinds)
     page = document["paths"]["/ladders/{ladder}/leaderboard"]["get"]
     assert "Give a cursor or an offset, not both." in page["description"]
     statuses = {code for item in document["paths"].values() for code in item["get"]["responses"]}

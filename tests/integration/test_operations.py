@@ -338,7 +338,7 @@ def test_rows_equal_card_and_is_public_for_every_ruleset(runtime):
             records = load_players(conn, [(name, p) for p in stored_players(runtime, name)])
         assert records
         for record in records.values():
-            pid, version, on_board, rating, public, boosted, flat = rows.row(as_row(record))
+            pid, version, on_board, rating, public, boosted, flat, *_ = rows.row(as_row(record))
             assert (pid, rating) == (record.player_id, repr(float(record.rating)))
             assert on_board == (1 if record.listed and not record.linked_to else 0)
             assert public == (1 if is_public(ladder_config, record) else 0)

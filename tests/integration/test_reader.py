@@ -393,8 +393,8 @@ def test_cli_top_json_prints_an_array_of_entries(runtime, capsys):
     code, out, _ = run(runtime, "top", L, "--limit", "2", "--json", capsys=capsys)
     assert 0 == code
     assert [
-        {"player_id": "amy", "rank": 1, "rating": 1600.0, "provisional": False},
-        {"player_id": "bob", "rank": 2, "rating": 1500.0, "provisional": False},
+        {"player_id": "amy", "rank": 1, "rating": 1600.0, "provisional": False, "percentile": 80.0},
+        {"player_id": "bob", "rank": 2, "rating": 1500.0, "provisional": False, "percentile": 20.0},
     ] == json.loads(out)
 
 
@@ -402,7 +402,14 @@ def test_cli_rank_json_prints_one_entry_and_around_an_array(runtime, capsys):
     """`ladder rank L P --json` is one entry; `around` is a list of them."""
     seed(runtime.leaderboard_redis, TIES)
     code, out, _ = run(runtime, "rank", L, "dan", "--json", capsys=capsys)
-    assert (0, {"player_id": "dan", "rank": 2, "rating": 1500.0, "provisional": False}) == (
+    dan = {
+        "player_id": "dan",
+        "rank": 2,
+        "rating": 1500.0,
+        "provisional": False,
+        "percentile": 20.0,
+    }
+    assert (0, dan) == (
         code,
         json.loads(out),
     )

@@ -9,9 +9,12 @@
 --   after_at / before_at MEMBER SCORE POSITION SIZE
 --                                         SIZE positions after / before a cursor: MEMBER's
 --                                         current position if it still has SCORE, else POSITION
--- Reply: one JSON array [total, start, rank, member, score, flag, rank, member, ...] (a JSON
--- string is decoded in C; a long multi-bulk reply is parsed by redis-py in Python); start is
--- -1 when MEMBER is not on the board; flag is 1 for a provisional player. Member comparisons
+--   among MEMBER...                       each MEMBER on the board (in the order given; the
+--                                         caller sorts), start the number of them found
+-- Reply: one JSON array [total, start, rank, member, score, flag, lower, rank, member, ...] (a
+-- JSON string is decoded in C; a long multi-bulk reply is parsed by redis-py in Python); start
+-- is -1 when MEMBER is not on the board; flag is 1 for a provisional player; lower is the
+-- number of players on the board with a strictly lower score (the percentile's numerator). Member comparisons
 -- stay inside Redis commands because Lua's string comparison follows the server's locale, not
 -- byte order. The player hashes share the board's hash tag, so on a Redis Cluster they are in
 -- the board's slot.
@@ -28,13 +31,18 @@ local function locate(member)
   return higher + redis.call('ZRANK', key, member) - lower, score
 end
 
-local function emit(out, rank, member, score)
+local function emit(out, rank, member, score, lower)
   out[#out + 1] = rank
   out[#out + 1] = member
   out[#out + 1] = score
   local flag = 0
   if flags ~= '' and redis.call('HGET', flags .. member, 'provisional') == '1' then flag = 1 end
   out[#out + 1] = flag
+  out[#out + 1] = lower
+end
+
+local function below(score)
+  return redis.call('ZCOUNT', key, '-inf', '(' .. score)
 end
 
 local function window(start, count)
@@ -58,12 +66,13 @@ local function window(start, count)
       cut = higher < start
     end
     if j == n and #rows / 2 > n and rows[2 * n + 2] == score then cut = true end
+    local lower = below(score)
     if cut then
       local members = redis.call(
         'ZRANGEBYSCORE', key, score, score, 'LIMIT', start + k - higher, j - k)
-      for _, member in ipairs(members) do emit(out, higher + 1, member, score) end
+      for _, member in ipairs(members) do emit(out, higher + 1, member, score, lower) end
     else
-      for i = j - 1, k, -1 do emit(out, higher + 1, rows[2 * i + 1], score) end
+      for i = j - 1, k, -1 do emit(out, higher + 1, rows[2 * i + 1], score, lower) end
     end
     k = j
   end
@@ -77,6 +86,17 @@ elseif op == 'before' then
   if stop < 0 or stop > total then stop = total end
   local start = math.max(0, stop - tonumber(ARGV[4]))
   return cjson.encode(window(start, stop - start))
+elseif op == 'among' then
+  local out = {total, 0}
+  for i = 3, #ARGV do
+    local score = redis.call('ZSCORE', key, ARGV[i])
+    if score then
+      local higher = redis.call('ZCOUNT', key, '(' .. score, '+inf')
+      emit(out, higher + 1, ARGV[i], score, below(score))
+      out[2] = out[2] + 1
+    end
+  end
+  return cjson.encode(out)
 elseif op == 'around' or op == 'card' then
   local position = locate(ARGV[3])
   local found = {total, -1}

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from redis import Redis
@@ -82,8 +82,13 @@ class Rows:
     ``is_public`` for every ruleset.
     """
 
-    def __init__(self, ladder_config: LadderConfig) -> None:
+    def __init__(self, ladder_config: LadderConfig, now: datetime | None = None) -> None:
         self.config = frozen_rules(ladder_config)
+        days = ladder_config.active_days
+        # The active board holds players whose last rated game ended at or after this.
+        self.active_since = (
+            None if days is None else (now or datetime.now(UTC)) - timedelta(days=days)
+        )
         self.rules = self.config.current
         self._provisional: dict[tuple[int, int], str] = {}
         self._public: dict[tuple[bool, bool, int], int] = {}
@@ -141,7 +146,13 @@ class Rows:
                 self._public[(email, name, experience)] = found
             public = found
         on_boosted = "0" if linked else str(boosted)  # a linked id leaves every board
-        return [pid, str(version), on_board, shown, public, on_boosted, fields]
+        active, since = -1, "0"  # -1: the ladder keeps no active board
+        if self.active_since is not None:
+            recent = last_game_at is not None and last_game_at >= self.active_since
+            active = 1 if on_board and recent else 0
+            if last_game_at is not None:
+                since = repr(last_game_at.timestamp())
+        return [pid, str(version), on_board, shown, public, on_boosted, fields, active, since]
 
 
 def as_row(record: Player) -> PlayerRow:
@@ -164,15 +175,19 @@ def write_rows(
     rows: list[list[Any]],
     mode: str,
 ) -> Any:
-    """``boards``: rating, public, boosted and the set of ids written (see ``WRITE``)."""
+    """``boards``: rating, public, boosted, the set of ids written, active and its index of
+    last games (see ``WRITE``)."""
     hashes = [keys.player(ladder, row[0]) for row in rows]
     payload = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
     return script(keys=[*boards, *hashes], args=[payload, mode], client=client)
 
 
 class Projection:
-    def __init__(self, redis: Redis | RedisCluster) -> None:
+    def __init__(
+        self, redis: Redis | RedisCluster, clock: Callable[[], datetime] | None = None
+    ) -> None:
         self.redis = redis
+        self.clock = clock or (lambda: datetime.now(UTC))  # what "within N days" is measured from
         self._script = redis.register_script(WRITE)
 
     def write(self, records: Iterable[Player], config: Config) -> None:
@@ -182,7 +197,7 @@ class Projection:
             by_ladder.setdefault(record.ladder, []).append(record)
         calls: list[tuple[str, list[list[Any]]]] = []
         for ladder, ladder_records in by_ladder.items():
-            maker = Rows(config.ladders[ladder])
+            maker = Rows(config.ladders[ladder], self.clock())
             rows = [maker.row(as_row(record)) for record in ladder_records]
             calls.extend((ladder, rows[i : i + CHUNK]) for i in range(0, len(rows), CHUNK))
         if not calls:
@@ -198,5 +213,12 @@ class Projection:
 
 
 def boards(ladder: str) -> list[str]:
-    """KEYS 1-4 of ``WRITE`` outside a build (the fourth is a placeholder it leaves alone)."""
-    return [keys.rating(ladder), keys.public(ladder), keys.boosted(ladder), keys.rating(ladder)]
+    """KEYS 1-6 of ``WRITE`` outside a build (the fourth is a placeholder it leaves alone)."""
+    return [
+        keys.rating(ladder),
+        keys.public(ladder),
+        keys.boosted(ladder),
+        keys.rating(ladder),
+        keys.active(ladder),
+        keys.active_since(ladder),
+    ]

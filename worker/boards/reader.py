@@ -21,7 +21,7 @@ import binascii
 import json
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,9 +47,11 @@ BOARDS: dict[str, Callable[[str], str]] = {
     "rating": keys.rating,
     "public": keys.public,
     "boosted": keys.boosted,
+    "active": keys.active,
 }
 SEASON_PREFIX = "season:"
-RATING_BOARDS = frozenset({"rating", "public"})  # scores are ratings, so the flag applies
+RATING_BOARDS = frozenset({"rating", "public", "active"})  # scores are ratings: flags apply
+MAX_AMONG = 100  # ids per ``among`` call
 MAX_CURSOR_LENGTH = 1024
 # Positions and counts handed to the script stay below this: Lua 5.1 turns numbers into
 # command arguments with 14 significant digits, so larger ones would reach Redis as 1e+15.
@@ -74,6 +76,7 @@ class Entry:
     rank: int
     rating: float
     provisional: bool = False
+    percentile: float | None = None  # share of the board with a strictly lower score, in %
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -111,20 +114,47 @@ class Card:
     updated_at: str | None
     boosted: int
     linked_to: str | None
+    percentile: float | None = None  # on the rating board; None while unlisted
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Among:
+    """The asked-for players found on a board, in board order, and the ids not on it."""
+
+    entries: list[Entry]
+    missing: list[str]
+    total: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "entries": [e.as_json() for e in self.entries],
+            "missing": self.missing,
+            "total": self.total,
+        }
+
+
+def percentile(lower: int, total: int) -> float:
+    """``lower`` of ``total`` players in percent with one decimal, rounded down so that
+    "better than X %" is never more than the truth (999 of 1000 is 99.9, not 100.0)."""
+    if total <= 0:
+        return 0.0
+    return (lower * 1000 // total) / 10
+
+
 def board_key(ladder: str, board: str) -> str:
-    """The zset of ``board``: rating, public, boosted or season:<name>."""
+    """The zset of ``board``: rating, public, boosted, active or season:<name>."""
     if board in BOARDS:
         return BOARDS[board](ladder)
     if board.startswith(SEASON_PREFIX):
         name = board[len(SEASON_PREFIX) :]
         if is_identifier(name):
             return keys.season(ladder, name)
-    raise InvalidArgument(f"board {board!r}: must be rating, public, boosted or season:<name>")
+    raise InvalidArgument(
+        f"board {board!r}: must be rating, public, boosted, active or season:<name>"
+    )
 
 
 def board_available(ladder_config: LadderConfig, board: str) -> bool:
@@ -133,6 +163,8 @@ def board_available(ladder_config: LadderConfig, board: str) -> bool:
         return ladder_config.public_board
     if board == "boosted":
         return ladder_config.boosted_board
+    if board == "active":
+        return ladder_config.active_days is not None
     return True
 
 
@@ -222,6 +254,26 @@ def around(
     return entries
 
 
+def among(redis: Client, ladder: str, ids: Iterable[str], board: str = "rating") -> Among:
+    """These players as the board ranks them (global competition ranks), in board order.
+
+    Ids not on the board (or that no player can have) are listed in ``missing``, in the order
+    given; an id given twice counts once. One script call reads every score, rank and
+    percentile together, so the answer is one moment of the board. Up to ``MAX_AMONG`` ids.
+    """
+    key = board_key(ladder, board)
+    wanted = list(dict.fromkeys(ids))
+    if len(wanted) > MAX_AMONG:
+        raise InvalidArgument(f"ids: at most {MAX_AMONG}, got {len(wanted)}")
+    valid = [pid for pid in wanted if is_identifier(pid)]
+    total, _, entries = _run(redis, ladder, board, key, "among", *valid) if valid else (0, 0, [])
+    # Board order: score descending, equal scores by player id ascending (code point order of
+    # a str is the byte order of its UTF-8), as every other read lists them.
+    entries.sort(key=lambda e: (-e.rating, e.player_id.encode("utf-8", "surrogateescape")))
+    found = {e.player_id for e in entries}
+    return Among(entries, [pid for pid in wanted if pid not in found], total)
+
+
 def card(redis: Client, ladder: str, player: str) -> Card:
     """The player's card; ``UnknownPlayer`` if the ladder has no player hash for them."""
     if not is_identifier(player):
@@ -243,6 +295,7 @@ def card(redis: Client, ladder: str, player: str) -> Card:
         updated_at=fields.get("updated_at") or None,
         boosted=int(fields.get("boosted") or 0),
         linked_to=fields.get("linked_to") or None,
+        percentile=entries[0].percentile if start >= 0 and entries else None,
     )
 
 
@@ -334,8 +387,14 @@ def _parse(reply: bytes | str) -> tuple[int, int, list[Entry]]:
     data = json.loads(_decode(reply))
     total, start = int(data[0]), int(data[1])
     entries = [
-        Entry(data[i + 1], int(data[i]), float(data[i + 2]), data[i + 3] == 1)
-        for i in range(2, len(data), 4)
+        Entry(
+            data[i + 1],
+            int(data[i]),
+            float(data[i + 2]),
+            data[i + 3] == 1,
+            percentile(data[i + 4], total),
+        )
+        for i in range(2, len(data), 5)
     ]
     return total, start, entries
 

@@ -1,8 +1,10 @@
 -- KEYS: 1 rating, 2 public, 3 boosted, 4 the set of the ids written that are not on the rating
 -- board (build only: with the rating board it tells which hashes a rebuild wrote; repair
--- passes any key of the ladder and it is not touched), then one player hash per row.
--- ARGV: 1 a JSON array of rows [player_id, version, on_board, rating, public, boosted, fields]
--- (on_board/public 0 or 1; version, rating and boosted as strings so no digit is lost;
+-- passes any key of the ladder and it is not touched), 5 active, 6 the active board's index of
+-- last games, then one player hash per row.
+-- ARGV: 1 a JSON array of rows [player_id, version, on_board, rating, public, boosted, fields,
+-- active, last_game] (on_board/public 0 or 1; active 1, 0 or -1 for a ladder without an active
+-- board; version, rating, boosted and last_game (Unix seconds) as strings so no digit is lost;
 -- fields the hash's flat field/value list); 2 "newer", "repair" or "build".
 -- newer (a worker's batch): a player is written only if their hash holds an older version, so
 -- a slow worker's late write never rolls a leaderboard back.
@@ -12,12 +14,12 @@
 -- hash is rewritten (players changed meanwhile are re-projected after the swap).
 local rows = cjson.decode(ARGV[1])
 if ARGV[2] == 'build' then
-  local boards, ids = {{}, {}, {}}, {}
+  local boards, ids = {{}, {}, {}, {}, {}}, {}
   for k = 1, #rows do
     local row = rows[k]
     if row[3] ~= 1 then ids[#ids + 1] = row[1] end
-    redis.call('DEL', KEYS[k + 4])
-    redis.call('HSET', KEYS[k + 4], unpack(row[7]))
+    redis.call('DEL', KEYS[k + 6])
+    redis.call('HSET', KEYS[k + 6], unpack(row[7]))
     if row[3] == 1 then
       table.insert(boards[1], row[4])
       table.insert(boards[1], row[1])
@@ -30,9 +32,19 @@ if ARGV[2] == 'build' then
       table.insert(boards[3], row[6])
       table.insert(boards[3], row[1])
     end
+    if row[8] == 1 then
+      table.insert(boards[4], row[4])
+      table.insert(boards[4], row[1])
+      table.insert(boards[5], row[9])
+      table.insert(boards[5], row[1])
+    end
   end
   for b = 1, 3 do
     if #boards[b] > 0 then redis.call('ZADD', KEYS[b], unpack(boards[b])) end
+  end
+  if #boards[4] > 0 then
+    redis.call('ZADD', KEYS[5], unpack(boards[4]))
+    redis.call('ZADD', KEYS[6], unpack(boards[5]))
   end
   if #ids > 0 then redis.call('SADD', KEYS[4], unpack(ids)) end
   return #rows
@@ -40,7 +52,7 @@ end
 local written = 0
 for k = 1, #rows do
   local row = rows[k]
-  local id, hash = row[1], KEYS[k + 4]
+  local id, hash = row[1], KEYS[k + 6]
   local current = tonumber(redis.call('HGET', hash, 'version') or '-1')
   local version = tonumber(row[2])
   if current < version or (current == version and ARGV[2] == 'repair') then
@@ -50,6 +62,13 @@ for k = 1, #rows do
     else redis.call('ZREM', KEYS[2], id) end
     if tonumber(row[6]) > 0 then redis.call('ZADD', KEYS[3], row[6], id)
     else redis.call('ZREM', KEYS[3], id) end
+    if row[8] == 1 then
+      redis.call('ZADD', KEYS[5], row[4], id)
+      redis.call('ZADD', KEYS[6], row[9], id)
+    elseif row[8] == 0 then
+      redis.call('ZREM', KEYS[5], id)
+      redis.call('ZREM', KEYS[6], id)
+    end
     redis.call('DEL', hash)
     redis.call('HSET', hash, unpack(row[7]))
     written = written + 1

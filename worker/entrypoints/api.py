@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -30,7 +31,7 @@ from urllib.parse import unquote
 
 from fastapi import Depends, FastAPI, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from pydantic import AfterValidator, BaseModel, Field
 from redis.exceptions import ClusterError
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -41,6 +42,7 @@ from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeout
 from starlette.exceptions import HTTPException
 
 from engine import CUBE_VALUES, Gammon42Rules, PlayerState
+from worker.boards import export as boards_export
 from worker.boards import reader
 from worker.ladders import Config, LadderConfig
 from worker.store import history
@@ -114,6 +116,9 @@ class Entry(BaseModel):
     rank: int = Field(ge=1)
     rating: float = Field(description="The board's score: points on the boosted board")
     provisional: bool
+    percentile: float | None = Field(
+        None, ge=0, le=100, description="Share of the board with a strictly lower score, in %"
+    )
 
 
 class Page(BaseModel):
@@ -136,11 +141,14 @@ class Card(BaseModel):
     updated_at: str | None
     boosted: int
     linked_to: str | None
+    percentile: float | None = Field(
+        None, ge=0, le=100, description="Share of the rating board with a strictly lower score"
+    )
 
 
 class Change(BaseModel):
     event_id: str
-    kind: Literal["game", "prize", "link", "season"]
+    kind: Literal["game", "prize", "link", "season", "import"]
     at: str = Field(description="When the change was applied (ISO 8601)")
     rating_before: float
     rating_after: float
@@ -212,10 +220,10 @@ LadderName = Annotated[
 Board = Annotated[
     str,
     Query(
-        pattern=r"^(rating|public|boosted|season:.{1,128})$",
+        pattern=r"^(rating|public|boosted|active|season:.{1,128})$",
         description=(
-            "rating, public (where the ladder has one), boosted (where it has one) "
-            "or season:<name>."
+            "rating, public (where the ladder has one), boosted (where it has one), "
+            "active (where the ladder has active_days) or season:<name>."
         ),
     ),
 ]
@@ -437,6 +445,90 @@ def _routes(app: FastAPI, api: _Api) -> None:
         found = await api.postgresql.run(api.preview, ladder, sides, cube, match_length)
         return _cached(response, found)
 
+    _board_routes(app, api)
+
+
+# -- among ids and export ----------------------------------------------------------------------
+
+
+class AmongAnswer(BaseModel):
+    ladder: str
+    board: str
+    entries: list[Entry] = Field(description="The players found, in board order")
+    missing: list[str] = Field(description="The ids asked for that are not on the board")
+    total: int = Field(ge=0, description="Players on the board")
+
+
+class ExportLine(BaseModel):
+    """One line of an export (JSON lines, in rank order)."""
+
+    player_id: str
+    rank: int = Field(ge=1)
+    rating: float
+    games: int
+    experience: int
+    provisional: bool
+    percentile: float = Field(ge=0, le=100)
+    last_game_at: str | None
+
+
+def _board_routes(app: FastAPI, api: _Api) -> None:
+    @app.get(
+        "/ladders/{ladder}/among",
+        operation_id="among",
+        summary="These players (friends) as the board ranks them",
+        description=(
+            f"Up to {reader.MAX_AMONG} comma-separated ids; the players found come in board "
+            "order with their global rank, the others are listed under missing."
+        ),
+        responses=_errors(400, 404, 503),
+    )
+    def among(
+        response: Response,
+        ladder: LadderName,
+        ids: Annotated[str, Query(min_length=1, description="Player ids, comma-separated")],
+        board: Board = "rating",
+    ) -> AmongAnswer:
+        wanted = [pid for pid in ids.split(",") if pid]
+        if len(set(wanted)) > reader.MAX_AMONG:
+            raise BadRequest(f"ids: at most {reader.MAX_AMONG}, got {len(set(wanted))}")
+        return _cached(response, api.among(ladder, board, wanted))
+
+    @app.get(
+        "/ladders/{ladder}/export",
+        operation_id="export",
+        summary="The whole board in rank order, as JSON lines",
+        description="One ExportLine object per line (application/x-ndjson), streamed.",
+        responses={
+            200: {
+                "description": "One ExportLine per line",
+                "content": {
+                    "application/x-ndjson": {"schema": {"$ref": "#/components/schemas/ExportLine"}}
+                },
+            },
+            **_errors(400, 404, 503),
+        },
+        response_class=StreamingResponse,
+    )
+    def export(ladder: LadderName, board: Board = "rating") -> StreamingResponse:
+        name = api._board(ladder, board)
+        lines = boards_export.lines(api.redis, name, board)
+        first = next(lines, None)  # Redis unreachable: a 503, before the 200 is sent
+
+        def body() -> Iterator[bytes]:
+            if first is not None:
+                yield _ndjson(first)
+            for line in lines:
+                yield _ndjson(line)
+
+        return StreamingResponse(
+            body(), media_type="application/x-ndjson", headers={"Cache-Control": NO_STORE}
+        )
+
+
+def _ndjson(line: dict[str, Any]) -> bytes:
+    return (json.dumps(ExportLine(**line).model_dump(), ensure_ascii=False) + "\n").encode()
+
 
 def _cached(response: Response, body: T) -> T:
     response.headers["Cache-Control"] = CACHE_OK
@@ -453,6 +545,10 @@ def document(app: FastAPI) -> dict[str, Any]:
                 operation.get("responses", {}).pop("422", None)
         for name in ("HTTPValidationError", "ValidationError"):
             schema.get("components", {}).get("schemas", {}).pop(name, None)
+        # The export's lines are not a response model FastAPI sees: add their schema.
+        schema.setdefault("components", {}).setdefault("schemas", {})["ExportLine"] = (
+            ExportLine.model_json_schema(ref_template="#/components/schemas/{model}")
+        )
         app.openapi_schema = schema
     return app.openapi_schema
 
@@ -583,6 +679,14 @@ class _Api:
         name = self._board(ladder, board)
         found = reader.around(self.redis, name, player, radius, board)
         return [Entry(**e.as_json()) for e in found]
+
+    def among(self, ladder: str, board: str, ids: list[str]) -> AmongAnswer:
+        name = self._board(ladder, board)
+        found = reader.among(self.redis, name, ids, board)
+        entries = [Entry(**e.as_json()) for e in found.entries]
+        return AmongAnswer(
+            ladder=name, board=board, entries=entries, missing=found.missing, total=found.total
+        )
 
     def history(self, ladder: str, player: str, limit: int) -> list[Change]:
         name = self._ladder(ladder).name

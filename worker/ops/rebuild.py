@@ -54,7 +54,7 @@ TEMP_TTL_SECONDS = 3600
 # A worker stamps ``updated_at`` when its batch starts, before it commits; a player stamped up
 # to this long before the rebuild began may still have been written after its snapshot.
 CATCH_UP_MARGIN = timedelta(minutes=5)
-BOARDS = ("rating", "public", "boosted")
+BOARDS = ("rating", "public", "boosted", "active", "active:since")
 
 # The script and what its KEYS and ARGV hold: sweep.lua.
 SWEEP = lua_source("worker.ops", "sweep.lua")
@@ -141,7 +141,7 @@ def forget(redis: Redis | RedisCluster, ladder: str, player_ids: Iterable[str]) 
     with redis.pipeline(transaction=False) as pipe:
         for start in range(0, len(ids), CHUNK):
             part = ids[start : start + CHUNK]
-            for board in (keys.rating, keys.public, keys.boosted):
+            for board in (keys.rating, keys.public, keys.boosted, keys.active, keys.active_since):
                 pipe.zrem(board(ladder), *part)
             pipe.unlink(*(keys.player(ladder, pid) for pid in part))
         pipe.execute()
@@ -202,18 +202,26 @@ def rebuild(
     ladder = ladder_config.name
     token = uuid.uuid4().hex
     temps = [keys.rebuild_temp(ladder, token, board) for board in BOARDS]
-    lives = [keys.rating(ladder), keys.public(ladder), keys.boosted(ladder)]
+    lives = [
+        keys.rating(ladder),
+        keys.public(ladder),
+        keys.boosted(ladder),
+        keys.active(ladder),
+        keys.active_since(ladder),
+    ]
     written = keys.rebuild_temp(ladder, token, "ids")
     script = redis.register_script(WRITE)
     maker = Rows(ladder_config)
     total = 0
-    counts = dict.fromkeys(BOARDS, 0)
+    counts = dict.fromkeys(BOARDS[:3], 0)
+    if ladder_config.active_days is not None:
+        counts["active"] = 0
     archives: dict[str, str] = {}
 
     def send(parts: list[list[list[Any]]]) -> None:
         with redis.pipeline(transaction=False) as pipe:
             for rows in parts:
-                write_rows(pipe, script, [*temps, written], ladder, rows, "build")
+                write_rows(pipe, script, [*temps[:3], written, *temps[3:]], ladder, rows, "build")
             for temp in (*temps, written):
                 pipe.expire(temp, TEMP_TTL_SECONDS)
             pipe.execute()
@@ -230,6 +238,8 @@ def rebuild(
                     counts["rating"] += row[2]
                     counts["public"] += row[4]
                     counts["boosted"] += row[5] != "0"
+                    if row[7] == 1:
+                        counts["active"] += 1
                 chunks = [rows[i : i + SCRIPT_CHUNK] for i in range(0, len(rows), SCRIPT_CHUNK)]
                 pending.append(pool.submit(send, chunks))
                 while len(pending) > 2 * SENDERS:

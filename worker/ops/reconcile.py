@@ -106,6 +106,8 @@ def check(
         "public": keys.public(ladder),
         "boosted": keys.boosted(ladder),
     }
+    if ladder_config.active_days is not None:
+        boards["active"] = keys.active(ladder)  # as of now: a swept player is expected off it
     maker = Rows(ladder_config)
     cards_script = redis.register_script(CARDS)
     report = Report()
@@ -122,7 +124,7 @@ def check(
         cards = cards_script(keys=hashes, client=redis)
         scores = dict(zip(boards, replies, strict=True))
         for index, row in enumerate(rows):
-            pid, version, on_board, rating, public, boosted, flat = row
+            pid, version, on_board, rating, public, boosted, flat, active, _ = row
             actual_hash = _card(cards[index])
             if int(actual_hash.get("version", "-1")) > int(version):
                 report.skipped += 1  # a worker wrote a newer state after this row was read
@@ -131,6 +133,7 @@ def check(
                 "rating": float(rating) if on_board else None,
                 "public": float(rating) if public else None,
                 "boosted": float(boosted) if int(boosted) > 0 else None,
+                "active": float(rating) if active == 1 else None,
             }
             for board, key in boards.items():
                 _compare(report, ladder, key, pid, expected[board], scores[board][index])

@@ -37,7 +37,7 @@ from sqlalchemy.engine import Engine
 from engine import LedgerChange, LedgerKind, Player, Replay
 from engine.replay import RECORDED_KINDS
 from worker.ladders import LadderConfig
-from worker.ops import reconcile
+from worker.ops import import_replay, reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
 from worker.service import records
@@ -187,7 +187,7 @@ def verify(
     started = time.perf_counter()
     ladder = ladder_config.name
     report = LadderReport(ladder)
-    replay = Replay(ladder_config.policy, ladder_config.rules_at)
+    replay = import_replay.replay_for(engine, ladder_config)  # imports start players' histories
     pending = _recorded(engine, ladder)
     for event_row, ledger_rows in _stream(engine, ladder):
         processed_at = event_row[5]

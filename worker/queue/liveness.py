@@ -9,6 +9,8 @@
   retries from RQ's scheduled registry to the queue while it holds ``ladder:scheduler``; the
   lock expires ``SCHEDULER_LOCK_SECONDS`` after its holder stops renewing it (a dead worker,
   or a lock restored by a Redis restart), and any live worker takes it over.
+- Maintenance: every ``MAINTENANCE_SECONDS`` a periodic chore of the read model, when there is
+  one (``worker.boards.active``: players whose last game grew too old leave the active board).
 
 Both threads die with their process and share its Redis client only.
 """
@@ -16,6 +18,7 @@ Both threads die with their process and share its Redis client only.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 import structlog
@@ -36,6 +39,7 @@ HEARTBEAT_SECONDS = 5.0
 ALIVE_SECONDS = 20
 SCHEDULER_SECONDS = 1.0
 SCHEDULER_LOCK_SECONDS = 15
+MAINTENANCE_SECONDS = 60.0
 
 # The script and what its KEYS and ARGV hold: acquire.lua.
 ACQUIRE = lua_source("worker.queue", "acquire.lua")
@@ -70,7 +74,13 @@ def enqueue_due(redis: Redis, queue: Queue) -> int:
 class Liveness:
     """The heartbeat and scheduler threads of one worker process."""
 
-    def __init__(self, redis: Redis, queue: Queue, worker: SimpleWorker) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        queue: Queue,
+        worker: SimpleWorker,
+        maintenance: Callable[[], None] | None = None,
+    ) -> None:
         self.redis = redis
         self.queue = queue
         self.worker = worker
@@ -81,6 +91,11 @@ class Liveness:
             threading.Thread(target=self._beat, name="ladder-heartbeat", daemon=True),
             threading.Thread(target=self._schedule, name="ladder-scheduler", daemon=True),
         ]
+        self.maintenance = maintenance
+        if maintenance is not None:
+            self._threads.append(
+                threading.Thread(target=self._maintain, name="ladder-maintenance", daemon=True)
+            )
 
     def start(self) -> None:
         for thread in self._threads:
@@ -104,6 +119,16 @@ class Liveness:
             except Exception:
                 pass  # Redis away: the batch job reports the outage, once
             if self.stop.wait(HEARTBEAT_SECONDS):
+                return
+
+    def _maintain(self) -> None:
+        assert self.maintenance is not None
+        while True:
+            try:
+                self.maintenance()
+            except Exception as exc:
+                log.warning("maintenance_failed", error=f"{type(exc).__name__}: {exc}")
+            if self.stop.wait(MAINTENANCE_SECONDS):
                 return
 
     def _schedule(self) -> None:

@@ -23,6 +23,7 @@ from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now as rq_now
 
 from worker import failpoints, keys
+from worker.boards.active import sweeper
 from worker.bootstrap import Runtime
 from worker.observability import logs, metrics
 from worker.queue import jobs
@@ -81,7 +82,7 @@ def run_burst(rt: Runtime) -> int:
     """Drain the inbox and the queue, including batches waiting for a retry or left running by
     a worker that died; then return how many events were moved from the inbox."""
     worker = _worker(rt)
-    liveness = Liveness(rt.redis, rt.inbox.queue, worker)
+    liveness = Liveness(rt.redis, rt.inbox.queue, worker, sweeper(rt.leaderboard_redis, rt.config))
     liveness.start()
     try:
         return _burst(rt, worker)
@@ -161,7 +162,9 @@ def run_forever(rt: Runtime) -> None:
         worker = first
         current[:] = [worker]
         _hand_back_on_stop(worker)
-        liveness = Liveness(rt.redis, rt.inbox.queue, worker)
+        liveness = Liveness(
+            rt.redis, rt.inbox.queue, worker, sweeper(rt.leaderboard_redis, rt.config)
+        )
         liveness.start()
         try:
             maintain(rt, worker)

@@ -179,6 +179,25 @@ season_standings = Table(
 )
 
 
+# Players created by ``ladder import`` from another rating system, with what the file said of
+# each (``worker.store.imports``): ``verify`` starts their history from it, and importing the
+# same line again finds it here and changes nothing.
+imported_players = Table(
+    "imported_players",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("player_id", Id, primary_key=True),
+    Column("event_id", Id, nullable=False),
+    Column("rating", Float(53), nullable=False),
+    Column("rated_games", Integer, nullable=False),
+    Column("experience", Integer, nullable=False),
+    Column("last_game_at", UTCDateTime(), nullable=True),
+    Column("email_verified", Boolean, nullable=False),
+    Column("display_name_chosen", Boolean, nullable=False),
+    Column("imported_at", UTCDateTime(), nullable=False),
+)
+
+
 # Dead letters moved out of Redis once it holds LADDER_DLQ_MAX of them (worker.queue.deadletter).
 dead_letters = Table(
     "dead_letters",

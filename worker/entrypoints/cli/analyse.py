@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import display_rating
-from worker.entrypoints.cli.terminal import safe
+from worker.entrypoints.cli.terminal import configured_ladder, error, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -67,9 +67,7 @@ def register(sub: Any) -> None:
 def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.calibrate import calibrate
 
-    ladder_config = _ladder(rt, args.ladder)
-    if ladder_config is None:
-        return EXIT_USAGE
+    ladder_config = configured_ladder(rt.config, args.ladder)
     if args.since is not None and args.until is not None and args.since >= args.until:
         _say(f"--since {args.since.isoformat()} must be before --until {args.until.isoformat()}")
         return EXIT_USAGE
@@ -104,9 +102,7 @@ def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
 def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.backtest import BadParameter, backtest, parse_overrides
 
-    ladder_config = _ladder(rt, args.ladder)
-    if ladder_config is None:
-        return EXIT_USAGE
+    ladder_config = configured_ladder(rt.config, args.ladder)
     try:
         overrides = parse_overrides(ladder_config, args.overrides)
     except BadParameter as exc:
@@ -210,14 +206,6 @@ def _write_plot(path: Path, svg: str) -> int:
     return 0
 
 
-def _ladder(rt: Runtime, name: str) -> LadderConfig | None:
-    found = rt.config.ladder(name)
-    if found is None:
-        known = ", ".join(sorted(rt.config.ladders))
-        _say(f"no ladder named {name!r} (configured: {known})")
-    return found
-
-
 def _window(since: datetime | None, until: datetime | None) -> str:
     parts = []
     if since is not None:
@@ -228,7 +216,7 @@ def _window(since: datetime | None, until: datetime | None) -> str:
 
 
 def _say(message: str) -> None:
-    print(f"ladder: {message}", file=sys.stderr)
+    error(message)
 
 
 def _time(text: str) -> datetime:

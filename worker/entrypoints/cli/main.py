@@ -35,11 +35,13 @@ COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.ops",
     "worker.entrypoints.cli.verify",
     "worker.entrypoints.cli.analyse",
+    "worker.entrypoints.cli.boards",
 )
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
     {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
     | {"calibrate", "backtest"}
+    | {"import"}
 )
 EXIT_FAILED = 1
 EXIT_USAGE = 2

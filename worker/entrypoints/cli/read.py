@@ -339,7 +339,7 @@ def _print_json(value: Any) -> None:
 
 
 def _board_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--board", default="rating", help="rating, public, boosted or season:<name>")
+    p.add_argument("--board", default="rating", help="rating, public, boosted, active, season:<n>")
     p.add_argument("--json", action="store_true")
 
 

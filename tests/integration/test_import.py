@@ -1,0 +1,258 @@
+"""`ladder import` against a real PostgreSQL and Redis: refusals by line, one transaction per
+file, idempotent re-import, the boards as if the players had played, and `ladder verify`."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import drain, publish
+from tests.events import game
+from tests.integration.helpers import board, card, ledger, stored_players
+from worker.boards import reader
+from worker.entrypoints.cli import boards as cli_boards
+from worker.entrypoints.cli.main import dispatch
+from worker.ops import importer, verify
+from worker.ops.progress import Progress
+
+L = "fibs"
+
+
+def write(path: Path, *lines: Any) -> Path:
+    path.write_text(
+        "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines),
+        encoding="utf-8",
+    )
+    return path
+
+
+def run(rt: Any, path: Path, **options: Any) -> importer.ImportReport:
+    config = rt.config.ladders[L]
+    return importer.import_file(rt.engine, rt.leaderboard_redis, config, path, **options)
+
+
+def cli(rt: Any, *argv: str, capsys: Any) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser(prog="ladder")
+    cli_boards.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    capsys.readouterr()
+    code = dispatch(rt, args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+GOOD = [
+    {"player_id": "ann", "rating": 1712.5, "games": 40, "experience": 300},
+    {"player_id": "ben", "rating": 1490, "experience": 10, "email_verified": True},
+    {
+        "player_id": "cy",
+        "rating": 1601.25,
+        "games": 3,
+        "experience": 60,
+        "last_game_at": "2026-11-20T10:00:00+01:00",
+        "email_verified": True,
+        "display_name_chosen": True,
+    },
+]
+
+
+def test_imported_players_appear_on_the_boards_as_if_they_had_played(runtime, tmp_path):
+    """Issue item 4: each imported player is on the boards with their card, and has one ledger
+    row of kind import from the ruleset's start to the imported rating."""
+    report = run(runtime, write(tmp_path / "players.jsonl", *GOOD))
+    assert (3, 3, 0, True) == (report.lines, report.imported, report.refused, report.committed)
+    assert {"ann": 1712.5, "ben": 1490.0, "cy": 1601.25} == board(runtime, L, "rating")
+    assert {"cy": 1601.25} == board(runtime, L, "public")  # verified, named, experience >= 20
+    found = reader.card(runtime.leaderboard_redis, L, "cy")
+    assert (3, 60, False, "2026-11-20T09:00:00+00:00", 2) == (
+        found.games,
+        found.experience,
+        found.provisional,
+        found.last_game_at,
+        found.rank,
+    )
+    assert card(runtime, L, "ben")["provisional"] == "1"  # experience 10 < 50
+    rows = ledger(runtime, L, "ann")
+    assert [("import", 1500.0, 1712.5, 212.5, report.event_id)] == [
+        (r["kind"], r["rating_before"], r["rating_after"], r["delta"], r["event_id"]) for r in rows
+    ]
+
+
+def test_every_refusal_names_its_line_and_nothing_is_imported(runtime, tmp_path):
+    """Issue item 4: refused line by line with the line number (existing player, duplicate in
+    the file, a rating that is not finite, an id the contract refuses); then nothing at all."""
+    publish(runtime, game("old", "timer", ladder=L))
+    drain(runtime)
+    path = write(
+        tmp_path / "players.jsonl",
+        {"player_id": "ok1", "rating": 1500},
+        {"player_id": "old", "rating": 1600},
+        {"player_id": "ok1", "rating": 1510},
+        {"player_id": "nan", "rating": float("nan")},
+        "",
+        '{"player_id": "inf", "rating": 1e999}',
+        {"player_id": "\u202eevil", "rating": 1500},
+        {"player_id": "x" * 129, "rating": 1500},
+        {"player_id": "str", "rating": "high"},
+        "not json",
+        {"player_id": "neg", "rating": 1500, "games": -1},
+        {"player_id": "late", "rating": 1500, "last_game_at": "2099-01-01T00:00:00Z"},
+        {"player_id": "ok2", "rating": 1400},
+    )
+    before = stored_players(runtime, L)
+    report = run(runtime, path)
+    assert [2, 3, 4, 6, 7, 8, 9, 10, 11, 12] == [n for n, _ in report.refusals]
+    reasons = dict(report.refusals)
+    assert "player already exists on the ladder" == reasons[2]
+    assert "player already named on line 1" == reasons[3]
+    assert reasons[4].startswith("rating: not a finite number")
+    assert reasons[6].startswith("rating: not a finite number")
+    assert reasons[7].startswith("player_id: must not contain")
+    assert reasons[8].startswith("player_id:")
+    assert "not a JSON object" == reasons[10]
+    assert reasons[12] == "last_game_at: in the future"
+    assert (False, 0, 10) == (report.committed, report.imported, report.refused)
+    assert before == stored_players(runtime, L)
+    assert "ok1" not in board(runtime, L, "rating")
+
+
+def test_dry_run_reports_everything_and_changes_nothing(runtime, tmp_path):
+    """Issue item 4: --dry-run reports everything it would refuse and changes nothing."""
+    path = write(tmp_path / "p.jsonl", *GOOD, {"player_id": "ann", "rating": 1})
+    report = run(runtime, path, dry_run=True)
+    assert (3, [(4, "player already named on line 1")], False) == (
+        report.imported,
+        report.refusals,
+        report.committed,
+    )
+    assert {} == stored_players(runtime, L)
+    assert {} == board(runtime, L, "rating")
+
+
+def test_skip_invalid_imports_the_rest(runtime, tmp_path):
+    """Issue item 4: with --skip-invalid the lines not refused are imported."""
+    path = write(tmp_path / "p.jsonl", *GOOD, {"player_id": "bad", "rating": None})
+    report = run(runtime, path, skip_invalid=True)
+    assert (3, 1, True) == (report.imported, report.refused, report.committed)
+    assert {"ann", "ben", "cy"} == set(stored_players(runtime, L))
+
+
+def test_importing_the_same_file_twice_changes_nothing_the_second_time(runtime, tmp_path):
+    """Issue item 4: "Importing the same file twice changes nothing the second time", even
+    after the players have played since."""
+    path = write(tmp_path / "p.csv", "player_id,rating,games", "ann,1700,4", "ben,1450,")
+    first = run(runtime, path)
+    assert 2 == first.imported
+    publish(runtime, game("ann", "ben", ladder=L))
+    drain(runtime)
+    players = stored_players(runtime, L)
+    ratings = board(runtime, L, "rating")
+    again = run(runtime, path)
+    assert (0, 2, 0, True) == (again.imported, again.unchanged, again.refused, again.committed)
+    assert (players, ratings) == (stored_players(runtime, L), board(runtime, L, "rating"))
+    assert 1 == sum(1 for r in ledger(runtime, L, "ann") if r["kind"] == "import")
+    changed = write(tmp_path / "q.csv", "player_id,rating,games", "ann,1800,4")
+    assert [(2, "player already exists on the ladder")] == run(runtime, changed).refusals
+
+
+def test_import_then_verify_is_clean(runtime, tmp_path):
+    """Issue item 4: `ladder verify` treats import rows as the start of a player's history:
+    imported players, then games between them and new players, replay to the stored numbers."""
+    report = run(runtime, write(tmp_path / "p.jsonl", *GOOD))
+    assert 3 == report.imported
+    publish(
+        runtime,
+        game("ann", "ben", ladder=L, match_length=5),
+        game("cy", "newbie", ladder=L, match_length=3),
+        game("newbie", "ann", ladder=L),
+    )
+    drain(runtime)
+    found = verify.verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders[L])
+    assert (0, [], 4) == (found.mismatch_count, found.mismatches, found.players)
+    assert 3 + 6 == found.ledger_rows
+
+
+def test_verify_notices_a_tampered_import_row(runtime, tmp_path):
+    """The check above can fail: an import row whose rating no longer matches the player."""
+    from sqlalchemy import update
+
+    from worker.store.tables import imported_players
+
+    run(runtime, write(tmp_path / "p.jsonl", *GOOD))
+    with runtime.engine.begin() as conn:
+        conn.execute(
+            update(imported_players)
+            .where(imported_players.c.player_id == "ann")
+            .values(rated_games=41)
+        )
+    found = verify.verify(runtime.engine, None, runtime.config.ladders[L])
+    assert [("ann", "rated_games", 40, 41)] == [
+        (m.player_id, m.field, m.stored, m.derived) for m in found.mismatches
+    ]
+
+
+def test_cli_import_prints_refusals_by_line_and_exits_1(runtime, tmp_path, capsys):
+    """`ladder import L FILE`: one line per refusal on stderr; 1 when nothing was imported."""
+    path = write(tmp_path / "p.jsonl", *GOOD, {"player_id": "ann", "rating": 2})
+    code, _, err = cli(runtime, "import", L, str(path), capsys=capsys)
+    assert 1 == code
+    assert f"ladder: {path}, line 4: player already named on line 1" in err.splitlines()
+    code, out, _ = cli(runtime, "import", L, str(path), "--skip-invalid", "--json", capsys=capsys)
+    assert (0, 3) == (code, json.loads(out)["imported"])
+    code, _, err = cli(runtime, "import", "nope", str(path), capsys=capsys)
+    configured = "(configured: fibs, gammon42, prostriker)"
+    assert (2, f"ladder: no ladder named 'nope' {configured}\n") == (code, err)
+    code, _, err = cli(runtime, "import", L, str(tmp_path / "p.txt"), capsys=capsys)
+    assert 2 == code and "give --format" in err
+
+
+def test_a_csv_without_the_needed_columns_is_refused(runtime, tmp_path):
+    """A CSV header must name player_id and rating."""
+    path = write(tmp_path / "p.csv", "id,score", "ann,1500")
+    with pytest.raises(importer.ImportRefused, match="line 1"):
+        run(runtime, path)
+
+
+def test_import_streams_in_chunks_with_a_progress_bar(runtime, tmp_path, monkeypatch):
+    """Issue item 4 ("streamed, bounded memory, with a progress bar"): a file larger than a
+    chunk is staged chunk by chunk, every line counted by the progress."""
+    monkeypatch.setattr(importer, "CHUNK", 100)
+    path = importer.sample_file(tmp_path / "big.jsonl", 1050)
+    progress = Progress("import", stream=io.StringIO(), every=0)
+    report = run(runtime, path, progress=progress)
+    assert (1050, 1050, 1050) == (report.imported, progress.done, progress.total)
+    assert 1050 == len(board(runtime, L, "rating"))
+
+
+def test_recent_imports_are_on_the_active_board(make_runtime, tmp_path):
+    """Issue items 3 and 4: an imported last game within active_days puts them on it."""
+    from tests.integration.test_boards import with_active_days
+
+    (tmp_path / "config").mkdir()
+    rt = with_active_days(make_runtime, tmp_path / "config")
+    ladder_config = rt.config.ladders["gammon42"]
+    recent = (datetime.now(UTC) - timedelta(days=1)).isoformat()
+    path = write(
+        tmp_path / "p.jsonl",
+        {"player_id": "a", "rating": 1500, "last_game_at": recent},
+        {"player_id": "b", "rating": 1500, "last_game_at": "2020-01-01T00:00:00Z"},
+    )
+    importer.import_file(rt.engine, rt.leaderboard_redis, ladder_config, path)
+    assert {"a": 1500.0} == board(rt, "gammon42", "active")
+
+
+def test_import_needs_postgresql(tmp_path):
+    """On the embedded SQLite store the import is refused with one line, before anything."""
+    from worker.store.imports import NeedsPostgreSQL, Staging
+    from worker.store.tables import make_engine
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'demo.sqlite3'}")
+    with pytest.raises(NeedsPostgreSQL, match="import needs PostgreSQL"):
+        Staging(engine, L)
+    engine.dispose()
