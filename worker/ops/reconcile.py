@@ -18,6 +18,7 @@ players that have no row off every board.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,9 +34,9 @@ from worker.lua import lua_source
 from worker.ops.progress import Progress
 from worker.ops.rebuild import (
     CHUNK,
+    _glob_escape,
     forget,
     missing_from_store,
-    player_ids_with_hash,
     reproject,
     stream_players,
 )
@@ -45,7 +46,12 @@ from worker.store.tables import players
 KINDS = ("missing", "extra", "wrong")
 # The script and what its KEYS and ARGV hold: cards.lua.
 CARDS = lua_source("worker.ops", "cards.lua")
+# The scripts and what their KEYS and ARGV hold: check.lua, hashes.lua.
+CHECK = lua_source("worker.ops", "check.lua")
+HASHES = lua_source("worker.ops", "hashes.lua")
+SCRIPT_CHUNK = 1000  # players per check.lua call: each call stays short while Redis runs it
 SEPARATOR = "\x1f"
+RECORD = "\x1e"
 
 
 @dataclass(frozen=True)
@@ -107,33 +113,35 @@ def check(
         "boosted": keys.boosted(ladder),
     }
     maker = Rows(ladder_config)
-    cards_script = redis.register_script(CARDS)
+    reader = _Reader(redis, list(boards.values()), ladder)
     report = Report()
     known: set[str] = set()
+    present = dict.fromkeys(boards, 0)  # known players found on each board
     for part in stream_players(engine, ladder):
         rows = [maker.row(r) for r in part]
         ids = [row[0] for row in rows]
         known.update(ids)
-        hashes = [keys.player(ladder, pid) for pid in ids]
-        with redis.pipeline(transaction=False) as pipe:
-            for key in boards.values():
-                pipe.zmscore(key, ids)
-            replies = pipe.execute()
-        cards = cards_script(keys=hashes, client=redis)
-        scores = dict(zip(boards, replies, strict=True))
-        for index, row in enumerate(rows):
+        found = reader.read(ids)
+        for row, (scores, text) in zip(rows, found, strict=True):
             pid, version, on_board, rating, public, boosted, flat = row
-            actual_hash = _card(cards[index])
-            if int(actual_hash.get("version", "-1")) > int(version):
+            for board, score in zip(boards, scores, strict=True):
+                if score is not None:
+                    present[board] += 1
+            # The card as Redis holds it, when it is exactly the one expected (the usual
+            # case: same fields, values and order), needs no parsing.
+            actual_hash = None if text == SEPARATOR.join(flat) else _card(text)
+            if actual_hash is not None and int(actual_hash.get("version", "-1")) > int(version):
                 report.skipped += 1  # a worker wrote a newer state after this row was read
                 continue
-            expected = {
-                "rating": float(rating) if on_board else None,
-                "public": float(rating) if public else None,
-                "boosted": float(boosted) if int(boosted) > 0 else None,
-            }
-            for board, key in boards.items():
-                _compare(report, ladder, key, pid, expected[board], scores[board][index])
+            expected = (
+                float(rating) if on_board else None,
+                float(rating) if public else None,
+                float(boosted) if int(boosted) > 0 else None,
+            )
+            for key, wanted_score, score in zip(boards.values(), expected, scores, strict=True):
+                _compare(report, ladder, key, pid, wanted_score, score)
+            if actual_hash is None:
+                continue
             wanted = dict(zip(flat[::2], flat[1::2], strict=True))
             hash_key = keys.player(ladder, pid)
             if not actual_hash:
@@ -154,12 +162,16 @@ def check(
         if progress is not None:
             progress.advance(len(rows))
     strays: list[Drift] = []
-    for key in boards.values():
+    for board, key in boards.items():
+        # Every member of a board is a known player or a stray: when the board holds no more
+        # members than the known players found on it, there is nothing to scan for.
+        if int(redis.zcard(key)) <= present[board]:
+            continue
         for member, score in redis.zscan_iter(key, count=CHUNK):
             pid = _text(member)
             if pid not in known:
                 strays.append(Drift(ladder, key, pid, actual=score))
-    for pid in player_ids_with_hash(redis, ladder):
+    for pid in reader.hash_ids():
         if pid not in known:
             strays.append(Drift(ladder, keys.player(ladder, pid), pid))
     # A player created while this ran is not a stray: ask PostgreSQL again.
@@ -170,6 +182,88 @@ def check(
             f"{len(report.missing)} missing, {len(report.extra)} extra, {len(report.wrong)} wrong"
         )
     return report
+
+
+Found = tuple[tuple[float | None, ...], str]  # a player's three scores, card as sent (joined)
+
+
+class _Reader:
+    """Reads players' board scores and cards, a chunk in one round trip (``check.lua``: one
+    reply string per script call), and the ids of the ladder's player hashes (``hashes.lua``:
+    one reply string per SCAN page)."""
+
+    def __init__(self, redis: Redis | RedisCluster, boards: list[str], ladder: str) -> None:
+        self.redis = redis
+        self.boards = boards
+        self.ladder = ladder
+        self.skip = len(keys.player_prefix(ladder).encode())
+        self.script = redis.register_script(CHECK)
+        self.cards = redis.register_script(CARDS)
+
+    def read(self, ids: list[str]) -> list[Found]:
+        hashes = [keys.player(self.ladder, pid) for pid in ids]
+        parts = [
+            (ids[start : start + SCRIPT_CHUNK], hashes[start : start + SCRIPT_CHUNK])
+            for start in range(0, len(ids), SCRIPT_CHUNK)
+        ]
+        if isinstance(self.redis, RedisCluster):  # a cluster pipeline refuses scripts
+            replies = [self.script(keys=[*self.boards, *h], args=[self.skip]) for _, h in parts]
+        else:
+            with self.redis.pipeline(transaction=False) as pipe:
+                for _, h in parts:
+                    self.script(keys=[*self.boards, *h], args=[self.skip], client=pipe)
+                replies = pipe.execute()
+        found: list[Found] = []
+        for (part_ids, part_hashes), reply in zip(parts, replies, strict=True):
+            parsed = _parse(_text(reply), len(part_ids))
+            found.extend(parsed if parsed is not None else self._one_by_one(part_ids, part_hashes))
+        return found
+
+    def _one_by_one(self, ids: list[str], hashes: list[str]) -> list[Found]:
+        """A chunk whose reply does not split into its players (a hash value holds the
+        record separator): the scores by ZMSCORE and each card as its own reply element."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for key in self.boards:
+                pipe.zmscore(key, ids)
+            scores = pipe.execute()
+        cards = self.cards(keys=hashes, client=self.redis)
+        return [
+            (tuple(board[index] for board in scores), _text(cards[index]))
+            for index in range(len(ids))
+        ]
+
+    def hash_ids(self) -> Iterator[str]:
+        """Every player id that has a hash in Redis (SCAN, so Redis is never blocked)."""
+        prefix = keys.player_prefix(self.ladder)
+        script = self.redis.register_script(HASHES)
+        args: list[str | int] = [_glob_escape(prefix) + "*", CHUNK, len(prefix.encode())]
+        cursor: bytes | str | int = 0
+        while True:
+            cursor, joined, odd = script(keys=[keys.rating(self.ladder)], args=[cursor, *args])
+            text = _text(joined)
+            if text:
+                yield from text.split(SEPARATOR)
+            yield from (_text(pid) for pid in odd)
+            if int(cursor) == 0:
+                return
+
+
+def _parse(text: str, count: int) -> list[Found] | None:
+    records = text.split(RECORD)
+    if len(records) != count:
+        return None
+    found: list[Found] = []
+    for record in records:
+        parts = record.split(SEPARATOR, 3)
+        if len(parts) < 3:
+            return None
+        scores = (
+            float(parts[0]) if parts[0] else None,
+            float(parts[1]) if parts[1] else None,
+            float(parts[2]) if parts[2] else None,
+        )
+        found.append((scores, parts[3] if len(parts) == 4 else ""))
+    return found
 
 
 def repair(
