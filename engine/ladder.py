@@ -372,8 +372,9 @@ def _game(
         if isinstance(rules, Gammon42Rules):
             # SPEC 2.1: K by the ranked games of the 7 days before ended_at, this one not counted.
             hours = rules.heavy_window_hours
-            winner_recent = windows.ranked_games(ladder, winner_id, ended_at, hours)
-            loser_recent = windows.ranked_games(ladder, loser_id, ended_at, hours)
+            winner_recent, loser_recent = windows.ranked_games_both(
+                ladder, winner_id, loser_id, ended_at, hours
+            )
         won_after, won_k, won_expected, lost_after, lost_k, lost_expected, coefficient = _rated(
             rules, winner, loser, winner_recent, loser_recent, cube, match_length
         )
@@ -404,8 +405,7 @@ def _game(
         winner.changed(now)
         boosted = ((winner_id, points),)
     if mode == "ranked":
-        windows.add_ranked(ladder, winner_id, ended_at)
-        windows.add_ranked(ladder, loser_id, ended_at)
+        windows.add_ranked_both(ladder, winner_id, loser_id, ended_at)
     return Decision(
         event.event_id,
         ladder,
