@@ -18,7 +18,7 @@ players that have no row off every board.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -121,27 +121,27 @@ def check(
         rows = [maker.row(r) for r in part]
         ids = [row[0] for row in rows]
         known.update(ids)
-        found = reader.read(ids)
-        for row, (scores, text) in zip(rows, found, strict=True):
+        expected_scores = [_scores(row) for row in rows]
+        found = reader.read(ids, expected_scores, [SEPARATOR.join(row[6]) for row in rows])
+        for index, row in enumerate(rows):
+            expected = expected_scores[index]
+            differing = found.get(index)
+            if differing is None:  # Redis holds exactly the scores and card expected
+                for board, score in zip(boards, expected, strict=True):
+                    if score is not None:
+                        present[board] += 1
+                continue
+            scores, text = differing
             pid, version, on_board, rating, public, boosted, flat = row
             for board, score in zip(boards, scores, strict=True):
                 if score is not None:
                     present[board] += 1
-            # The card as Redis holds it, when it is exactly the one expected (the usual
-            # case: same fields, values and order), needs no parsing.
-            actual_hash = None if text == SEPARATOR.join(flat) else _card(text)
-            if actual_hash is not None and int(actual_hash.get("version", "-1")) > int(version):
+            actual_hash = _card(text)
+            if int(actual_hash.get("version", "-1")) > int(version):
                 report.skipped += 1  # a worker wrote a newer state after this row was read
                 continue
-            expected = (
-                float(rating) if on_board else None,
-                float(rating) if public else None,
-                float(boosted) if int(boosted) > 0 else None,
-            )
             for key, wanted_score, score in zip(boards.values(), expected, scores, strict=True):
                 _compare(report, ladder, key, pid, wanted_score, score)
-            if actual_hash is None:
-                continue
             wanted = dict(zip(flat[::2], flat[1::2], strict=True))
             hash_key = keys.player(ladder, pid)
             if not actual_hash:
@@ -184,7 +184,8 @@ def check(
     return report
 
 
-Found = tuple[tuple[float | None, ...], str]  # a player's three scores, card as sent (joined)
+Scores = tuple[float | None, ...]  # a player's rating, public and boosted scores
+Found = tuple[Scores, str]  # a player's three scores in Redis, and its card as sent (joined)
 
 
 class _Reader:
@@ -200,26 +201,37 @@ class _Reader:
         self.script = redis.register_script(CHECK)
         self.cards = redis.register_script(CARDS)
 
-    def read(self, ids: list[str]) -> list[Found]:
+    def read(self, ids: list[str], scores: list[Scores], cards: list[str]) -> dict[int, Found]:
+        """The players (by position) whose scores or card differ from those expected."""
         hashes = [keys.player(self.ladder, pid) for pid in ids]
-        parts = [
-            (ids[start : start + SCRIPT_CHUNK], hashes[start : start + SCRIPT_CHUNK])
-            for start in range(0, len(ids), SCRIPT_CHUNK)
-        ]
+        calls = []
+        for start in range(0, len(ids), SCRIPT_CHUNK):
+            end = min(start + SCRIPT_CHUNK, len(ids))
+            wanted = RECORD.join(
+                SEPARATOR.join(
+                    ["" if s is None else repr(s) for s in scores[index]] + [cards[index]]
+                )
+                for index in range(start, end)
+            )
+            args: list[str | int] = [self.skip, wanted]
+            calls.append((start, [*self.boards, *hashes[start:end]], args))
         if isinstance(self.redis, RedisCluster):  # a cluster pipeline refuses scripts
-            replies = [self.script(keys=[*self.boards, *h], args=[self.skip]) for _, h in parts]
+            replies = [self.script(keys=k, args=a) for _, k, a in calls]
         else:
             with self.redis.pipeline(transaction=False) as pipe:
-                for _, h in parts:
-                    self.script(keys=[*self.boards, *h], args=[self.skip], client=pipe)
+                for _, k, a in calls:
+                    self.script(keys=k, args=a, client=pipe)
                 replies = pipe.execute()
-        found: list[Found] = []
-        for (part_ids, part_hashes), reply in zip(parts, replies, strict=True):
-            parsed = _parse(_text(reply), len(part_ids))
-            found.extend(parsed if parsed is not None else self._one_by_one(part_ids, part_hashes))
+        found: dict[int, Found] = {}
+        for (start, _, _), (text, odd) in zip(calls, replies, strict=True):
+            end = min(start + SCRIPT_CHUNK, len(ids))
+            parsed = None if int(odd) else _parse(_text(text), end - start)
+            if parsed is None:
+                parsed = self._one_by_one(ids[start:end], hashes[start:end])
+            found.update((start + index, f) for index, f in parsed.items())
         return found
 
-    def _one_by_one(self, ids: list[str], hashes: list[str]) -> list[Found]:
+    def _one_by_one(self, ids: list[str], hashes: list[str]) -> dict[int, Found]:
         """A chunk whose reply does not split into its players (a hash value holds the
         record separator): the scores by ZMSCORE and each card as its own reply element."""
         with self.redis.pipeline(transaction=False) as pipe:
@@ -227,10 +239,10 @@ class _Reader:
                 pipe.zmscore(key, ids)
             scores = pipe.execute()
         cards = self.cards(keys=hashes, client=self.redis)
-        return [
-            (tuple(board[index] for board in scores), _text(cards[index]))
+        return {
+            index: (tuple(board[index] for board in scores), _text(cards[index]))
             for index in range(len(ids))
-        ]
+        }
 
     def hash_ids(self) -> Iterator[str]:
         """Every player id that has a hash in Redis (SCAN, so Redis is never blocked)."""
@@ -248,21 +260,32 @@ class _Reader:
                 return
 
 
-def _parse(text: str, count: int) -> list[Found] | None:
-    records = text.split(RECORD)
-    if len(records) != count:
-        return None
-    found: list[Found] = []
-    for record in records:
-        parts = record.split(SEPARATOR, 3)
-        if len(parts) < 3:
+def _scores(row: Sequence[Any]) -> Scores:
+    """The rating, public and boosted scores a player's row puts on the boards."""
+    _, _, on_board, rating, public, boosted, _ = row
+    return (
+        float(rating) if on_board else None,
+        float(rating) if public else None,
+        float(boosted) if int(boosted) > 0 else None,
+    )
+
+
+def _parse(text: str, count: int) -> dict[int, Found] | None:
+    """``check.lua``'s reply: the differing players by position (0-based), or ``None`` when
+    it does not split into records of players of this chunk."""
+    found: dict[int, Found] = {}
+    if not text:
+        return found
+    for record in text.split(RECORD):
+        parts = record.split(SEPARATOR, 4)
+        if len(parts) < 5 or not parts[0].isdigit() or not 1 <= int(parts[0]) <= count:
             return None
         scores = (
-            float(parts[0]) if parts[0] else None,
             float(parts[1]) if parts[1] else None,
             float(parts[2]) if parts[2] else None,
+            float(parts[3]) if parts[3] else None,
         )
-        found.append((scores, parts[3] if len(parts) == 4 else ""))
+        found[int(parts[0]) - 1] = (scores, parts[4])
     return found
 
 

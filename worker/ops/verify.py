@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import operator
 import os
 import time
 import uuid
@@ -51,6 +52,7 @@ PROGRESS_EVERY = 1000  # events between progress reports
 LEDGER_FIELDS = ("player_id", "kind", "before", "after", "delta", "k", "expected")
 STORED_LEDGER = ("player_id", "kind", "rating_before", "rating_after", "delta", "k", "expected")
 _RECORDED = [str(kind) for kind in RECORDED_KINDS]
+_STATE = operator.attrgetter(*PLAYER_COLUMNS)  # a Player's stored columns, as one tuple
 
 
 @dataclass(frozen=True)
@@ -315,8 +317,11 @@ def _check_players(
                     continue  # created for an event that was not applied; never changed
                 report.differ(Mismatch(None, pid, "player", "stored", None))
                 continue
-            for name, value in zip(PLAYER_COLUMNS, row[2:], strict=True):
-                made = getattr(player, name)
+            stored = tuple(row[2:])
+            derived_state = _STATE(player)
+            if stored == derived_state:
+                continue
+            for name, value, made in zip(PLAYER_COLUMNS, stored, derived_state, strict=True):
                 if value != made:
                     report.differ(Mismatch(None, pid, name, value, made))
         report.players += len(part)
@@ -379,7 +384,9 @@ def _cursor(engine: Engine, query: Any) -> Iterator[Sequence[Any]]:
             # Plan for reading every row (a cursor's default plans for the first tenth, which
             # with stale statistics can turn the join into a nested loop over the ledger).
             conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
-            with driver.cursor(name=f"ladder_verify_{uuid.uuid4().hex}") as cursor:
+            # Binary rows: numbers and timestamps as the server holds them, nothing to parse.
+            name = f"ladder_verify_{uuid.uuid4().hex}"
+            with driver.cursor(name=name, binary=True) as cursor:
                 cursor.execute(str(compiled), compiled.params)
                 while part := cursor.fetchmany(CHUNK):
                     yield from part
