@@ -1,6 +1,6 @@
 """The per-game path of ``engine.ladder.apply`` reads the rating formulas and the fair-play
 filters as plain values; it must give exactly what ``engine.rating.rate`` and
-``engine.fairplay.verdict`` give, bit for bit (SPEC 6: "replaying the stored events in their
+``engine.fairplay.verdict`` give, bit for bit (SPEC 5: "replaying the stored events in their
 scoring order reproduces every stored number")."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -186,10 +186,55 @@ def verify(
     ladder_config: LadderConfig,
     progress: Advancing | None = None,
 ) -> LadderReport:
-    """Replay one ladder from PostgreSQL and compare; ``redis=None`` skips the boards."""
+    """Replay one ladder from PostgreSQL and compare; ``redis=None`` skips the boards.
+
+    The boards are compared with PostgreSQL in a thread beside the replay: that comparison
+    mostly waits for Redis and PostgreSQL, the replay mostly computes, and neither reads
+    what the other derives. Its mismatches follow the replay's in the report."""
     started = time.perf_counter()
+    report = LadderReport(ladder_config.name)
+    # On SQLite (a file, or one connection in memory) the two steps run one after the other.
+    beside = engine.dialect.name == "postgresql"
+    with ThreadPoolExecutor(1, thread_name_prefix="ladder-verify-boards") as boards:
+        drift = None
+        if redis is not None and beside:
+            drift = boards.submit(_boards, engine, redis, ladder_config)
+        _replay(engine, ladder_config, report, progress)
+        report.seconds = time.perf_counter() - started
+        if drift is None and redis is not None:
+            found, report.redis_seconds = _boards(engine, redis, ladder_config)
+        elif drift is not None:
+            found, report.redis_seconds = drift.result()
+        else:
+            found = []
+        for mismatch in found:
+            report.differ(mismatch)
+    if progress is not None:
+        progress.advance(report.events % PROGRESS_EVERY)
+    return report
+
+
+def _boards(
+    engine: Engine, redis: Redis | RedisCluster, ladder_config: LadderConfig
+) -> tuple[list[Mismatch], float]:
+    """The Redis boards and cards against PostgreSQL (``reconcile``), and the seconds taken."""
+    started = time.perf_counter()
+    drift = reconcile.check(engine, redis, ladder_config)
+    found = [
+        Mismatch(None, d.player, f"redis {d.key}", d.actual, d.expected)
+        for kind in reconcile.KINDS
+        for d in getattr(drift, kind)
+    ]
+    return found, time.perf_counter() - started
+
+
+def _replay(
+    engine: Engine,
+    ladder_config: LadderConfig,
+    report: LadderReport,
+    progress: Advancing | None,
+) -> None:
     ladder = ladder_config.name
-    report = LadderReport(ladder)
     replay = Replay(ladder_config.policy, ladder_config.rules_at)
     pending = _recorded(engine, ladder)
     # What a replay allocates per event is freed as it goes (nothing it makes is cyclic);
@@ -210,16 +255,6 @@ def verify(
         if collecting:
             gc.enable()
     _check_players(engine, ladder, replay.state.players, report)
-    report.seconds = time.perf_counter() - started
-    if redis is not None:
-        drift = reconcile.check(engine, redis, ladder_config)
-        for kind in reconcile.KINDS:
-            for d in getattr(drift, kind):
-                report.differ(Mismatch(None, d.player, f"redis {d.key}", d.actual, d.expected))
-        report.redis_seconds = time.perf_counter() - started - report.seconds
-    if progress is not None:
-        progress.advance(report.events % PROGRESS_EVERY)
-    return report
 
 
 def _check_event(
