@@ -20,15 +20,17 @@ chooses the ruleset version by ``when(event, now)``.
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from math import isfinite
 from typing import ClassVar, Final
 
-from engine import fibs
-from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
+from engine import elo, fibs, gammon42, prostriker
+from engine.fairplay import FairPlayConfig, verdict_of
 from engine.fairplay import Reason as FairPlayReason
+from engine.gammon42 import CUBE_VALUES
 from engine.player import Player, PlayerKey
 from engine.rating import rate as rate_game
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.rulesets import FibsRules, Gammon42Rules, Ruleset
+from engine.rulesets import FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
 from engine.types import Game, PlayerState
 from engine.windows import Windows
 
@@ -285,19 +287,33 @@ def apply(
     players = state.players
     touched = state.touched
     start = rules.start
+    # Every id an applied event names has a player (and so a card), even when the event is
+    # refused: the store and the boards hold the same players. Each id as sent, then as
+    # resolved through the ladder's links (the same id again when it is not linked).
     if isinstance(event, GameFinished):
-        named: Iterable[str] = (event.winner.player_id, event.loser.player_id)
+        winner_id = event.winner.player_id
+        loser_id = event.loser.player_id
+        ids: Iterable[str] = (
+            (winner_id, loser_id)
+            if links is None
+            else (
+                winner_id,
+                links.get(winner_id, winner_id),
+                loser_id,
+                links.get(loser_id, loser_id),
+            )
+        )
     else:
-        named = named_ids(event)
-    for pid in named:
-        # Every id an applied event names has a player (and so a card), even when the event
-        # is refused: the store and the boards hold the same players.
-        resolved = pid if links is None else links.get(pid, pid)
-        for one in (pid, resolved):
-            pkey = (ladder, one)
-            if pkey not in players:
-                players[pkey] = Player(ladder, one, start, updated_at=now)
-            touched.add(pkey)
+        ids = [
+            one
+            for pid in named_ids(event)
+            for one in (pid, pid if links is None else links.get(pid, pid))
+        ]
+    for one in ids:
+        pkey = (ladder, one)
+        if pkey not in players:
+            players[pkey] = Player(ladder, one, start, updated_at=now)
+        touched.add(pkey)
     match event:
         case GameFinished():
             return _game(event, state, rules, policy, now)
@@ -334,55 +350,62 @@ def _game(
     if winner_id == loser_id:
         reason = Reason.SELF_PLAY  # an anonymous id against the account it is linked to
     else:
-        facts = FairPlayFacts(
-            mode=mode,
-            winner_is_bot=event.winner.is_bot,
-            loser_is_bot=event.loser.is_bot,
-            winner_network=event.winner.network,
-            loser_network=event.loser.network,
-            pair_rated_games=windows.rated_pair_games(
+        found = verdict_of(
+            fairplay,
+            mode,
+            event.winner.is_bot,
+            event.loser.is_bot,
+            event.winner.network,
+            event.loser.network,
+            windows.rated_pair_games(
                 ladder, winner_id, loser_id, ended_at, fairplay.pair_window_hours
             ),
         )
-        found = verdict(facts, fairplay)
         reason = None if found is None else _REASONS[found]
     changes: tuple[LedgerChange, ...] = ()
     boosted: tuple[tuple[str, int], ...] = ()
     coefficient: float | None = None
+    cube = event.cube
+    match_length = event.match_length
     if reason is None:
         winner_recent = loser_recent = 0
         if isinstance(rules, Gammon42Rules):
             # SPEC 2.1: K by the ranked games of the 7 days before ended_at, this one not counted.
             hours = rules.heavy_window_hours
-            winner_recent = windows.ranked_games(ladder, winner_id, ended_at, hours)
-            loser_recent = windows.ranked_games(ladder, loser_id, ended_at, hours)
-        match_length = event.match_length
-        change = rate_game(
-            rules,
-            _state(winner, winner_recent),
-            _state(loser, loser_recent),
-            Game(cube=event.cube, match_length=match_length),
+            winner_recent, loser_recent = windows.ranked_games_both(
+                ladder, winner_id, loser_id, ended_at, hours
+            )
+        won_after, won_k, won_expected, lost_after, lost_k, lost_expected, coefficient = _rated(
+            rules, winner, loser, winner_recent, loser_recent, cube, match_length
         )
-        coefficient = change.coefficient
-        won = _ledger(
-            winner, LedgerKind.GAME, change.winner.after, change.winner.k, change.winner.expected
+        before = winner.rating
+        won = LedgerChange(
+            winner_id, LedgerKind.GAME, before, won_after, won_after - before, won_k, won_expected
         )
+        winner.rating = won_after
         _played(winner, match_length, ended_at, now)
-        lost = _ledger(
-            loser, LedgerKind.GAME, change.loser.after, change.loser.k, change.loser.expected
+        before = loser.rating
+        lost = LedgerChange(
+            loser_id,
+            LedgerKind.GAME,
+            before,
+            lost_after,
+            lost_after - before,
+            lost_k,
+            lost_expected,
         )
+        loser.rating = lost_after
         _played(loser, match_length, ended_at, now)
         changes = (won, lost)
         if mode == "ranked":  # the audit store's pair windows hold ranked games only
             windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
     elif mode == "boosted" and policy.boosted_board:
-        points = RESULT_POINTS[event.result] * event.cube
+        points = RESULT_POINTS[event.result] * cube
         winner.boosted_points += points
         winner.changed(now)
         boosted = ((winner_id, points),)
     if mode == "ranked":
-        windows.add_ranked(ladder, winner_id, ended_at)
-        windows.add_ranked(ladder, loser_id, ended_at)
+        windows.add_ranked_both(ladder, winner_id, loser_id, ended_at)
     return Decision(
         event.event_id,
         ladder,
@@ -390,15 +413,70 @@ def _game(
         Outcome.RATED if reason is None else Outcome.UNRATED,
         reason,
         rules.version,
-        mode=mode,
-        winner_id=winner_id,
-        loser_id=loser_id,
-        cube=event.cube,
-        coefficient=coefficient,
-        match_length=event.match_length,
-        changes=changes,
-        boosted=boosted,
+        mode,
+        winner_id,
+        loser_id,
+        cube,
+        coefficient,
+        match_length,
+        changes,
+        boosted,
     )
+
+
+# gammon42's cube coefficient for each valid cube, computed once by the function itself.
+_COEFFICIENTS: Final[dict[int, float]] = {c: gammon42.cube_coefficient(c) for c in CUBE_VALUES}
+
+_Rated = tuple[float, float, float, float, float, float, float]
+
+
+def _rated(
+    rules: Ruleset,
+    winner: Player,
+    loser: Player,
+    winner_recent: int,
+    loser_recent: int,
+    cube: int,
+    match_length: int,
+) -> _Rated:
+    """``engine.rating.rate``'s numbers for one rated game, as (winner's after, K, expected,
+    loser's after, K, expected, coefficient), through the same formula functions but without
+    the values that wrap them. Anything unusual (a rating that is not finite, a negative
+    count, a match length below 1, a cube that is not one) goes through ``rate`` itself,
+    which raises exactly what it always did."""
+    wr = winner.rating
+    lr = loser.rating
+    if (
+        match_length >= 1
+        and isfinite(wr)
+        and isfinite(lr)
+        and min(winner.rated_games, winner.experience, loser.rated_games, loser.experience) >= 0
+    ):
+        if isinstance(rules, Gammon42Rules):
+            coefficient = _COEFFICIENTS.get(cube) if type(cube) is int else None
+            if coefficient is not None:
+                wk = gammon42.k_for(winner_recent, rules)
+                lk = gammon42.k_for(loser_recent, rules)
+                wd, ld, we, le = elo.deltas(wr, lr, wk, lk, rules.divisor, coefficient)
+                return (wr + wd, float(wk), we, lr + ld, float(lk), le, coefficient)
+        elif isinstance(rules, FibsRules):
+            wdf, wm, wp, ldf, lm, lp = fibs.rate_values(
+                rules, wr, winner.experience, lr, loser.experience, match_length
+            )
+            return (wr + wdf, wm, wp, lr + ldf, lm, lp, 1.0)
+        elif isinstance(rules, ProStrikerRules):
+            wk = prostriker.k_for(winner.rated_games, rules)
+            lk = prostriker.k_for(loser.rated_games, rules)
+            wd, ld, we, le = elo.deltas(wr, lr, wk, lk, rules.divisor)
+            return (wr + wd, float(wk), we, lr + ld, float(lk), le, 1.0)
+    change = rate_game(
+        rules,
+        _state(winner, winner_recent),
+        _state(loser, loser_recent),
+        Game(cube=cube, match_length=match_length),
+    )
+    w, lo = change.winner, change.loser
+    return (w.after, w.k, w.expected, lo.after, lo.k, lo.expected, change.coefficient)
 
 
 def _played(player: Player, match_length: int, ended_at: datetime, now: datetime) -> None:

@@ -27,6 +27,23 @@ class Windows:
     def add_rated_pair(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
         _add(self._rated_pairs[self._pair(ladder, a, b)], ended_at)
 
+    def add_ranked_both(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
+        """``add_ranked`` for both players of a game."""
+        _add(self._ranked[(ladder, a)], ended_at)
+        _add(self._ranked[(ladder, b)], ended_at)
+
+    def ranked_games_both(
+        self, ladder: str, a: str, b: str, before: datetime, hours: int
+    ) -> tuple[int, int]:
+        """``ranked_games`` of both players of a game, the window's start computed once."""
+        ranked = self._ranked
+        first = ranked.get((ladder, a))
+        second = ranked.get((ladder, b))
+        if first is None and second is None:
+            return 0, 0
+        start = before - _span(hours)
+        return _between(first, start, before), _between(second, start, before)
+
     def ranked_games(self, ladder: str, player_id: str, before: datetime, hours: int) -> int:
         """Ranked games of the player that ended in the ``hours`` before ``before``."""
         times = self._ranked.get((ladder, player_id))
@@ -49,12 +66,24 @@ def _add(times: list[datetime], ended_at: datetime) -> None:
         bisect.insort(times, ended_at)
 
 
+def _span(hours: int) -> timedelta:
+    span = _SPANS.get(hours)
+    if span is None:
+        span = _SPANS[hours] = timedelta(hours=hours)
+    return span
+
+
 def _count(times: list[datetime], before: datetime, hours: int) -> int:
     """Timestamps in ``[before - hours, before)``: two binary searches, no scan."""
     end = bisect.bisect_left(times, before)
     if end == 0:
         return 0
-    span = _SPANS.get(hours)
-    if span is None:
-        span = _SPANS[hours] = timedelta(hours=hours)
-    return end - bisect.bisect_left(times, before - span, 0, end)
+    return end - bisect.bisect_left(times, before - _span(hours), 0, end)
+
+
+def _between(times: list[datetime] | None, start: datetime, before: datetime) -> int:
+    """Timestamps in ``[start, before)``, as ``_count``."""
+    if times is None:
+        return 0
+    end = bisect.bisect_left(times, before)
+    return 0 if end == 0 else end - bisect.bisect_left(times, start, 0, end)

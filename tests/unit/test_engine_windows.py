@@ -54,3 +54,26 @@ def test_counts_equal_a_plain_count_whatever_order_the_games_arrive_in(
     end = at(before / 10)
     expected = sum(1 for m in minutes if end - timedelta(hours=hours) <= at(m / 10) < end)
     assert expected == w.ranked_games("gammon42", "ann", end, hours)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["ann", "bob"]), st.integers(0, 400)), max_size=60),
+    st.integers(min_value=0, max_value=420),
+    st.sampled_from([1, 24, 168]),
+)
+def test_both_players_counts_at_once_equal_each_players_own(
+    games: list[tuple[str, int]], before: int, hours: int
+) -> None:
+    """SPEC 2.1: each player's K comes from their own ranked games in the window; counting
+    both sides of a game in one call gives each side's own count, and adding a game for both
+    adds it to each."""
+    one_by_one, both = Windows(), Windows()
+    for pid, m in games:
+        one_by_one.add_ranked("gammon42", pid, at(m / 10))
+        one_by_one.add_ranked("gammon42", "cat", at(m / 10))
+        both.add_ranked_both("gammon42", pid, "cat", at(m / 10))
+    end = at(before / 10)
+    for a, b in (("ann", "bob"), ("bob", "cat"), ("cat", "dan"), ("dan", "eve")):
+        expected = tuple(one_by_one.ranked_games("gammon42", p, end, hours) for p in (a, b))
+        assert expected == both.ranked_games_both("gammon42", a, b, end, hours)
+        assert expected == one_by_one.ranked_games_both("gammon42", a, b, end, hours)

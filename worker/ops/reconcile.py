@@ -18,6 +18,7 @@ players that have no row off every board.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,9 +34,9 @@ from worker.lua import lua_source
 from worker.ops.progress import Progress
 from worker.ops.rebuild import (
     CHUNK,
+    _glob_escape,
     forget,
     missing_from_store,
-    player_ids_with_hash,
     reproject,
     stream_players,
 )
@@ -45,7 +46,12 @@ from worker.store.tables import players
 KINDS = ("missing", "extra", "wrong")
 # The script and what its KEYS and ARGV hold: cards.lua.
 CARDS = lua_source("worker.ops", "cards.lua")
+# The scripts and what their KEYS and ARGV hold: check.lua, hashes.lua.
+CHECK = lua_source("worker.ops", "check.lua")
+HASHES = lua_source("worker.ops", "hashes.lua")
+SCRIPT_CHUNK = 1000  # players per check.lua call: each call stays short while Redis runs it
 SEPARATOR = "\x1f"
+RECORD = "\x1e"
 
 
 @dataclass(frozen=True)
@@ -108,35 +114,37 @@ def check(
     }
     if ladder_config.active_days is not None:
         boards["active"] = keys.active(ladder)  # as of now: a swept player is expected off it
+    active = "active" in boards
     maker = Rows(ladder_config)
-    cards_script = redis.register_script(CARDS)
+    reader = _Reader(redis, list(boards.values()), ladder)
     report = Report()
     known: set[str] = set()
+    present = dict.fromkeys(boards, 0)  # known players found on each board
     for part in stream_players(engine, ladder):
         rows = [maker.row(r) for r in part]
         ids = [row[0] for row in rows]
         known.update(ids)
-        hashes = [keys.player(ladder, pid) for pid in ids]
-        with redis.pipeline(transaction=False) as pipe:
-            for key in boards.values():
-                pipe.zmscore(key, ids)
-            replies = pipe.execute()
-        cards = cards_script(keys=hashes, client=redis)
-        scores = dict(zip(boards, replies, strict=True))
+        expected_scores = [_scores(row, active) for row in rows]
+        found = reader.read(ids, expected_scores, [SEPARATOR.join(row[6]) for row in rows])
         for index, row in enumerate(rows):
-            pid, version, on_board, rating, public, boosted, flat, active, _ = row
-            actual_hash = _card(cards[index])
+            expected = expected_scores[index]
+            differing = found.get(index)
+            if differing is None:  # Redis holds exactly the scores and card expected
+                for board, score in zip(boards, expected, strict=True):
+                    if score is not None:
+                        present[board] += 1
+                continue
+            scores, text = differing
+            pid, version, flat = row[0], row[1], row[6]
+            for board, score in zip(boards, scores, strict=True):
+                if score is not None:
+                    present[board] += 1
+            actual_hash = _card(text)
             if int(actual_hash.get("version", "-1")) > int(version):
                 report.skipped += 1  # a worker wrote a newer state after this row was read
                 continue
-            expected = {
-                "rating": float(rating) if on_board else None,
-                "public": float(rating) if public else None,
-                "boosted": float(boosted) if int(boosted) > 0 else None,
-                "active": float(rating) if active == 1 else None,
-            }
-            for board, key in boards.items():
-                _compare(report, ladder, key, pid, expected[board], scores[board][index])
+            for key, wanted_score, score in zip(boards.values(), expected, scores, strict=True):
+                _compare(report, ladder, key, pid, wanted_score, score)
             wanted = dict(zip(flat[::2], flat[1::2], strict=True))
             hash_key = keys.player(ladder, pid)
             if not actual_hash:
@@ -157,12 +165,16 @@ def check(
         if progress is not None:
             progress.advance(len(rows))
     strays: list[Drift] = []
-    for key in boards.values():
+    for board, key in boards.items():
+        # Every member of a board is a known player or a stray: when the board holds no more
+        # members than the known players found on it, there is nothing to scan for.
+        if int(redis.zcard(key)) <= present[board]:
+            continue
         for member, score in redis.zscan_iter(key, count=CHUNK):
             pid = _text(member)
             if pid not in known:
                 strays.append(Drift(ladder, key, pid, actual=score))
-    for pid in player_ids_with_hash(redis, ladder):
+    for pid in reader.hash_ids():
         if pid not in known:
             strays.append(Drift(ladder, keys.player(ladder, pid), pid))
     # A player created while this ran is not a stray: ask PostgreSQL again.
@@ -173,6 +185,109 @@ def check(
             f"{len(report.missing)} missing, {len(report.extra)} extra, {len(report.wrong)} wrong"
         )
     return report
+
+
+Scores = tuple[float | None, ...]  # a player's score on each board (None: not on it)
+Found = tuple[Scores, str]  # a player's scores in Redis, and its card as sent (joined)
+
+
+class _Reader:
+    """Reads players' board scores and cards, a chunk in one round trip (``check.lua``: one
+    reply string per script call), and the ids of the ladder's player hashes (``hashes.lua``:
+    one reply string per SCAN page)."""
+
+    def __init__(self, redis: Redis | RedisCluster, boards: list[str], ladder: str) -> None:
+        self.redis = redis
+        self.boards = boards
+        self.ladder = ladder
+        self.skip = len(keys.player_prefix(ladder).encode())
+        self.script = redis.register_script(CHECK)
+        self.cards = redis.register_script(CARDS)
+
+    def read(self, ids: list[str], scores: list[Scores], cards: list[str]) -> dict[int, Found]:
+        """The players (by position) whose scores or card differ from those expected."""
+        hashes = [keys.player(self.ladder, pid) for pid in ids]
+        calls = []
+        for start in range(0, len(ids), SCRIPT_CHUNK):
+            end = min(start + SCRIPT_CHUNK, len(ids))
+            wanted = RECORD.join(
+                SEPARATOR.join(
+                    ["" if s is None else repr(s) for s in scores[index]] + [cards[index]]
+                )
+                for index in range(start, end)
+            )
+            args: list[str | int] = [self.skip, wanted, len(self.boards)]
+            calls.append((start, [*self.boards, *hashes[start:end]], args))
+        if isinstance(self.redis, RedisCluster):  # a cluster pipeline refuses scripts
+            replies = [self.script(keys=k, args=a) for _, k, a in calls]
+        else:
+            with self.redis.pipeline(transaction=False) as pipe:
+                for _, k, a in calls:
+                    self.script(keys=k, args=a, client=pipe)
+                replies = pipe.execute()
+        found: dict[int, Found] = {}
+        for (start, _, _), (text, odd) in zip(calls, replies, strict=True):
+            end = min(start + SCRIPT_CHUNK, len(ids))
+            parsed = None if int(odd) else _parse(_text(text), end - start, len(self.boards))
+            if parsed is None:
+                parsed = self._one_by_one(ids[start:end], hashes[start:end])
+            found.update((start + index, f) for index, f in parsed.items())
+        return found
+
+    def _one_by_one(self, ids: list[str], hashes: list[str]) -> dict[int, Found]:
+        """A chunk whose reply does not split into its players (a hash value holds the
+        record separator): the scores by ZMSCORE and each card as its own reply element."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            for key in self.boards:
+                pipe.zmscore(key, ids)
+            scores = pipe.execute()
+        cards = self.cards(keys=hashes, client=self.redis)
+        return {
+            index: (tuple(board[index] for board in scores), _text(cards[index]))
+            for index in range(len(ids))
+        }
+
+    def hash_ids(self) -> Iterator[str]:
+        """Every player id that has a hash in Redis (SCAN, so Redis is never blocked)."""
+        prefix = keys.player_prefix(self.ladder)
+        script = self.redis.register_script(HASHES)
+        args: list[str | int] = [_glob_escape(prefix) + "*", CHUNK, len(prefix.encode())]
+        cursor: bytes | str | int = 0
+        while True:
+            cursor, joined, odd = script(keys=[keys.rating(self.ladder)], args=[cursor, *args])
+            text = _text(joined)
+            if text:
+                yield from text.split(SEPARATOR)
+            yield from (_text(pid) for pid in odd)
+            if int(cursor) == 0:
+                return
+
+
+def _scores(row: Sequence[Any], active: bool) -> Scores:
+    """The rating, public, boosted (and, where the ladder has one, active) scores a player's
+    row puts on the boards."""
+    on_board, rating, public, boosted = row[2], row[3], row[4], row[5]
+    scores = (
+        float(rating) if on_board else None,
+        float(rating) if public else None,
+        float(boosted) if int(boosted) > 0 else None,
+    )
+    return (*scores, float(rating) if row[7] == 1 else None) if active else scores
+
+
+def _parse(text: str, count: int, boards: int) -> dict[int, Found] | None:
+    """``check.lua``'s reply: the differing players by position (0-based), or ``None`` when
+    it does not split into records of players of this chunk."""
+    found: dict[int, Found] = {}
+    if not text:
+        return found
+    for record in text.split(RECORD):
+        parts = record.split(SEPARATOR, boards + 1)
+        if len(parts) < boards + 2 or not parts[0].isdigit() or not 1 <= int(parts[0]) <= count:
+            return None
+        scores = tuple(float(part) if part else None for part in parts[1 : boards + 1])
+        found[int(parts[0]) - 1] = (scores, parts[boards + 1])
+    return found
 
 
 def repair(

@@ -11,6 +11,7 @@ without the network key. The digest of the payload tells a duplicate (equal cont
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from datetime import datetime
@@ -99,7 +100,18 @@ def engine_event(payload: dict[str, Any], digest: str | None = None) -> Event:
 
 
 def _side(ref: dict[str, Any]) -> Side:
-    return Side(ref["player_id"], ref.get("is_bot", False), ref.get("network"))
+    player_id, is_bot, network = ref["player_id"], ref.get("is_bot", False), ref.get("network")
+    try:
+        return _known_side(player_id, is_bot, network)
+    except TypeError:  # not hashable: not a valid side, and Side says so as it always did
+        return Side(player_id, is_bot, network)
+
+
+@functools.lru_cache(maxsize=1 << 16, typed=True)
+def _known_side(player_id: str, is_bot: bool, network: str | None) -> Side:
+    """A side seen before is the same immutable value: a replay reads the same players'
+    sides over and over, and building each anew was a visible share of its time."""
+    return Side(player_id, is_bot, network)
 
 
 def _time(value: str | None) -> datetime | None:
