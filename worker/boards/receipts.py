@@ -1,0 +1,130 @@
+"""Redis adapter for receipts: the stream, the per-event key and the wait list.
+
+All three live on the queue's Redis (``REDIS_URL``), beside the inbox a game server publishes
+to. One script call (``RECEIPTS``, receipts.lua) writes a batch's receipts; the projection
+puts it in the same pipeline as the batch's leaderboard write, after it, so ``rank_after`` is
+read from the boards the batch just wrote. When the leaderboards live on another Redis
+(``LEADERBOARD_REDIS_URL``, maybe a Cluster) the ranks are read from there first and the
+script only writes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from redis import Redis
+from redis.client import Pipeline
+from redis.cluster import RedisCluster
+
+from worker import keys
+from worker.lua import lua_source
+from worker.service.receipts import Receipt
+
+RECEIPTS = lua_source("worker.boards", "receipts.lua")
+WAIT_SECONDS = 60  # a wait list outlives its receipt's push by this much
+# Stands in for each player's rank_after while the receipt is JSON-encoded; the text is cut
+# there and the rank is put in by the script. Random per process: no id can collide with it.
+_SLOT = f"\x01rank-{uuid.uuid4().hex}\x01"
+_SLOT_TEXT = json.dumps(_SLOT)
+
+Rank = str | list[Any]  # the rank as text, or [board key position, player_id]
+
+
+def cut(body: dict[str, Any]) -> list[str]:
+    """The receipt's JSON text in pieces, one cut at each player's ``rank_after``."""
+    marked = dict(body, players=[dict(p, rank_after=_SLOT) for p in body["players"]])
+    return json.dumps(marked, ensure_ascii=False, separators=(",", ":")).split(_SLOT_TEXT)
+
+
+class ReceiptSink:
+    def __init__(
+        self, redis: Redis, *, ttl: int, maxlen: int, wait_seconds: int = WAIT_SECONDS
+    ) -> None:
+        self.redis = redis
+        self.ttl = ttl
+        self.maxlen = maxlen
+        self.wait_seconds = wait_seconds
+        self._script = redis.register_script(RECEIPTS)
+
+    def write(
+        self,
+        client: Redis | Pipeline,
+        receipts: Sequence[Receipt],
+        *,
+        boards_here: bool,
+        ranks: dict[tuple[str, str], str] | None = None,
+    ) -> Any:
+        """Queue (on a pipeline) or run the script for ``receipts``.
+
+        ``boards_here``: the rating boards are on this Redis, and the script reads the ranks;
+        otherwise ``ranks`` holds them (``null`` for a player not on the board)."""
+        script_keys: list[str] = [keys.RECEIPTS]
+        positions: dict[str, int] = {}
+
+        def position(key: str) -> int:
+            found = positions.get(key)
+            if found is None:
+                script_keys.append(key)
+                found = positions[key] = len(script_keys)
+            return found
+
+        entries = []
+        for receipt in receipts:
+            entry: dict[str, Any] = {"m": receipt.mode, "k": 0, "w": 0, "p": cut(receipt.body)}
+            if receipt.event_id is not None:
+                entry["k"] = position(keys.receipt(receipt.event_id))
+                entry["w"] = position(keys.receipt_wait(receipt.event_id))
+            if receipt.heal is not None:
+                entry["h"] = cut(receipt.heal)
+            found: list[Rank] = []
+            for pid in receipt.ranks:
+                if receipt.ladder is None:
+                    found.append("null")
+                elif boards_here:
+                    found.append([position(keys.rating(receipt.ladder)), pid])
+                else:
+                    found.append((ranks or {}).get((receipt.ladder, pid), "null"))
+            entry["r"] = found
+            entries.append(entry)
+        spec = {
+            "maxlen": self.maxlen,
+            "ttl": self.ttl,
+            "wait": self.wait_seconds,
+            "entries": entries,
+        }
+        payload = json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
+        return self._script(keys=script_keys, args=[payload], client=client)
+
+
+def read_ranks(
+    client: Redis | RedisCluster, wanted: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """Competition ranks on the rating boards of another Redis: two pipelined rounds."""
+    pairs = sorted(set(wanted))
+    if not pairs:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for ladder, pid in pairs:
+        pipe.zscore(keys.rating(ladder), pid)
+    scores = pipe.execute()
+    on_board = [(p, s) for p, s in zip(pairs, scores, strict=True) if s is not None]
+    pipe = client.pipeline(transaction=False)
+    for (ladder, _), score in on_board:
+        pipe.zcount(keys.rating(ladder), f"({score!r}", "+inf")
+    higher = pipe.execute() if on_board else []
+    ranks = dict.fromkeys(pairs, "null")
+    for (pair, _), count in zip(on_board, higher, strict=True):
+        ranks[pair] = str(int(count) + 1)
+    return ranks
+
+
+def stored(redis: Redis, event_id: str) -> dict[str, Any] | None:
+    """The Redis copy of a receipt, while it is kept (``LADDER_RECEIPT_TTL``)."""
+    raw = redis.get(keys.receipt(event_id))
+    if raw is None:
+        return None
+    found = json.loads(raw)
+    return found if isinstance(found, dict) else None
