@@ -196,3 +196,22 @@ def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) ->
             for c in changes
         ],
     }
+
+
+def with_ranks(stored: dict[str, Any], copy: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The receipt read from PostgreSQL, with ``rank_after`` from the Redis copy while it is
+    kept (ranks are the board's, not stored). A copy of another processing (a duplicate's,
+    or an event of the same id on another ladder) lends nothing."""
+    if copy is None or copy.get("outcome") == str(Outcome.DUPLICATE):
+        return stored
+    same = all(copy.get(k) == stored[k] for k in ("event_id", "ladder", "processed_at"))
+    theirs = copy.get("players")
+    if not same or not isinstance(theirs, list) or len(theirs) != len(stored["players"]):
+        return stored
+    players = []
+    for mine, other in zip(stored["players"], theirs, strict=True):
+        rank = other.get("rank_after") if isinstance(other, dict) else None
+        if not isinstance(other, dict) or other.get("player_id") != mine["player_id"]:
+            return stored
+        players.append(dict(mine, rank_after=rank if isinstance(rank, int) else None))
+    return dict(stored, players=players)
