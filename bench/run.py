@@ -40,6 +40,7 @@ from typing import Any, cast
 
 from bench import env
 from bench.events import Mix, probe_game
+from bench.receipts import goals as receipt_goals
 
 LADDERS = ("gammon42", "fibs", "prostriker")
 WATCH_AT_MOST = 600  # outstanding probes polled per round
@@ -909,7 +910,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild-players", type=int)
     parser.add_argument(
         "--only",
-        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay",
+        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,receipts",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -933,7 +934,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.rebuild_players:
         overrides["rebuild_players"] = args.rebuild_players
     plan = Plan(**{**plan.__dict__, **overrides})
-    sections = set((args.only or "ingest,batch_sizes,latency,reads,rebuild,replay").split(","))
+    sections = set(
+        (args.only or "ingest,batch_sizes,latency,reads,rebuild,replay,receipts").split(",")
+    )
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     target = env.Target(args.redis_url, args.database)
@@ -1017,6 +1020,10 @@ def main(argv: list[str] | None = None) -> int:
         if "replay" in sections:
             print(f"bench: ladder verify after {plan.events:,} events", flush=True)
             _section(result, "replay", lambda: replay(target, plan.events, log))
+        if "receipts" in sections:
+            from bench import receipts as receipts_bench
+
+            _section(result, "receipts", lambda: receipts_bench.run(target, plan, log))
         target.redis.flushdb()
         target.drop()
         failed = [
@@ -1028,7 +1035,7 @@ def main(argv: list[str] | None = None) -> int:
     result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     result["worker_peak_rss_mib"] = round(Workers.peak_rss_kib / 1024, 1)
     result["total_seconds"] = round(time.perf_counter() - begun, 1)
-    result["goals"] = goals(result)
+    result["goals"] = goals(result) + receipt_goals(result)
     print_table(result)
     print(f"bench: {result['total_seconds']:.0f} s in all; results in {args.out}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
