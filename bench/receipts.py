@@ -4,7 +4,8 @@ The ``receipts`` section of ``python -m bench.run`` (``--only receipts``):
 
 - ingest: the same mix drained by one burst worker with ``LADDER_RECEIPTS=true`` and
   ``=false``, the two alternating round by round (so a noisy neighbour hits both alike); the
-  median of each and their ratio (the goal: receipts cost at most 10 % of throughput);
+  median of each and their ratio (the goal: receipts cost at most 10 % of throughput), and
+  the worker's CPU per event with each (steadier than the rate on a shared machine);
 - latency: the leaderboard's publish-to-visible percentiles at a fixed offered load, with
   receipts on and off, and, with receipts on, publish-to-receipt: a reader blocked on
   ``XREAD`` of ``ladder:receipts`` notes when each probe's receipt arrives (the goal: p99
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -60,6 +62,12 @@ def run(target: env.Target, plan: Any, log: Path) -> dict[str, Any]:
             )
     ingest = {name: bench.median_round(runs, "events_per_second") for name, runs in drains.items()}
     ratio = ingest[ON]["events_per_second"] / max(ingest[OFF]["events_per_second"], 1)
+    # Worker CPU per event is what receipts add to a worker's work; on a shared machine it
+    # moves far less with the neighbours' load than the drain rate does.
+    cpu = {
+        name: statistics.median(r["worker_cpu_us_per_event"] for r in runs)
+        for name, runs in drains.items()
+    }
     latency: dict[str, Any] = {}
     for name in (OFF, ON):
         print(f"bench: receipts, latency {name}", flush=True)
@@ -81,11 +89,14 @@ def run(target: env.Target, plan: Any, log: Path) -> dict[str, Any]:
             name: {
                 "events_per_second": r["events_per_second"],
                 "rounds": r.get("rounds"),
+                "worker_cpu_us_per_event": cpu[name],
+                "cpu_rounds": [d["worker_cpu_us_per_event"] for d in drains[name]],
                 "check": r["check"]["ok"],
             }
             for name, r in ingest.items()
         },
         "throughput_ratio": round(ratio, 3),
+        "worker_cpu_ratio": round(cpu[ON] / max(cpu[OFF], 1), 3),
         "latency": {
             name: {k: r.get(k) for k in ("p50_ms", "p99_ms", "max_ms", "events", "visible")}
             for name, r in latency.items()

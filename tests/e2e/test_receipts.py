@@ -245,3 +245,31 @@ def test_publish_wait_prints_receipts_and_fails_on_a_dead_letter_or_timeout(
     header, row = out.splitlines()
     assert header.split()[:4] == ["event_id", "ladder", "outcome", "reason"]
     assert row.split()[:3] == ["e2e-t", "gammon42", "rated"]
+
+
+def test_a_worker_killed_between_commit_and_redis_write_leaves_receipts_a_new_one_heals(
+    cli: Cli,
+) -> None:
+    """Issue item 2: a crash between commit and receipt is healed as the leaderboard is (the
+    next worker runs the batch again); the receipt is the original's, never a duplicate's."""
+    cli.publish_with_redis_cli(GAMES[:2])
+    killed = subprocess.run(
+        [LADDER, "worker", "--burst"],
+        env={**cli.env, "LADDER_FAILPOINTS": "service.after_commit=1"},
+        capture_output=True,
+        timeout=300,
+    )
+    assert killed.returncode == -9  # SIGKILL right after the commit
+    rows = audit(cli)
+    assert sorted(rows) == ["e2e-1", "e2e-2"]
+    assert lines_json(cli.redis_cli("XRANGE", "ladder:receipts", "-", "+")) == []
+    cli.ladder("worker", "--burst", timeout=300)
+    healed = {
+        r["event_id"]: r for r in lines_json(cli.redis_cli("XRANGE", "ladder:receipts", "-", "+"))
+    }
+    assert sorted(healed) == ["e2e-1", "e2e-2"]
+    for event_id, receipt in healed.items():
+        assert receipt["outcome"] == "rated"
+        check(receipt, rows[event_id])
+        (kept,) = lines_json(cli.redis_cli("GET", f"ladder:receipt:{event_id}"))
+        assert kept == receipt

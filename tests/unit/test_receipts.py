@@ -12,7 +12,7 @@ from engine import FibsRules, Gammon42Rules, LadderState, Outcome, Policy, apply
 from engine.ladder import GameFinished, Side
 from schemas import export
 from schemas.receipt import OUTCOMES
-from worker.boards.receipts import cut
+from worker.boards.receipts import template
 from worker.service import receipts
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -112,8 +112,9 @@ def test_the_schema_outcomes_are_the_engine_outcomes() -> None:
     assert set(OUTCOMES) == {str(o) for o in Outcome}
 
 
-def test_the_text_is_cut_once_per_player_at_rank_after() -> None:
-    """The script puts each rank between the pieces; no number is decoded on the way."""
+def test_the_text_marks_each_player_rank_after_with_one_control_byte() -> None:
+    """The script puts each rank at a raw \\x01 byte; no number is decoded on the way, and an
+    id holding \\x01 is escaped by the encoder, so it is never taken for a mark."""
     state = LadderState()
     body = receipts.scored(
         apply(game("c-1", "x" * 3, "y\x01rank"), state, Gammon42Rules(), Policy(), NOW),
@@ -121,8 +122,9 @@ def test_the_text_is_cut_once_per_player_at_rank_after() -> None:
         Gammon42Rules(),
         NOW,
     )
-    pieces = cut(body)
-    assert len(pieces) == 3
-    joined = json.loads("7".join(pieces))
+    text = template(body)
+    assert text.count("\x01") == 2
+    joined = json.loads(text.replace("\x01", "7"))
     assert [p["rank_after"] for p in joined["players"]] == [7, 7]
     assert joined["players"][1]["player_id"] == "y\x01rank"
+    assert all(p["rank_after"] is None for p in body["players"])  # the body is left as it was

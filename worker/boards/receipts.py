@@ -25,23 +25,25 @@ from worker.service.receipts import Receipt
 
 RECEIPTS = lua_source("worker.boards", "receipts.lua")
 WAIT_SECONDS = 60  # a wait list outlives its receipt's push by this much
-# Stands in for each player's rank_after while the receipt is JSON-encoded; the text is cut
-# there and the rank is put in by the script. Random per process: no id can collide with it.
+# Stands in for each player's rank_after while the receipt is JSON-encoded; it is then
+# replaced by a raw \x01 byte (never in JSON text: control characters are escaped), where the
+# script puts the rank. Random per process: no id can collide with it.
 _SLOT = f"\x01rank-{uuid.uuid4().hex}\x01"
 _SLOT_TEXT = json.dumps(_SLOT)
 _encode = json.JSONEncoder(separators=(",", ":")).encode  # ASCII: the C encoder's fast path
 
 
-def cut(body: dict[str, Any]) -> list[str]:
-    """The receipt's JSON text in pieces, one cut at each player's ``rank_after``."""
+def template(body: dict[str, Any]) -> str:
+    """The receipt's JSON text with a \\x01 byte where each player's ``rank_after`` goes."""
     players = body["players"]
     for player in players:
         player["rank_after"] = _SLOT
     try:
-        return _encode(body).split(_SLOT_TEXT)
+        text = _encode(body)
     finally:
         for player in players:
             player["rank_after"] = None
+    return text.replace(_SLOT_TEXT, "\x01") if players else text
 
 
 class ReceiptSink:
@@ -78,23 +80,23 @@ class ReceiptSink:
 
         args: list[str | int] = [self.ttl, self.maxlen, self.wait_seconds]
         for receipt in receipts:
-            pieces = cut(receipt.body)
-            heal = cut(receipt.heal) if receipt.heal is not None else None
-            k = w = 0
+            k = w = b = 0
             if receipt.event_id is not None:
                 k = position(keys.receipt(receipt.event_id))
                 w = position(keys.receipt_wait(receipt.event_id))
             players = receipt.ranks
-            args += [receipt.mode, k, w, len(players), 0 if heal is None else 1, *pieces]
-            if heal is not None:
-                args += heal
-            for pid in players:
-                if receipt.ladder is None:
-                    args += [0, "null"]
-                elif boards_here:
-                    args += [position(keys.rating(receipt.ladder)), pid]
-                else:
-                    args += [0, (ranks or {}).get((receipt.ladder, pid), "null")]
+            if players and boards_here and receipt.ladder is not None:
+                b = position(keys.rating(receipt.ladder))
+            healed = receipt.heal is not None
+            args.append(f"{receipt.mode} {k} {w} {b} {len(players)} {1 if healed else 0}")
+            args.append(template(receipt.body))
+            if receipt.heal is not None:
+                args.append(template(receipt.heal))
+            if b:
+                args += players
+            else:
+                given = ranks or {}
+                args += [given.get((receipt.ladder or "", pid), "null") for pid in players]
         return self._script(keys=script_keys, args=args, client=client)
 
 

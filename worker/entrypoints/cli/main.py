@@ -37,7 +37,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
-    {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify", "event"}
+    {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
 )
 EXIT_FAILED = 1
 EXIT_USAGE = 2

@@ -34,8 +34,10 @@ def register(sub: Any) -> None:
 def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.boards.receipts import stored
     from worker.service.receipts import with_ranks
+    from worker.store.migrate import require_current
     from worker.store.receipts import stored_receipt
 
+    require_current(rt.engine)  # an unmigrated store: one line and exit 2, as for history
     if rt.config.ladder(args.ladder) is None:
         print(f"ladder: no ladder named {args.ladder!r}", file=sys.stderr)
         return EXIT_USAGE
