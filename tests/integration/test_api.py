@@ -215,6 +215,7 @@ def test_the_openapi_document_lists_every_route(client):
         "/ladders/{ladder}/players/{player_id}/rank",
         "/ladders/{ladder}/players/{player_id}/around",
         "/ladders/{ladder}/players/{player_id}/history",
+        "/ladders/{ladder}/events/{event_id}",
     } == set(document["paths"])
 
 
