@@ -45,8 +45,10 @@ from typing import Any, cast
 from bench import boards as boards_bench
 from bench import env, floorbench
 from bench.events import Mix, probe_game
+from bench.receipts import goals as receipt_goals
 
 LADDERS = ("gammon42", "fibs", "prostriker")
+SECTIONS = "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts"
 WATCH_AT_MOST = 600  # outstanding probes polled per round
 LATENCY_GRACE_SECONDS = 10.0  # how long after the last publish a probe may still appear
 RESULTS_DIR = env.ROOT / "bench-results"
@@ -923,7 +925,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
-        "startup,boards",
+        "startup,boards,receipts",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -947,11 +949,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rebuild_players:
         overrides["rebuild_players"] = args.rebuild_players
     plan = Plan(**{**plan.__dict__, **overrides})
-    sections = set(
-        (args.only or "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards").split(
-            ","
-        )
-    )
+    sections = set((args.only or SECTIONS).split(","))
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     target = env.Target(args.redis_url, args.database)
@@ -1054,6 +1052,10 @@ def main(argv: list[str] | None = None) -> int:
         if "boards" in sections:
             print("bench: among(50 ids) and import", flush=True)
             _section(result, "boards", lambda: boards_bench.run(target, args.quick))
+        if "receipts" in sections:
+            from bench import receipts as receipts_bench
+
+            _section(result, "receipts", lambda: receipts_bench.run(target, plan, log))
         target.redis.flushdb()
         target.drop()
         failed = [
@@ -1065,7 +1067,7 @@ def main(argv: list[str] | None = None) -> int:
     result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     result["worker_peak_rss_mib"] = round(Workers.peak_rss_kib / 1024, 1)
     result["total_seconds"] = round(time.perf_counter() - begun, 1)
-    result["goals"] = goals(result)
+    result["goals"] = goals(result) + receipt_goals(result)
     print_table(result)
     print(f"bench: {result['total_seconds']:.0f} s in all; results in {args.out}")
     args.out.parent.mkdir(parents=True, exist_ok=True)

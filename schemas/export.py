@@ -15,6 +15,9 @@ from typing import Any
 
 from schemas.events import EVENT_MODELS, EXAMPLES, IDENTIFIER_RULE, TIMESTAMP_RULE
 from schemas.parse import DEFAULT_MAX_BYTES
+from schemas.receipt import DESCRIPTION as RECEIPT_DESCRIPTION
+from schemas.receipt import EXAMPLE as RECEIPT_EXAMPLE
+from schemas.receipt import Receipt
 
 VERSION = 1
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -95,9 +98,31 @@ def build_schema(event_type: str) -> dict[str, Any]:
     return schema
 
 
+RECEIPT = "receipt"
+
+
+def build_receipt_schema() -> dict[str, Any]:
+    """The published schema of a receipt (what the worker writes, not what it reads)."""
+    generated = Receipt.model_json_schema(mode="serialization")
+    _strip_property_titles(generated)
+    schema: dict[str, Any] = {
+        "$schema": DRAFT,
+        "$id": BASE_URL + file_name(RECEIPT),
+        "title": f"{RECEIPT} v{VERSION}",
+        "description": RECEIPT_DESCRIPTION,
+    }
+    for key, value in generated.items():
+        if key not in ("title", "description"):
+            schema[key] = value
+    schema["examples"] = [RECEIPT_EXAMPLE]
+    return schema
+
+
 def build_all() -> dict[str, dict[str, Any]]:
-    """File name → schema for every event type."""
-    return {file_name(t): build_schema(t) for t in EVENT_MODELS}
+    """File name → schema for every event type, and the receipt."""
+    built = {file_name(t): build_schema(t) for t in EVENT_MODELS}
+    built[file_name(RECEIPT)] = build_receipt_schema()
+    return built
 
 
 def render(schema: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
 from worker.boards.projection import Projection
+from worker.boards.receipts import ReceiptSink
 from worker.boards.redis_clients import leaderboard_client
 from worker.ladders import Config, load_config
 from worker.privacy import scrub, storable_payload
@@ -56,11 +57,21 @@ class Runtime:
             self.settings.dead_letter_ttl_days * 86400,
             engine=lambda: self.engine,
             max_in_redis=self.settings.dead_letters_in_redis,
+            receipts=self.receipts,
         )
 
     @cached_property
     def projection(self) -> Projection:
-        return Projection(self.leaderboard_redis)
+        return Projection(self.leaderboard_redis, receipts=self.receipts)
+
+    @cached_property
+    def receipts(self) -> ReceiptSink | None:
+        """Where receipts go (the queue's Redis); None when LADDER_RECEIPTS=false."""
+        if not self.settings.receipts:
+            return None
+        return ReceiptSink(
+            self.redis, ttl=self.settings.receipt_ttl, maxlen=self.settings.receipts_maxlen
+        )
 
     @cached_property
     def inbox(self) -> Inbox:
@@ -88,6 +99,7 @@ class Runtime:
             publisher_secrets=self.settings.secrets(),
             publisher_ladders=self.settings.publisher_ladders,
             require_signature=self.settings.require_signature,
+            receipt_ttl=self.settings.receipt_ttl if self.settings.receipts else None,
         )
 
     def dead_letter(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> None:

@@ -98,3 +98,17 @@ BATCH_JOB_PREFIX = "ladder-batch-"
 def batch_job(batch_id: str) -> str:
     """The RQ job id of one batch: unique, so enqueueing a batch twice is a no-op."""
     return f"{BATCH_JOB_PREFIX}{batch_id}"
+
+
+RECEIPTS = "ladder:receipts"
+"""Stream of every event's receipt (field ``receipt``), capped with ``MAXLEN ~``."""
+
+
+def receipt(event_id: str) -> str:
+    """String holding one event's JSON receipt for ``LADDER_RECEIPT_TTL`` seconds."""
+    return f"ladder:receipt:{event_id}"
+
+
+def receipt_wait(event_id: str) -> str:
+    """List a game server ``BLPOP``s to wait for one event's receipt (expires soon after)."""
+    return f"ladder:receipt-wait:{event_id}"

@@ -28,6 +28,8 @@ _OUT_OF_RANGE = {
     "job_timeout": "LADDER_JOB_TIMEOUT must be at least 1 second",
     "batch_size": "LADDER_BATCH_SIZE must be between 1 and 2000",
     "metrics_port": "LADDER_METRICS_PORT must be a port number, or 0 for none",
+    "receipts_maxlen": "LADDER_RECEIPTS_MAXLEN must be at least 1",
+    "receipt_ttl": "LADDER_RECEIPT_TTL must be at least 1 second",
 }
 
 
@@ -56,6 +58,9 @@ class Settings(BaseModel):
     publisher_ladders: dict[str, frozenset[str]] = {}
     require_signature: bool = False
     trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For ``ladder serve`` believes
+    receipts: bool = True  # LADDER_RECEIPTS=false: no receipt stream, keys or wait lists
+    receipts_maxlen: int = Field(1_000_000, ge=1)  # the stream's approximate MAXLEN
+    receipt_ttl: int = Field(86_400, ge=1)  # seconds ladder:receipt:<event_id> is kept
 
     @field_validator("network_key", mode="before")
     @classmethod
@@ -98,6 +103,8 @@ class Settings(BaseModel):
             metrics_port = int(env.get("LADDER_METRICS_PORT", "9108"))
             job_timeout = int(env.get("LADDER_JOB_TIMEOUT", "60"))
             retries = int(env.get("LADDER_JOB_RETRIES", "5"))
+            receipts_maxlen = int(env.get("LADDER_RECEIPTS_MAXLEN", "1000000"))
+            receipt_ttl = int(env.get("LADDER_RECEIPT_TTL", "86400"))
             intervals = tuple(
                 int(part) for part in env.get("LADDER_RETRY_INTERVALS", "1,5,15,60,300").split(",")
             )
@@ -132,6 +139,9 @@ class Settings(BaseModel):
                 trusted_proxies=tuple(
                     p.strip() for p in env.get("LADDER_TRUSTED_PROXIES", "").split(",") if p.strip()
                 ),
+                receipts=env.get("LADDER_RECEIPTS", "true").lower() not in ("0", "false", "no"),
+                receipts_maxlen=receipts_maxlen,
+                receipt_ttl=receipt_ttl,
             )
         except ValidationError as exc:
             field = str(exc.errors()[0]["loc"][0])

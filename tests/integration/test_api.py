@@ -216,6 +216,7 @@ def test_the_openapi_document_lists_every_route(client):
         "/ladders/{ladder}/players/{player_id}/history",
         "/ladders/{ladder}/among",
         "/ladders/{ladder}/export",
+        "/ladders/{ladder}/events/{event_id}",
     } == set(document["paths"])
 
 

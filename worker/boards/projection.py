@@ -29,8 +29,10 @@ from engine import Player, PlayerState, is_provisional
 from engine.ladder import on_public_board
 from engine.player import STATE_FIELDS
 from worker import keys
+from worker.boards.receipts import ReceiptSink, read_ranks
 from worker.ladders import RulesVersion
 from worker.lua import lua_source
+from worker.service.receipts import Receipt
 
 if TYPE_CHECKING:
     from worker.ladders import Config, LadderConfig
@@ -184,14 +186,23 @@ def write_rows(
 
 class Projection:
     def __init__(
-        self, redis: Redis | RedisCluster, clock: Callable[[], datetime] | None = None
+        self,
+        redis: Redis | RedisCluster,
+        receipts: ReceiptSink | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.redis = redis
+        self.receipts = receipts  # None: LADDER_RECEIPTS=false
         self.clock = clock or (lambda: datetime.now(UTC))  # what "within N days" is measured from
         self._script = redis.register_script(WRITE)
 
-    def write(self, records: Iterable[Player], config: Config) -> None:
-        """Project these players (newer versions only), one script call per ladder chunk."""
+    def write(
+        self, records: Iterable[Player], config: Config, receipts: Sequence[Receipt] = ()
+    ) -> None:
+        """Project these players (newer versions only), one script call per ladder chunk;
+        then the batch's receipts, in the same pipeline when the boards share the queue's
+        Redis (the usual case), else right after with the ranks read from the boards."""
+        sink = self.receipts if receipts else None
         by_ladder: dict[str, list[Player]] = {}
         for record in records:
             by_ladder.setdefault(record.ladder, []).append(record)
@@ -200,15 +211,23 @@ class Projection:
             maker = Rows(config.ladders[ladder], self.clock())
             rows = [maker.row(as_row(record)) for record in ladder_records]
             calls.extend((ladder, rows[i : i + CHUNK]) for i in range(0, len(rows), CHUNK))
-        if not calls:
+        if not calls and sink is None:
             return
-        if isinstance(self.redis, RedisCluster):
+        if isinstance(self.redis, RedisCluster) or (
+            sink is not None and sink.redis is not self.redis
+        ):
             for ladder, rows in calls:
                 write_rows(self.redis, self._script, boards(ladder), ladder, rows, "newer")
+            if sink is not None:
+                wanted = [(r.ladder, pid) for r in receipts if r.ladder for pid in r.ranks]
+                ranks = read_ranks(self.redis, wanted)
+                sink.write(sink.redis, receipts, boards_here=False, ranks=ranks)
             return
         pipe = self.redis.pipeline(transaction=False)
         for ladder, rows in calls:
             write_rows(pipe, self._script, boards(ladder), ladder, rows, "newer")
+        if sink is not None:
+            sink.write(pipe, receipts, boards_here=True)
         pipe.execute()
 
 

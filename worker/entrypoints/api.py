@@ -33,6 +33,7 @@ from fastapi import Depends, FastAPI, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, StreamingResponse
 from pydantic import AfterValidator, BaseModel, Field
+from redis import Redis
 from redis.exceptions import ClusterError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -265,8 +266,11 @@ PlayerId = Annotated[str, Depends(_player_id)]
 # -- the app ---------------------------------------------------------------------------------
 
 
-def create_app(config: Config, redis: reader.Client, engine: Engine) -> ASGIApp:
-    """The API over these leaderboards (``redis``) and this audit store (``engine``)."""
+def create_app(
+    config: Config, redis: reader.Client, engine: Engine, receipts: Redis | None = None
+) -> ASGIApp:
+    """The API over these leaderboards (``redis``) and this audit store (``engine``);
+    ``receipts``: the queue's Redis, where receipts lend their ranks while they are kept."""
     app = FastAPI(
         title="ladder leaderboards",
         version="1",
@@ -278,9 +282,12 @@ def create_app(config: Config, redis: reader.Client, engine: Engine) -> ASGIApp:
         docs_url=None,
         redoc_url=None,
     )
-    _routes(app, _Api(config, redis, engine))
+    reads = _Api(config, redis, engine)
+    _routes(app, reads)
+    from worker.entrypoints import api_receipts
     from worker.entrypoints.console.routes import add_routes as add_console
 
+    api_receipts.add_routes(app, config, engine, receipts, reads.postgresql)
     add_console(app, config, redis, engine)  # the HTML console, outside the OpenAPI document
     for kind, handler in _HANDLERS.items():
         app.add_exception_handler(kind, handler)

@@ -24,6 +24,7 @@ from typing import Any, cast
 
 import structlog
 from redis import Redis
+from redis.client import Pipeline
 from rq import Queue, get_current_job
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
@@ -32,11 +33,13 @@ from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
 from worker import keys
-from worker.queue.letters import PAYLOAD_BYTES, aware, guess_head, guess_ids
+from worker.boards.receipts import ReceiptSink
+from worker.queue.letters import PAYLOAD_BYTES, aware, guess_head, guess_ids, guess_type
 from worker.queue.letters import AmbiguousReference as AmbiguousReference
 from worker.queue.letters import DeadLetter as DeadLetter
 from worker.queue.letters import Filter as Filter
 from worker.queue.letters import dead_letter_id as dead_letter_id
+from worker.service import receipts
 from worker.store.archive import Archive
 
 PROCESS_EVENT = "worker.queue.jobs.process_event"
@@ -46,6 +49,7 @@ RETRIES_EXHAUSTED = "retries_exhausted"
 TRACEBACK_CHARS = 20000
 PAGE_CHUNK = 500
 ARCHIVE_CHUNK = 1000  # most dead letters moved to PostgreSQL at once
+EVENT_ID_CHARS = 128  # SPEC 3: event_id is 1-128 characters
 log = structlog.get_logger("ladder")
 
 
@@ -56,8 +60,10 @@ class DeadLetters:
         ttl_seconds: int,
         engine: Callable[[], Engine] | None = None,
         max_in_redis: int = 100_000,
+        receipts: ReceiptSink | None = None,
     ) -> None:
         self.redis = redis
+        self.receipts = receipts  # each dead letter's receipt, in the same pipeline
         self.archive = Archive(engine) if engine is not None else None
         self.max_in_redis = max_in_redis
         self.ttl = ttl_seconds if ttl_seconds > 0 else KEEP_FOREVER
@@ -103,9 +109,32 @@ class DeadLetters:
             event_id = job.meta.get("event_id")
             if isinstance(event_id, str):
                 pipe.sadd(keys.dlq_by_event(event_id), job.id)
+            if self.receipts is not None:
+                self._receipt(pipe, payload, job.meta, error)
             pipe.execute()
         self._archive_overflow()
         return job.id
+
+    def _receipt(
+        self, pipe: Pipeline, payload: str, meta: dict[str, Any], error: InvalidEvent
+    ) -> None:
+        """The dead letter's receipt: ``event_id``, ``ladder`` and ``type`` as far as they
+        could be read (an id that is no valid event id gets the stream entry only)."""
+        assert self.receipts is not None
+        event_id = meta.get("event_id")
+        if not isinstance(event_id, str) or not 1 <= len(event_id) <= EVENT_ID_CHARS:
+            event_id = None
+        ladder = meta.get("ladder")
+        body = receipts.dead_lettered(
+            event_id,
+            ladder if isinstance(ladder, str) else None,
+            guess_type(payload),
+            error.reason,
+            error.detail,
+            datetime.now(UTC),
+        )
+        slip = receipts.Receipt(event_id, None, body, receipts.DEAD_LETTER)
+        self.receipts.write(pipe, [slip], boards_here=False)
 
     def _job(self, payload: str, job_id: str, meta: dict[str, Any]) -> Job:
         """The RQ job of one dead-lettered event: replaying it runs ``process_event``."""

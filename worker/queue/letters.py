@@ -99,6 +99,18 @@ def guess_head(payload: str) -> dict[str, Any]:
     return {name: match.group(1) for name, match in found.items() if match}
 
 
+def guess_type(payload: str) -> str | None:
+    """The ``type`` of a payload that may not be a valid event (None when unreadable)."""
+    if len(payload) > PAYLOAD_BYTES:
+        return None
+    try:
+        data = json.loads(payload)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    found = data.get("type") if isinstance(data, dict) else None
+    return found if isinstance(found, str) and len(found) <= 64 else None
+
+
 def guess_ids(payload: Any) -> dict[str, Any]:
     """``event_id`` and ``ladder`` of a payload that may not be a valid event (or {})."""
     try:

@@ -41,8 +41,9 @@ from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
 from worker import failpoints
 from worker.boards.projection import Projection
 from worker.ladders import Config
-from worker.service import records
+from worker.service import receipts, records
 from worker.service.rows import Rows, text
+from worker.store import receipts as stored_receipts
 from worker.store import statements as store
 
 log = structlog.get_logger("ladder")
@@ -77,6 +78,7 @@ class _Written:
     outcomes: list[Processed]
     players: list[Player]
     conflicts: list[tuple[_Valid, Decision]]
+    receipts: list[receipts.Receipt]
 
 
 class Service:
@@ -91,7 +93,11 @@ class Service:
         publisher_secrets: dict[str, bytes] | None = None,
         publisher_ladders: dict[str, frozenset[str]] | None = None,
         require_signature: bool = False,
+        receipt_ttl: int | None = None,
     ) -> None:
+        """``receipt_ttl``: receipts are built, and kept that many seconds in Redis; None:
+        LADDER_RECEIPTS=false (the ledger still records games and provisional flags)."""
+        self.receipt_ttl = receipt_ttl
         self.config = config
         self.engine = engine
         self.projection = projection
@@ -178,7 +184,7 @@ class Service:
             failpoints.hit("service.after_commit")
             for item, decision in written.conflicts:
                 self._conflict(item, decision, on_invalid)
-            self.projection.write(written.players, self.config)
+            self.projection.write(written.players, self.config, written.receipts)
             outcomes.extend(written.outcomes)
         per_event_ms = (time.perf_counter() - started) * 1000 / max(len(outcomes), 1)
         for outcome in outcomes:
@@ -255,15 +261,20 @@ class Service:
             batch = Rows(now)
             outcomes: list[Processed] = []
             conflicts: list[tuple[_Valid, Decision]] = []
+            slips: list[receipts.Receipt | Decision] = []  # a duplicate's is made below
             for item in items:
                 event = item.event
                 ladder_config = self.config.ladders[event.ladder]
                 rules = ladder_config.rules_at(when(event, now))
                 decision = apply(event, state, rules, self.policies[event.ladder], now)
                 if decision.recorded:
-                    batch.add(decision, event, item.payload, ladder_config.ruleset)
+                    body = receipts.scored(decision, state.players, rules, now)
+                    batch.add(decision, event, item.payload, ladder_config.ruleset, body["players"])
+                    slips.append(receipts.Receipt(decision.event_id, decision.ladder, body))
                 elif decision.outcome == Outcome.DEAD_LETTERED:
-                    conflicts.append((item, decision))
+                    conflicts.append((item, decision))  # its receipt comes with its dead letter
+                else:
+                    slips.append(decision)
                 outcomes.append(
                     Processed(
                         event.event_id,
@@ -276,9 +287,48 @@ class Service:
             store.write_batch(
                 conn, batch.audit, batch.changes, dirty, batch.links, batch.tournaments
             )
+            made = self._receipts(conn, slips, now) if self.receipt_ttl is not None else []
             failpoints.hit("service.before_commit")
         touched = [state.players[k] for k in sorted(state.touched)]
-        return _Written(outcomes, touched, conflicts)
+        return _Written(outcomes, touched, conflicts, made)
+
+    def _receipts(
+        self, conn: Any, slips: list[receipts.Receipt | Decision], now: datetime
+    ) -> list[receipts.Receipt]:
+        """The batch's receipts in event order; a duplicate's repeats the original's numbers
+        (read after this batch's rows are written: the original may be in this batch).
+
+        A duplicate whose original was processed less than the receipt TTL ago and whose key
+        is missing lost its receipt to a crash between commit and the Redis write: the
+        original's receipt is sent again (``heal``), as the leaderboard is re-projected."""
+        duplicates = [s for s in slips if isinstance(s, Decision)]
+        found = (
+            stored_receipts.originals(conn, {(d.ladder, d.event_id) for d in duplicates})
+            if duplicates
+            else {}
+        )
+        ttl = timedelta(seconds=self.receipt_ttl or 0)
+        made = []
+        for slip in slips:
+            if not isinstance(slip, Decision):
+                made.append(slip)
+                continue
+            original = found.get((slip.ladder, slip.event_id))
+            if original is None:
+                body = receipts.unknown_original(slip, now)
+                made.append(receipts.Receipt(slip.event_id, slip.ladder, body, receipts.DUPLICATE))
+                continue
+            recent = now - datetime.fromisoformat(original["processed_at"]) < ttl
+            made.append(
+                receipts.Receipt(
+                    slip.event_id,
+                    slip.ladder,
+                    receipts.duplicate(original),
+                    receipts.DUPLICATE,
+                    heal=original if recent else None,
+                )
+            )
+        return made
 
     # -- what a batch needs ---------------------------------------------------------------
 

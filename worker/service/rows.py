@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,7 +25,16 @@ class Rows:
         self.links: list[dict[str, Any]] = []
         self.tournaments: list[dict[str, Any]] = []
 
-    def add(self, decision: Decision, event: Event, payload: dict[str, Any], ruleset: str) -> None:
+    def add(
+        self,
+        decision: Decision,
+        event: Event,
+        payload: dict[str, Any],
+        ruleset: str,
+        after: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        """``after``: the receipt's player entries, one per ledger change (games and the
+        provisional flag right after it); empty: those columns stay unknown."""
         ladder, event_id, now = decision.ladder, decision.event_id, self.now
         self.audit.append(
             {
@@ -48,7 +58,8 @@ class Rows:
                 "digest": event.digest,
             }
         )
-        for change in decision.changes:
+        for i, change in enumerate(decision.changes):
+            state = after[i] if i < len(after) else {}
             self.changes.append(
                 {
                     "ladder": ladder,
@@ -61,6 +72,8 @@ class Rows:
                     "k": change.k,
                     "expected": change.expected,
                     "at": now,
+                    "games": state.get("games"),
+                    "provisional": state.get("provisional"),
                 }
             )
         if decision.link is not None:

@@ -5,7 +5,8 @@
   ruleset version used, the game's facts, the normalised payload (raw IP addresses are never
   stored: the network token stands in) and its digest, and ``seq``, the order of scoring.
 - ``rating_changes``: the ledger, one row per change of a player's rating (game, prize,
-  link adoption): before, after, delta, K. Per player, each ``before`` equals the previous
+  link adoption): before, after, delta, K, and the player's games and provisional flag right
+  after it (what the event's receipt shows). Per player, each ``before`` equals the previous
   ``after``.
 - ``links``: anonymous id -> account links (each side at most once per ladder).
 - ``tournaments``: tournaments that have been settled (pays out at most once).
@@ -123,6 +124,10 @@ rating_changes = Table(
     Column("k", Float(53), nullable=True),
     Column("expected", Float(53), nullable=True),
     Column("at", UTCDateTime(), nullable=False),
+    # The player's rated games and provisional flag right after the change (the receipt's);
+    # None on rows written before they were stored.
+    Column("games", Integer, nullable=True),
+    Column("provisional", Boolean, nullable=True),
     Index("rating_changes_player", "ladder", "player_id", "id"),
 )
 

@@ -36,6 +36,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.verify",
     "worker.entrypoints.cli.analyse",
     "worker.entrypoints.cli.boards",
+    "worker.entrypoints.cli.receipts",
 )
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
@@ -185,6 +186,11 @@ def _parser() -> argparse.ArgumentParser:
         "--publisher",
         help="sign each event as this publisher, with the secret in LADDER_PUBLISH_SECRET",
     )
+    p.add_argument("--wait", action="store_true", help="print each event's receipt as it arrives")
+    p.add_argument(
+        "--timeout", type=float, default=10.0, help="--wait: seconds after publishing (10)"
+    )
+    p.add_argument("--json", action="store_true", help="--wait: receipts as JSON lines")
     p.set_defaults(handler=cmd_publish)
 
     for module in COMMAND_MODULES:
@@ -241,6 +247,10 @@ def cmd_publish(rt: Runtime, args: argparse.Namespace) -> int:
     from worker import keys
 
     signer = _signer(args.publisher) if args.publisher else None
+    if args.wait:
+        from worker.entrypoints.cli.receipts import cmd_publish_wait
+
+        return cmd_publish_wait(rt, args, signer)
     stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
     count = number = 0
     with stream, rt.redis.pipeline(transaction=False) as pipe:

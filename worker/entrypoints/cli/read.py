@@ -241,7 +241,7 @@ def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
     app = operations_app(
-        create_app(rt.config, rt.leaderboard_redis, rt.engine),
+        create_app(rt.config, rt.leaderboard_redis, rt.engine, rt.redis),
         alive=lambda: bool(rt.leaderboard_redis.ping()),
     )
     if args.access_log:

@@ -1,0 +1,162 @@
+"""Receipts written by a worker: stream, key, wait list; duplicates, dead letters, healing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import drain, publish
+from tests.events import game, link, tournament
+from tests.integration.helpers import ledger
+from worker import failpoints, keys
+from worker.bootstrap import Runtime
+
+
+def stream(rt: Any) -> list[dict[str, Any]]:
+    return [json.loads(f[b"receipt"]) for _, f in rt.redis.xrange(keys.RECEIPTS)]
+
+
+def key(rt: Any, event_id: str) -> dict[str, Any] | None:
+    raw = rt.redis.get(keys.receipt(event_id))
+    return None if raw is None else json.loads(raw)
+
+
+def test_a_rated_game_has_a_receipt_on_the_stream_under_its_key_and_on_its_wait_list(
+    runtime: Any,
+) -> None:
+    """Issue item 1/2: one receipt per event, the same object by every way of reading it."""
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    drain(runtime)
+    (found,) = stream(runtime)
+    assert found == key(runtime, "g-1")
+    waited = runtime.redis.blpop([keys.receipt_wait("g-1")], timeout=1)
+    assert json.loads(waited[1]) == found
+    assert found["outcome"] == "rated" and found["reason"] is None
+    assert found["ladder"] == "gammon42" and found["type"] == "game.finished"
+    winner, loser = found["players"]
+    (change,) = ledger(runtime, "gammon42", "alice")
+    assert winner["player_id"] == "alice"
+    assert winner["rating_before"] == change["rating_before"]
+    assert winner["rating_after"] == change["rating_after"]
+    assert winner["delta"] == change["delta"] == 16
+    assert winner["k"] == change["k"] and winner["expected"] == change["expected"]
+    assert (winner["rank_after"], loser["rank_after"]) == (1, 2)
+    assert (winner["games"], loser["games"]) == (1, 1)
+    assert 0 < runtime.redis.ttl(keys.receipt("g-1")) <= 86400
+
+
+def test_rank_after_is_the_competition_rank_after_the_batch(runtime: Any) -> None:
+    """rank_after: standard competition ranking (SPEC 4: 1, 2, 2, 4) after the whole batch."""
+    publish(
+        runtime,
+        game("a", "b", event_id="r-1"),
+        game("c", "d", event_id="r-2"),
+    )
+    drain(runtime)
+    first, second = stream(runtime)
+    assert [p["rank_after"] for p in first["players"]] == [1, 3]
+    assert [p["rank_after"] for p in second["players"]] == [1, 3]
+
+
+def test_a_duplicate_repeats_the_original_numbers_and_keeps_its_key(runtime: Any) -> None:
+    """Issue item 2: a duplicate gets outcome duplicate with the original's numbers."""
+    event = game("alice", "bob", event_id="d-1")
+    publish(runtime, event)
+    drain(runtime)
+    publish(runtime, event)
+    drain(runtime)
+    original, again = stream(runtime)
+    assert again["outcome"] == "duplicate" and again["original_outcome"] == "rated"
+    assert again["players"] == original["players"]
+    assert again["processed_at"] == original["processed_at"]
+    assert key(runtime, "d-1") == original
+
+
+def test_unrated_refused_and_applied_events_have_receipts_with_no_players(runtime: Any) -> None:
+    """Issue item 1: rated or not, applied or refused, every event gets a receipt."""
+    publish(
+        runtime,
+        game("alice", "bob", event_id="u-1", mode="boosted"),
+        link("prostriker", "anon-1", "acct-1", event_id="l-1"),
+        link("prostriker", "anon-1", "acct-2", event_id="l-2"),
+        tournament(
+            "gammon42", "t-private", ["alice", "bob", "carol"], public=False, event_id="t-1"
+        ),
+    )
+    drain(runtime)
+    found = {r["event_id"]: r for r in stream(runtime)}
+    assert (found["u-1"]["outcome"], found["u-1"]["reason"]) == ("unrated", "not_ranked")
+    assert (found["l-2"]["outcome"], found["l-2"]["reason"]) == (
+        "refused",
+        "anonymous_already_linked",
+    )
+    assert found["l-1"]["outcome"] == "applied"
+    assert found["t-1"]["reason"] == "private_tournament"
+    assert all(r["players"] == [] for r in found.values())
+
+
+def test_a_dead_letter_has_a_receipt_with_reason_and_detail(runtime: Any) -> None:
+    """Issue item 1: a dead letter's receipt: dead_lettered, reason, detail, ids as read."""
+    publish(runtime, game("alice", "bob", event_id="bad-1", cube=3), "{not json")
+    drain(runtime)
+    cube, garbage = stream(runtime)
+    assert (cube["event_id"], cube["ladder"], cube["outcome"]) == (
+        "bad-1",
+        "gammon42",
+        "dead_lettered",
+    )
+    assert cube["reason"] == "invalid_cube" and cube["detail"]
+    assert key(runtime, "bad-1") == cube
+    assert (garbage["event_id"], garbage["reason"]) == (None, "invalid_json")
+
+
+def test_a_conflicting_id_is_dead_lettered_and_the_original_receipt_stays(runtime: Any) -> None:
+    """SPEC 2.4 step 1: same id, other content: dead-lettered; the key keeps the original."""
+    publish(runtime, game("alice", "bob", event_id="c-1"))
+    drain(runtime)
+    publish(runtime, game("bob", "alice", event_id="c-1"))
+    drain(runtime)
+    original, conflict = stream(runtime)
+    assert (conflict["outcome"], conflict["reason"]) == ("dead_lettered", "event_id_conflict")
+    assert key(runtime, "c-1") == original
+
+
+def test_a_crash_between_commit_and_receipt_is_healed_with_the_original(
+    runtime: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue item 2: healed as the leaderboard is; the receipt may arrive twice, never wrong."""
+    event = game("alice", "bob", event_id="h-1")
+    rt = runtime
+    calls = {"n": 0}
+
+    def crash(name: str) -> None:
+        if name == "service.after_commit" and calls["n"] == 0:
+            calls["n"] += 1
+            raise RuntimeError("crash after commit")
+
+    monkeypatch.setattr(failpoints, "hit", crash)
+    with pytest.raises(RuntimeError):
+        rt.service.process([json.dumps(event)], on_invalid=rt.dead_letter)
+    assert stream(rt) == [] and key(rt, "h-1") is None
+    rt.service.process([json.dumps(event)], on_invalid=rt.dead_letter)
+    (healed,) = stream(rt)
+    assert healed["outcome"] == "rated" and key(rt, "h-1") == healed
+    (change,) = ledger(rt, "gammon42", "alice")
+    assert healed["players"][0]["rating_after"] == change["rating_after"]
+
+
+def test_receipts_off_writes_none(settings: Any) -> None:
+    """LADDER_RECEIPTS=false turns the stream, the keys and the wait lists off."""
+    from worker.store.migrate import upgrade
+
+    rt = Runtime(settings.replace(receipts=False))
+    upgrade(rt.engine)
+    try:
+        publish(rt, game("alice", "bob", event_id="off-1"), "{bad")
+        drain(rt)
+        assert rt.redis.exists(keys.RECEIPTS, keys.receipt("off-1")) == 0
+        assert ledger(rt, "gammon42", "alice")[0]["games"] == 1
+    finally:
+        rt.close()

@@ -1,0 +1,130 @@
+"""Receipts built from the engine's decision (worker.service.receipts), without I/O."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import jsonschema
+
+from engine import FibsRules, Gammon42Rules, LadderState, Outcome, Policy, apply
+from engine.ladder import GameFinished, Side
+from schemas import export
+from schemas.receipt import OUTCOMES
+from worker.boards.receipts import template
+from worker.service import receipts
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+SCHEMA = json.loads((export.JSON_DIR / "receipt.v1.json").read_text(encoding="utf-8"))
+
+
+def valid(receipt: dict[str, Any]) -> None:
+    jsonschema.Draft202012Validator(SCHEMA).validate(receipt)
+
+
+def game(event_id: str, winner: str = "alice", loser: str = "bob", **kw: Any) -> GameFinished:
+    return GameFinished(event_id, kw.pop("ladder", "gammon42"), NOW, "ranked",
+                        Side(winner), Side(loser), **kw)  # fmt: skip
+
+
+def test_a_rated_game_lists_both_sides_with_games_and_provisional_after_it() -> None:
+    """Issue item 1: players carry before/after/delta/k/expected/provisional/games."""
+    state = LadderState()
+    decision = apply(game("g-1"), state, Gammon42Rules(), Policy(), NOW)
+    body = receipts.scored(decision, state.players, Gammon42Rules(), NOW)
+    assert (body["outcome"], body["reason"], body["type"]) == ("rated", None, "game.finished")
+    assert body["processed_at"] == NOW.isoformat()
+    alice, bob = body["players"]
+    assert (alice["player_id"], alice["rating_before"], alice["rating_after"]) == (
+        "alice",
+        1500.0,
+        1516.0,
+    )
+    assert (bob["delta"], bob["k"], bob["expected"]) == (-16.0, 32, 0.5)
+    assert (alice["games"], alice["provisional"], alice["rank_after"]) == (1, False, None)
+    valid(body)
+
+
+def test_games_and_provisional_are_the_state_right_after_that_event() -> None:
+    """fibs: provisional while experience < 50 (SPEC 2.2); each event sees its own state."""
+    state, rules = LadderState(), FibsRules()
+    first = receipts.scored(
+        apply(game("f-1", ladder="fibs", match_length=49), state, rules, Policy(), NOW),
+        state.players,
+        rules,
+        NOW,
+    )
+    second = receipts.scored(
+        apply(game("f-2", ladder="fibs", match_length=1), state, rules, Policy(), NOW),
+        state.players,
+        rules,
+        NOW,
+    )
+    assert [(p["games"], p["provisional"]) for p in first["players"]] == [(1, True)] * 2
+    assert [(p["games"], p["provisional"]) for p in second["players"]] == [(2, False)] * 2
+
+
+def test_an_unrated_game_has_no_players() -> None:
+    """Issue item 1: players is empty where nothing moved."""
+    state = LadderState()
+    event = GameFinished("u-1", "gammon42", NOW, "boosted", Side("a"), Side("b"))
+    body = receipts.scored(
+        apply(event, state, Gammon42Rules(), Policy(), NOW), {}, Gammon42Rules(), NOW
+    )
+    assert (body["outcome"], body["reason"], body["players"]) == ("unrated", "not_ranked", [])
+    valid(body)
+
+
+def test_a_duplicate_repeats_the_original_with_outcome_duplicate() -> None:
+    """Issue item 2: outcome duplicate and the original's numbers."""
+    state = LadderState()
+    original = receipts.scored(
+        apply(game("d-1"), state, Gammon42Rules(), Policy(), NOW), state.players,
+        Gammon42Rules(), NOW,
+    )  # fmt: skip
+    original["players"][0]["rank_after"] = 1
+    again = receipts.duplicate(original)
+    assert (again["outcome"], again["original_outcome"], again["reason"]) == (
+        "duplicate",
+        "rated",
+        None,
+    )
+    assert [p["rating_after"] for p in again["players"]] == [1516.0, 1484.0]
+    assert all(p["rank_after"] is None for p in again["players"])  # read again when written
+    assert original["outcome"] == "rated"
+    valid(again)
+
+
+def test_a_dead_letter_has_reason_and_detail_and_the_ids_as_far_as_read() -> None:
+    """Issue item 1: dead_lettered with reason and detail; ladder and event_id as read."""
+    body = receipts.dead_lettered(None, None, None, "invalid_json", "line 1: not JSON", NOW)
+    assert (body["outcome"], body["reason"], body["detail"]) == (
+        "dead_lettered",
+        "invalid_json",
+        "line 1: not JSON",
+    )
+    valid(body)
+
+
+def test_the_schema_outcomes_are_the_engine_outcomes() -> None:
+    """One vocabulary: the published receipt outcomes are engine.Outcome's values."""
+    assert set(OUTCOMES) == {str(o) for o in Outcome}
+
+
+def test_the_text_marks_each_player_rank_after_with_one_control_byte() -> None:
+    """The script puts each rank at a raw \\x01 byte; no number is decoded on the way, and an
+    id holding \\x01 is escaped by the encoder, so it is never taken for a mark."""
+    state = LadderState()
+    body = receipts.scored(
+        apply(game("c-1", "x" * 3, "y\x01rank"), state, Gammon42Rules(), Policy(), NOW),
+        state.players,
+        Gammon42Rules(),
+        NOW,
+    )
+    text = template(body)
+    assert text.count("\x01") == 2
+    joined = json.loads(text.replace("\x01", "7"))
+    assert [p["rank_after"] for p in joined["players"]] == [7, 7]
+    assert joined["players"][1]["player_id"] == "y\x01rank"
+    assert all(p["rank_after"] is None for p in body["players"])  # the body is left as it was

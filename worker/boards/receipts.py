@@ -1,0 +1,131 @@
+"""Redis adapter for receipts: the stream, the per-event key and the wait list.
+
+All three live on the queue's Redis (``REDIS_URL``), beside the inbox a game server publishes
+to. One script call (``RECEIPTS``, receipts.lua) writes a batch's receipts; the projection
+puts it in the same pipeline as the batch's leaderboard write, after it, so ``rank_after`` is
+read from the boards the batch just wrote. When the leaderboards live on another Redis
+(``LEADERBOARD_REDIS_URL``, maybe a Cluster) the ranks are read from there first and the
+script only writes.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from redis import Redis
+from redis.client import Pipeline
+from redis.cluster import RedisCluster
+
+from worker import keys
+from worker.lua import lua_source
+from worker.service.receipts import Receipt
+
+RECEIPTS = lua_source("worker.boards", "receipts.lua")
+WAIT_SECONDS = 60  # a wait list outlives its receipt's push by this much
+# Stands in for each player's rank_after while the receipt is JSON-encoded; it is then
+# replaced by a raw \x01 byte (never in JSON text: control characters are escaped), where the
+# script puts the rank. Random per process: no id can collide with it.
+_SLOT = f"\x01rank-{uuid.uuid4().hex}\x01"
+_SLOT_TEXT = json.dumps(_SLOT)
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # ASCII: the C encoder's fast path
+
+
+def template(body: dict[str, Any]) -> str:
+    """The receipt's JSON text with a \\x01 byte where each player's ``rank_after`` goes."""
+    players = body["players"]
+    for player in players:
+        player["rank_after"] = _SLOT
+    try:
+        text = _encode(body)
+    finally:
+        for player in players:
+            player["rank_after"] = None
+    return text.replace(_SLOT_TEXT, "\x01") if players else text
+
+
+class ReceiptSink:
+    def __init__(
+        self, redis: Redis, *, ttl: int, maxlen: int, wait_seconds: int = WAIT_SECONDS
+    ) -> None:
+        self.redis = redis
+        self.ttl = ttl
+        self.maxlen = maxlen
+        self.wait_seconds = wait_seconds
+        self._script = redis.register_script(RECEIPTS)
+
+    def write(
+        self,
+        client: Redis | Pipeline,
+        receipts: Sequence[Receipt],
+        *,
+        boards_here: bool,
+        ranks: dict[tuple[str, str], str] | None = None,
+    ) -> Any:
+        """Queue (on a pipeline) or run the script for ``receipts``.
+
+        ``boards_here``: the rating boards are on this Redis, and the script reads the ranks;
+        otherwise ``ranks`` holds them (``null`` for a player not on the board)."""
+        script_keys: list[str] = [keys.RECEIPTS]
+        positions: dict[str, int] = {}
+
+        def position(key: str) -> int:
+            found = positions.get(key)
+            if found is None:
+                script_keys.append(key)
+                found = positions[key] = len(script_keys)
+            return found
+
+        args: list[str | int] = [self.ttl, self.maxlen, self.wait_seconds]
+        for receipt in receipts:
+            k = w = b = 0
+            if receipt.event_id is not None:
+                k = position(keys.receipt(receipt.event_id))
+                w = position(keys.receipt_wait(receipt.event_id))
+            players = receipt.ranks
+            if players and boards_here and receipt.ladder is not None:
+                b = position(keys.rating(receipt.ladder))
+            healed = receipt.heal is not None
+            args.append(f"{receipt.mode} {k} {w} {b} {len(players)} {1 if healed else 0}")
+            args.append(template(receipt.body))
+            if receipt.heal is not None:
+                args.append(template(receipt.heal))
+            if b:
+                args += players
+            else:
+                given = ranks or {}
+                args += [given.get((receipt.ladder or "", pid), "null") for pid in players]
+        return self._script(keys=script_keys, args=args, client=client)
+
+
+def read_ranks(
+    client: Redis | RedisCluster, wanted: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str]:
+    """Competition ranks on the rating boards of another Redis: two pipelined rounds."""
+    pairs = sorted(set(wanted))
+    if not pairs:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for ladder, pid in pairs:
+        pipe.zscore(keys.rating(ladder), pid)
+    scores = pipe.execute()
+    on_board = [(p, s) for p, s in zip(pairs, scores, strict=True) if s is not None]
+    pipe = client.pipeline(transaction=False)
+    for (ladder, _), score in on_board:
+        pipe.zcount(keys.rating(ladder), f"({score!r}", "+inf")
+    higher = pipe.execute() if on_board else []
+    ranks = dict.fromkeys(pairs, "null")
+    for (pair, _), count in zip(on_board, higher, strict=True):
+        ranks[pair] = str(int(count) + 1)
+    return ranks
+
+
+def stored(redis: Redis, event_id: str) -> dict[str, Any] | None:
+    """The Redis copy of a receipt, while it is kept (``LADDER_RECEIPT_TTL``)."""
+    raw = redis.get(keys.receipt(event_id))
+    if raw is None:
+        return None
+    found = json.loads(raw)
+    return found if isinstance(found, dict) else None

@@ -1,0 +1,90 @@
+"""``GET /ladders/{ladder}/events/{event_id}``: an event's receipt over HTTP.
+
+Read from PostgreSQL, so it works after the Redis copy expired (``LADDER_RECEIPT_TTL``);
+``rank_after`` comes from that copy while it is kept and is null after. 404 for an unknown
+ladder or an event the ladder never applied (a dead letter's receipt is on the stream and
+under its key; ``ladder dlq show`` has the rest). The answer is checked against the
+published receipt model (``schemas.receipt.Receipt``), which the OpenAPI document shows.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import unquote
+
+from fastapi import Depends, FastAPI, Path, Request, Response
+from redis import Redis
+from redis.exceptions import RedisError
+from sqlalchemy.engine import Engine
+
+from schemas.receipt import Receipt
+from worker.boards.receipts import stored
+from worker.entrypoints import api
+from worker.ladders import Config
+from worker.service.receipts import with_ranks
+from worker.store.receipts import stored_receipt
+
+MAX_EVENT_ID = 128
+
+
+def _event_id(
+    request: Request,
+    event_id: Annotated[
+        str,
+        Path(
+            description="The event id; percent-encode '/' as %2F.",
+            examples=["g-000123"],
+            json_schema_extra={"minLength": 1, "maxLength": MAX_EVENT_ID},
+        ),
+    ],
+) -> str:
+    value = unquote(event_id) if request.scope.get(api._ENCODED) else event_id
+    if not 1 <= len(value) <= MAX_EVENT_ID:
+        raise api.BadRequest(f"event_id: must be 1 to {MAX_EVENT_ID} characters")
+    return value
+
+
+EventId = Annotated[str, Depends(_event_id)]
+
+
+class _Receipts:
+    def __init__(self, config: Config, engine: Engine, redis: Redis | None) -> None:
+        self.config = config
+        self.engine = engine
+        self.redis = redis
+
+    def receipt(self, ladder: str, event_id: str) -> Receipt:
+        found_ladder = self.config.ladder(ladder)
+        if found_ladder is None:
+            raise api.NotFound(f"no ladder named {ladder!r}")
+        found = stored_receipt(self.engine, found_ladder.name, event_id)
+        if found is None:
+            raise api.NotFound(f"no event {event_id!r} on {found_ladder.name}")
+        return Receipt(**with_ranks(found, self._copy(event_id)))
+
+    def _copy(self, event_id: str) -> dict[str, Any] | None:
+        if self.redis is None:
+            return None
+        try:
+            return stored(self.redis, event_id)
+        except RedisError:  # the ranks are a bonus: PostgreSQL has the receipt
+            return None
+
+
+def add_routes(
+    app: FastAPI, config: Config, engine: Engine, redis: Redis | None, lane: Any
+) -> None:
+    receipts = _Receipts(config, engine, redis)
+
+    @app.get(
+        "/ladders/{ladder}/events/{event_id}",
+        operation_id="eventReceipt",
+        summary="An event's receipt: outcome, reason and every rating it moved",
+        responses=api._errors(400, 404, 503),
+        response_model_exclude_unset=True,  # a duplicate's or dead letter's fields only there
+    )
+    async def event_receipt(
+        response: Response, ladder: api.LadderName, event_id: EventId
+    ) -> Receipt:
+        found: Receipt = await lane.run(receipts.receipt, ladder, event_id)
+        return api._cached(response, found)

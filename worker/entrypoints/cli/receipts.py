@@ -1,0 +1,120 @@
+"""``ladder event LADDER EVENT_ID`` and ``ladder publish FILE --wait``: receipts on the CLI.
+
+``event`` reads the receipt from PostgreSQL (so it works after the Redis copy expired; the
+ranks come from that copy while it is kept). ``publish --wait`` prints each event's receipt as
+it arrives, a table or (``--json``) one JSON object a line, and exits 1 if any event's receipt
+did not arrive in time or the event was dead-lettered.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
+    from worker.queue.publish import Published
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+COLUMNS = f"{'event_id':<24} {'ladder':<12} {'outcome':<14} {'reason':<26} players"
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("event", help="an event's receipt: outcome, reason, rating changes")
+    p.add_argument("ladder")
+    p.add_argument("event_id")
+    p.add_argument("--json", action="store_true", help="print the receipt as JSON")
+    p.set_defaults(handler=cmd_event)
+
+
+def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
+    from worker.boards.receipts import stored
+    from worker.service.receipts import with_ranks
+    from worker.store.migrate import require_current
+    from worker.store.receipts import stored_receipt
+
+    require_current(rt.engine)  # an unmigrated store: one line and exit 2, as for history
+    if rt.config.ladder(args.ladder) is None:
+        print(f"ladder: no ladder named {args.ladder!r}", file=sys.stderr)
+        return EXIT_USAGE
+    found = stored_receipt(rt.engine, args.ladder, args.event_id)
+    if found is None:
+        print(f"ladder: no event {args.event_id!r} on {args.ladder}", file=sys.stderr)
+        return EXIT_FAILED
+    receipt = with_ranks(found, stored(rt.redis, args.event_id))
+    if args.json:
+        print(json.dumps(receipt, ensure_ascii=False))
+        return 0
+    print(COLUMNS)
+    print(row(receipt))
+    print(f"processed_at {receipt['processed_at']}, ruleset {receipt['ruleset_version']}")
+    return 0
+
+
+def row(receipt: dict[str, Any]) -> str:
+    moved = "; ".join(
+        f"{p['player_id']} {p['rating_before']:g} -> {p['rating_after']:g} ({p['delta']:+g}"
+        + (f", #{p['rank_after']}" if p.get("rank_after") is not None else "")
+        + ")"
+        for p in receipt.get("players", [])
+    )
+    return (
+        f"{receipt.get('event_id') or '?':<24} {receipt.get('ladder') or '?':<12} "
+        f"{receipt['outcome']:<14} {receipt.get('reason') or '-':<26} {moved or '-'}"
+    )
+
+
+def cmd_publish_wait(
+    rt: Runtime, args: argparse.Namespace, signer: Callable[[str], str] | None
+) -> int:
+    """Publish every line of ``args.file``, then print each receipt as it arrives."""
+    from worker.queue.publish import publish
+
+    if args.timeout <= 0:
+        print("ladder: --timeout must be more than 0 seconds", file=sys.stderr)
+        return EXIT_USAGE
+    stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
+    lines: list[str] = []
+    number = 0
+    with stream:
+        try:
+            for line in stream:
+                number += 1
+                line = line.strip()
+                if line:
+                    lines.append(signer(line) if signer is not None else line)
+        except ValueError as exc:  # not UTF-8, or a line to sign that is not a JSON object
+            where = (
+                f"{args.file} is not UTF-8 text"
+                if isinstance(exc, UnicodeDecodeError)
+                else f"{args.file} line {number}: {exc}"
+            )
+            print(f"ladder: {where}; nothing published", file=sys.stderr)
+            return EXIT_USAGE
+    if not args.json:
+        print(COLUMNS, flush=True)
+
+    def shown(item: Published) -> None:
+        assert item.receipt is not None
+        text = json.dumps(item.receipt, ensure_ascii=False) if args.json else row(item.receipt)
+        print(text, flush=True)
+
+    sent = publish(rt.redis, lines, wait=True, timeout=args.timeout, on_receipt=shown)
+    print(f"ladder: published {len(sent)} events", file=sys.stderr)
+    failed = 0
+    for item in sent:
+        if item.event_id is None:
+            print("ladder: an event without a readable event_id: no receipt to wait for",
+                  file=sys.stderr)  # fmt: skip
+            failed += 1
+        elif item.receipt is None:
+            print(f"ladder: no receipt for {item.event_id!r} within {args.timeout:g} s",
+                  file=sys.stderr)  # fmt: skip
+            failed += 1
+        elif item.receipt.get("outcome") == "dead_lettered":
+            failed += 1
+    return EXIT_FAILED if failed else 0

@@ -1,0 +1,217 @@
+"""Receipts: what one event did, as the game server that published it reads it.
+
+A receipt is built from the engine's ``Decision`` right after ``apply`` (so ``games`` and
+``provisional`` are the player's state after *that* event, not after the whole batch), and
+written after the batch commits, in the same Redis pipeline as the leaderboard write
+(``worker.boards.projection``), where ``rank_after`` is read from the rating board the batch
+just wrote. The JSON fields are the contract ``schemas/json/receipt.v1.json``::
+
+    {"event_id", "ladder", "type", "outcome", "reason", "ruleset_version", "processed_at",
+     "players": [{"player_id", "rating_before", "rating_after", "delta", "k", "expected",
+                  "provisional", "rank_after", "games"}]}
+
+``players`` has one entry per ledger change (a game's two sides, a prize, a link adoption) and
+is empty where nothing moved. A duplicate carries the original's numbers with outcome
+``duplicate`` (``original_outcome`` / ``original_reason`` say what the original was); a dead
+letter has outcome ``dead_lettered``, its ``reason`` and ``detail``.
+
+Nothing here does I/O: the store reads the originals, the projection writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from engine import Decision, Outcome, Player, PlayerKey, PlayerState, Ruleset, is_provisional
+
+SCHEMA = "receipt.v1"
+WRITE = "write"  # a scored event: the receipt key is (re)written
+DUPLICATE = "duplicate"  # the key keeps the original's; a missing one is healed from ``heal``
+DEAD_LETTER = "dead_letter"  # the key is written only if no applied event's receipt is there
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """One receipt on its way to Redis: its body, and how the key is treated.
+
+    ``ranks`` lists the players whose ``rank_after`` the projection fills in (one per entry
+    of ``body["players"]``, in order); ``heal`` is, for a duplicate whose original's receipt
+    never reached Redis (a crash between commit and the Redis write), the original's own
+    receipt, sent instead."""
+
+    event_id: str | None
+    ladder: str | None
+    body: dict[str, Any]
+    mode: str = WRITE
+    heal: dict[str, Any] | None = None
+
+    @property
+    def ranks(self) -> list[str]:
+        return [p["player_id"] for p in self.body["players"]]
+
+
+def player_entry(
+    change_player: str,
+    before: float,
+    after: float,
+    delta: float,
+    k: float | None,
+    expected: float | None,
+    games: int | None,
+    provisional: bool | None,
+) -> dict[str, Any]:
+    return {
+        "player_id": change_player,
+        "rating_before": before,
+        "rating_after": after,
+        "delta": delta,
+        "k": k,
+        "expected": expected,
+        "provisional": provisional,
+        "rank_after": None,
+        "games": games,
+    }
+
+
+def players_after(
+    decision: Decision, players: Mapping[PlayerKey, Player], rules: Ruleset
+) -> list[dict[str, Any]]:
+    """Each ledger change of ``decision``, with the player's games and provisional flag as
+    they are right after it (``players`` is the state ``apply`` just changed)."""
+    found = []
+    for change in decision.changes:
+        player = players[(decision.ladder, change.player_id)]
+        state = PlayerState(player.rating, player.rated_games, player.experience)
+        found.append(
+            player_entry(
+                change.player_id,
+                change.before,
+                change.after,
+                change.delta,
+                change.k,
+                change.expected,
+                player.rated_games,
+                is_provisional(rules, state),
+            )
+        )
+    return found
+
+
+def scored(
+    decision: Decision,
+    players: Mapping[PlayerKey, Player],
+    rules: Ruleset,
+    processed_at: datetime,
+) -> dict[str, Any]:
+    """The receipt of an event the batch recorded (rated, unrated, applied or refused)."""
+    return {
+        "event_id": decision.event_id,
+        "ladder": decision.ladder,
+        "type": decision.type,
+        "outcome": str(decision.outcome),
+        "reason": None if decision.reason is None else str(decision.reason),
+        "ruleset_version": decision.ruleset_version,
+        "processed_at": processed_at.isoformat(),
+        "players": players_after(decision, players, rules),
+    }
+
+
+def duplicate(original: Mapping[str, Any]) -> dict[str, Any]:
+    """SPEC 2.4 step 1: no effect at all; the receipt repeats the original's numbers."""
+    body = dict(original)
+    body["original_outcome"] = original["outcome"]
+    body["original_reason"] = original["reason"]
+    body["outcome"] = str(Outcome.DUPLICATE)
+    body["reason"] = None
+    body["players"] = [dict(p, rank_after=None) for p in original["players"]]
+    return body
+
+
+def unknown_original(decision: Decision, processed_at: datetime) -> dict[str, Any]:
+    """A duplicate whose original row is not readable (never expected: the row is what made
+    it a duplicate); it still gets a receipt, with nothing moved."""
+    return {
+        "event_id": decision.event_id,
+        "ladder": decision.ladder,
+        "type": decision.type,
+        "outcome": str(Outcome.DUPLICATE),
+        "reason": None,
+        "ruleset_version": None,
+        "processed_at": processed_at.isoformat(),
+        "players": [],
+    }
+
+
+def dead_lettered(
+    event_id: str | None,
+    ladder: str | None,
+    event_type: str | None,
+    reason: str,
+    detail: str,
+    processed_at: datetime,
+) -> dict[str, Any]:
+    """A dead letter's receipt: ``event_id``, ``ladder`` and ``type`` as far as they could be
+    read from the event."""
+    return {
+        "event_id": event_id,
+        "ladder": ladder,
+        "type": event_type,
+        "outcome": str(Outcome.DEAD_LETTERED),
+        "reason": reason,
+        "detail": detail,
+        "ruleset_version": None,
+        "processed_at": processed_at.isoformat(),
+        "players": [],
+    }
+
+
+def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A receipt from the audit store: the ``events`` row and its ``rating_changes`` rows in
+    ledger order (``rank_after`` is not stored: it is the board's, read when written)."""
+    processed_at = event["processed_at"]
+    return {
+        "event_id": event["event_id"],
+        "ladder": event["ladder"],
+        "type": event["type"],
+        "outcome": event["outcome"],
+        "reason": event["reason"],
+        "ruleset_version": event["ruleset_version"],
+        "processed_at": processed_at.isoformat()
+        if isinstance(processed_at, datetime)
+        else processed_at,
+        "players": [
+            player_entry(
+                c["player_id"],
+                c["rating_before"],
+                c["rating_after"],
+                c["delta"],
+                c["k"],
+                c["expected"],
+                c["games"],
+                c["provisional"],
+            )
+            for c in changes
+        ],
+    }
+
+
+def with_ranks(stored: dict[str, Any], copy: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The receipt read from PostgreSQL, with ``rank_after`` from the Redis copy while it is
+    kept (ranks are the board's, not stored). A copy of another processing (a duplicate's,
+    or an event of the same id on another ladder) lends nothing."""
+    if copy is None or copy.get("outcome") == str(Outcome.DUPLICATE):
+        return stored
+    same = all(copy.get(k) == stored[k] for k in ("event_id", "ladder", "processed_at"))
+    theirs = copy.get("players")
+    if not same or not isinstance(theirs, list) or len(theirs) != len(stored["players"]):
+        return stored
+    players = []
+    for mine, other in zip(stored["players"], theirs, strict=True):
+        rank = other.get("rank_after") if isinstance(other, dict) else None
+        if not isinstance(other, dict) or other.get("player_id") != mine["player_id"]:
+            return stored
+        players.append(dict(mine, rank_after=rank if isinstance(rank, int) else None))
+    return dict(stored, players=players)

@@ -1,0 +1,72 @@
+"""Receipts read back from the audit store: an ``events`` row and its ledger rows.
+
+Used for a duplicate (it repeats the original's numbers) and for ``GET
+/ladders/{ladder}/events/{event_id}`` / ``ladder event``, which work after the Redis copy
+of a receipt expired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import select, tuple_
+from sqlalchemy.engine import Connection, Engine
+
+from worker.service import receipts
+from worker.store.statements import chunks
+from worker.store.tables import events, rating_changes
+
+_EVENT_COLUMNS = (
+    events.c.ladder,
+    events.c.event_id,
+    events.c.type,
+    events.c.outcome,
+    events.c.reason,
+    events.c.ruleset_version,
+    events.c.processed_at,
+)
+_CHANGE_COLUMNS = (
+    rating_changes.c.ladder,
+    rating_changes.c.event_id,
+    rating_changes.c.player_id,
+    rating_changes.c.rating_before,
+    rating_changes.c.rating_after,
+    rating_changes.c.delta,
+    rating_changes.c.k,
+    rating_changes.c.expected,
+    rating_changes.c.games,
+    rating_changes.c.provisional,
+)
+
+
+def originals(
+    conn: Connection, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The stored receipts of these (ladder, event_id) keys; keys not stored are absent."""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for part in chunks(sorted(set(keys))):
+        wanted = list(part)
+        rows = conn.execute(
+            select(*_EVENT_COLUMNS).where(tuple_(events.c.ladder, events.c.event_id).in_(wanted))
+        ).mappings()
+        heads = {(r["ladder"], r["event_id"]): dict(r) for r in rows}
+        if not heads:
+            continue
+        ledger: dict[tuple[str, str], list[Any]] = {}
+        query = (
+            select(*_CHANGE_COLUMNS)
+            .where(tuple_(rating_changes.c.ladder, rating_changes.c.event_id).in_(list(heads)))
+            .order_by(rating_changes.c.id)
+        )
+        for row in conn.execute(query).mappings():
+            ledger.setdefault((row["ladder"], row["event_id"]), []).append(row)
+        for key, head in heads.items():
+            found[key] = receipts.from_rows(head, ledger.get(key, []))
+    return found
+
+
+def stored_receipt(engine: Engine, ladder: str, event_id: str) -> dict[str, Any] | None:
+    """One event's receipt from PostgreSQL, or None when the ladder never applied it."""
+    with engine.connect() as conn:
+        return originals(conn, [(ladder, event_id)]).get((ladder, event_id))
