@@ -56,5 +56,30 @@ class Replay:
                 player.rating = change.after
                 player.changed(at)
                 return derived
+            case LedgerKind.ADJUSTMENT:
+                # An operator's change: the delta is the record, the before is today's rating.
+                player = self.state.players[(ladder, change.player_id)]
+                derived = LedgerChange(
+                    change.player_id,
+                    change.kind,
+                    player.rating,
+                    player.rating + change.delta,
+                    change.delta,
+                )
+                player.rating = derived.after
+                player.changed(at)
+                return derived
+            case LedgerKind.CORRECTION:
+                # A re-rating after a void sets the rating it records (as a season's reset).
+                player = self.state.players[(ladder, change.player_id)]
+                derived = LedgerChange(
+                    change.player_id,
+                    change.kind,
+                    player.rating,
+                    change.after,
+                    change.after - player.rating,
+                )
+                player.rating = change.after
+                return derived
             case _:
                 raise ValueError(f"kind: {change.kind!r} is derived from events, not recorded")

@@ -40,6 +40,7 @@ from worker.ladders import LadderConfig
 from worker.ops import reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
+from worker.ops.verify_moderation import moderated
 from worker.service import records
 from worker.store.statements import PLAYER_COLUMNS
 from worker.store.tables import events, rating_changes
@@ -187,17 +188,24 @@ def verify(
     started = time.perf_counter()
     ladder = ladder_config.name
     report = LadderReport(ladder)
-    replay = Replay(ladder_config.policy, ladder_config.rules_at)
+    replay: Any = Replay(ladder_config.policy, ladder_config.rules_at)
+    actions = moderated(engine, ladder_config)  # voids, bans, adjustments: derived again
+    if actions is not None:
+        replay = actions.lived
     pending = _recorded(engine, ladder)
     for event_row, ledger_rows in _stream(engine, ladder):
         processed_at = event_row[5]
         while pending and pending[0][1] < processed_at:
             _apply_recorded(replay, ladder, pending.pop(0), report)
+        if actions is not None:
+            actions.before(event_row[6], report)
         _check_event(replay, event_row, ledger_rows, report)
         if progress is not None and report.events % PROGRESS_EVERY == 0:
             progress.advance(PROGRESS_EVERY)
     for row in pending:
         _apply_recorded(replay, ladder, row, report)
+    if actions is not None:
+        actions.before(None, report)
     _check_players(engine, ladder, replay.state.players, report)
     report.seconds = time.perf_counter() - started
     if redis is not None:

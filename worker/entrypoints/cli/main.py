@@ -33,10 +33,12 @@ COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.dlq",
     "worker.entrypoints.cli.ops",
     "worker.entrypoints.cli.verify",
+    "worker.entrypoints.cli.moderate",
 )
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
     {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
+    | {"void", "ban", "unban", "adjust"}
 )
 EXIT_FAILED = 1
 EXIT_USAGE = 2
