@@ -121,8 +121,9 @@ class Ladder:
         return self.replay.recorded(ladder, change, at)
 
     def action(self, ladder: str, action: Action) -> LedgerChange | None:
-        """A ban, unban or adjustment where it falls; a void is the skip set, nothing here."""
-        if action.player_id is None or action.kind not in ("ban", "unban", "adjust"):
+        """A ban, unban or adjustment where it falls; a void is the skip set, nothing here.
+        An erase bans the pseudonym (the stored log already names it instead of the id)."""
+        if action.player_id is None or action.kind not in ("ban", "unban", "adjust", "erase"):
             return None
         state = self.replay.state
         state.claim(ladder, action.player_id, self.rules_at(action.at).start, action.at)
@@ -130,7 +131,7 @@ class Ladder:
         if action.kind == "adjust":
             change = LedgerChange(action.player_id, LedgerKind.ADJUSTMENT, 0.0, 0.0, action.delta)
             return self.replay.recorded(ladder, change, action.at)
-        banned = action.kind == "ban"
+        banned = action.kind in ("ban", "erase")
         if player.banned != banned:
             player.banned = banned
             player.changed(action.at)

@@ -82,7 +82,7 @@ def action_of(row: dict[str, Any]) -> Action:
         at=row["at"],
         after_seq=int(row["after_seq"]),
         voided=frozenset(details.get("voided", ())),
-        player_id=row["target"] if row["kind"] in ("ban", "unban", "adjust") else None,
+        player_id=row["target"] if row["kind"] in ("ban", "unban", "adjust", "erase") else None,
         delta=float(details.get("delta", 0.0)),
     )
 

@@ -304,11 +304,11 @@ def _player_verbs(card: Any) -> Any:
 
 
 def cmd_player_export(rt: Any, args: argparse.Namespace) -> int:
-    from worker.ops import erase
+    from worker.ops.erase import export
 
     if _ladder(rt, args.ladder) is None:
         return EXIT_USAGE
-    found = _run(lambda: erase.export(rt, args.ladder, args.player))
+    found = _run(lambda: export(rt, args.ladder, args.player))
     if found is None:
         return EXIT_USAGE
     print(json.dumps(found, indent=2, default=str))
@@ -316,7 +316,7 @@ def cmd_player_export(rt: Any, args: argparse.Namespace) -> int:
 
 
 def cmd_player_erase(rt: Any, args: argparse.Namespace) -> int:
-    from worker.ops import erase
+    from worker.ops.erase import erase
 
     ladder_config = _ladder(rt, args.ladder)
     if ladder_config is None:
@@ -324,14 +324,14 @@ def cmd_player_erase(rt: Any, args: argparse.Namespace) -> int:
     if not args.yes:
         error(f"erase replaces {safe(args.player)!r} everywhere; confirm with --yes")
         return EXIT_USAGE
-    report = _run(lambda: erase.erase(rt, ladder_config, args.player, _operator(args)))
+    report = _run(lambda: erase(rt, ladder_config, args.player, _operator(args)))
     if report is None:
         return EXIT_USAGE
     if args.json:
         print(json.dumps(report))
     else:
         print(
-            f"ladder: erased {safe(args.player)} on {args.ladder}: now {report['pseudonym']} "
+            f"ladder: erased the player on {args.ladder}: now {report['pseudonym']} "
             f"({report['rows']} rows, {report['keys']} Redis entries rewritten)"
         )
     return 0
