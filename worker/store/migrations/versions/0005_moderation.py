@@ -18,7 +18,7 @@ depends_on = None
 
 def upgrade() -> None:
     op.add_column(
-        "players", sa.Column("banned", sa.Boolean, nullable=False, server_default="false")
+        "players", sa.Column("banned", sa.Boolean, nullable=False, server_default=sa.false())
     )
     op.create_table(
         "moderation_actions",
