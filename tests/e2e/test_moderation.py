@@ -23,6 +23,7 @@ from sqlalchemy import create_engine, select
 from tests.e2e.oracle import Oracle, when
 from tests.e2e.test_reliability import hot_events, kill_group, publish, spawn
 from tests.e2e.test_scenario import NOW, scenario
+from tests.events import iso
 from worker.store.tables import event_effects, events
 
 Scores = list[tuple[str, float]]
@@ -180,6 +181,8 @@ def test_moderation_while_workers_score_a_steady_stream_loses_nothing(cli, datab
     events in their scoring order without the voided games."""
     rng = random.Random(11)
     stream = hot_events(1500, 12, rng)
+    for i, event in enumerate(stream):  # a minute apart: one ruleset version, busy windows
+        event["ended_at"] = iso(NOW - timedelta(minutes=len(stream) - i))
     redis = Redis.from_url(cli.env["REDIS_URL"], decode_responses=True)
     workers = [spawn(cli.env), spawn(cli.env)]
     done = threading.Event()
@@ -194,9 +197,11 @@ def test_moderation_while_workers_score_a_steady_stream_loses_nothing(cli, datab
     feeder.start()
     voided: list[str] = []
     try:
-        time.sleep(1.0)
         for round_ in range(4):
-            scored = _scored(database_url, "gammon42")
+            deadline = time.monotonic() + 60
+            while len(scored := _scored(database_url, "gammon42")) < 60 * (round_ + 1):
+                assert time.monotonic() < deadline, "the workers scored nothing"
+                time.sleep(0.1)
             pick = scored[len(scored) // 3 : len(scored) // 3 + 2]
             cli.ladder("void", "gammon42", *pick, "--reason", f"round {round_}")
             voided += pick
