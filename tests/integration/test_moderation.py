@@ -218,3 +218,26 @@ def test_adjust_is_a_ledger_row_of_its_own_and_verify_replays_it_before_a_void(r
         continuous(runtime, "gammon42", player)
     clean(runtime, "gammon42")
     assert moderation.Report("gammon42", "void").as_json()["voided"] == []
+
+
+def test_history_says_which_game_was_voided_and_why(runtime, capsys):
+    """Issue item 4: ``ladder history`` shows "-12, correction: game g-123 voided (cheating)";
+    the HTTP history carries the same note."""
+    from starlette.testclient import TestClient
+
+    from worker.entrypoints.api import create_app
+
+    publish(runtime, *pair_games())
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "c-y", "--reason", "cheating")
+    assert 0 == ladder(runtime, "adjust", "gammon42", "y", "--delta", "3", "--reason", "typo")
+    capsys.readouterr()
+    assert 0 == ladder(runtime, "history", "gammon42", "y")
+    out = capsys.readouterr().out
+    assert "correction: game c-y voided (cheating)" in out
+    assert "adjustment: adjusted by" in out and "(typo)" in out
+    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    with TestClient(app) as client:
+        rows = client.get("/ladders/gammon42/players/y/history").json()
+    assert ["adjustment", "correction"] == [r["kind"] for r in rows[:2]]
+    assert "game c-y voided (cheating)" == rows[1]["note"]
