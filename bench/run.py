@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from bench import env
+from bench import env, moderation
 from bench.events import Mix, probe_game
 
 LADDERS = ("gammon42", "fibs", "prostriker")
@@ -867,6 +867,8 @@ def print_table(result: dict[str, Any]) -> None:
             f"{_fmt(rp.get('redis_seconds'), ' s')} summed over ladders), "
             f"{rp.get('mismatches')} mismatches"
         )
+    if result.get("void"):
+        print(moderation.line(result["void"]))
     print(f"worker peak RSS: {_fmt(result.get('worker_peak_rss_mib'), ' MiB')}")
     for name, error in (result.get("errors") or {}).items():
         print(f"{name}: FAILED: {error}")
@@ -909,7 +911,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild-players", type=int)
     parser.add_argument(
         "--only",
-        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay",
+        help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,void",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -933,7 +935,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.rebuild_players:
         overrides["rebuild_players"] = args.rebuild_players
     plan = Plan(**{**plan.__dict__, **overrides})
-    sections = set((args.only or "ingest,batch_sizes,latency,reads,rebuild,replay").split(","))
+    sections = set((args.only or "ingest,batch_sizes,latency,reads,rebuild,replay,void").split(","))
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     target = env.Target(args.redis_url, args.database)
@@ -1017,6 +1019,9 @@ def main(argv: list[str] | None = None) -> int:
         if "replay" in sections:
             print(f"bench: ladder verify after {plan.events:,} events", flush=True)
             _section(result, "replay", lambda: replay(target, plan.events, log))
+        if "void" in sections:
+            print(f"bench: ladder void after {plan.events:,} events", flush=True)
+            _section(result, "void", lambda: moderation.void(target, plan.events, log, ingest))
         target.redis.flushdb()
         target.drop()
         failed = [
