@@ -29,6 +29,9 @@ def history_of_zed(runtime):
     cfg = runtime.config.ladders["gammon42"]
     seasons.close(runtime.engine, runtime.leaderboard_redis, cfg, "S1", seasons.Policy())
     assert 0 == ladder(runtime, "void", "gammon42", "g3", "--reason", "test", "--by", "mod")
+    since = (T0 + timedelta(hours=1)).isoformat()  # the void of a ban names the player
+    assert 0 == ladder(runtime, "ban", "gammon42", ID, "--reason", "x", "--void-since", since)
+    assert 0 == ladder(runtime, "unban", "gammon42", ID, "--reason", "appeal")
 
 
 def test_export_prints_everything_stored_about_the_player(runtime, capsys):
@@ -40,11 +43,11 @@ def test_export_prints_everything_stored_about_the_player(runtime, capsys):
     stored = shown["postgresql"]
     assert [ID] == [p["player_id"] for p in stored["players"]]
     assert {"g1", "g2", "t1"} == {e["event_id"] for e in stored["events"]}
-    assert {"game", "prize"} == {r["kind"] for r in stored["rating_changes"]}
+    assert {"game", "prize", "correction"} == {r["kind"] for r in stored["rating_changes"]}
     assert ["S1"] == [s["season"] for s in stored["season_standings"]]
     assert ["bad"] == [d["event_id"] for d in shown["dead_letters"]]
     assert {"rating", "season:S1"} <= set(shown["redis"]["boards"])
-    assert shown["redis"]["card"]["games"] == "2"
+    assert shown["redis"]["card"]["games"] == "1"  # g2 voided by the ban
     assert 2 == ladder(runtime, "player", "export", "gammon42", "nobody")
 
 
@@ -71,7 +74,7 @@ def test_erase_leaves_no_trace_of_the_id_and_every_other_number_unchanged(runtim
     after = stored_players(runtime, "gammon42")
     assert others == {p: v for p, v in after.items() if not p.startswith("erased-")}
     pseudonym = next(p for p in after if p.startswith("erased-"))
-    assert after[pseudonym]["banned"] and after[pseudonym]["rated_games"] == 2
+    assert after[pseudonym]["banned"] and after[pseudonym]["rated_games"] == 1
     clean(runtime, "gammon42")
     # a second erase of the same id finds no such player
     assert 2 == ladder(runtime, "player", "erase", "gammon42", ID, "--yes")

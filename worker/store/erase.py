@@ -83,7 +83,12 @@ def rows_naming(conn: Connection, ladder: str, player_id: str) -> dict[str, list
         "moderation_actions": _rows(
             conn,
             select(moderation_actions).where(
-                moderation_actions.c.ladder == ladder, moderation_actions.c.target == player_id
+                moderation_actions.c.ladder == ladder,
+                or_(
+                    moderation_actions.c.target == player_id,
+                    moderation_actions.c.reason.contains(player_id, autoescape=True),
+                    cast(moderation_actions.c.details, String).like(_like(player_id), escape="\\"),
+                ),
             ),
         ),
         "dead_letters": _rows(
@@ -141,7 +146,16 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
     column(links, "anonymous_id", links.c.ladder == ladder)
     column(links, "account_id", links.c.ladder == ladder)
     column(season_standings, "player_id", season_standings.c.ladder == ladder)
-    column(moderation_actions, "target", moderation_actions.c.ladder == ladder)
+    for row in found["moderation_actions"]:  # a ban's void names the player in its reason
+        conn.execute(
+            update(moderation_actions)
+            .where(moderation_actions.c.id == row["id"])
+            .values(
+                target=new if row["target"] == old else row["target"],
+                reason=in_text(row["reason"], old, new),
+                details=in_json(row["details"], old, new),
+            )
+        )
     text: Callable[[str], str] = lambda value: in_text(value, old, new)  # noqa: E731
     for row in found["dead_letters"]:
         conn.execute(
