@@ -241,3 +241,39 @@ def test_history_says_which_game_was_voided_and_why(runtime, capsys):
         rows = client.get("/ladders/gammon42/players/y/history").json()
     assert ["adjustment", "correction"] == [r["kind"] for r in rows[:2]]
     assert "game c-y voided (cheating)" == rows[1]["note"]
+
+
+def test_events_and_actions_stored_while_a_void_replays_are_taken_into_account(
+    runtime, capsys, monkeypatch
+):
+    """Issue item 6: most of a void's replay runs before it locks the ladder, so workers go
+    on meanwhile; what they store in between (a game of the players concerned) and another
+    void taken in between are in the result, which stays exact and verifiable."""
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    late = game("c", "x", event_id="meanwhile", ended_at=T0 + timedelta(hours=9))
+    runs = []
+    original = moderation.LogReplay.run
+
+    def run(self: Any) -> None:
+        original(self)
+        runs.append(self.count)
+        if len(runs) == 1:  # between the unlocked pass and the lock: a worker scores a game
+            publish(runtime, late)
+            drain(runtime)
+        elif len(runs) == 3:  # the second void's unlocked pass: the first void commits first
+            monkeypatch.setattr(moderation.LogReplay, "run", original)
+            assert 0 == ladder(runtime, "void", "gammon42", "farm-1", "--reason", "first")
+
+    monkeypatch.setattr(moderation.LogReplay, "run", run)
+    assert 0 == ladder(runtime, "void", "gammon42", "c-y", "--reason", "cheating")
+    assert [8, 9] == runs  # the tail under the lock: one event stored meanwhile
+    kept = [e for e in events if e["event_id"] != "c-y"] + [late]
+    assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
+    clean(runtime, "gammon42")
+    monkeypatch.setattr(moderation.LogReplay, "run", run)
+    assert 0 == ladder(runtime, "void", "gammon42", "v-x", "--reason", "second")
+    kept = [e for e in kept if e["event_id"] not in ("farm-1", "v-x")]
+    assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
+    clean(runtime, "gammon42")

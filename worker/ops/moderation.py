@@ -1,8 +1,10 @@
 """Moderation: void games, ban and unban players, adjust a rating, each an entry in the log.
 
-Every action runs in one PostgreSQL transaction that first locks every player of the ladder in
-the workers' order (``store.lock_ladder``): a worker's batch of that ladder waits for the action
-to commit (and then scores on the corrected state), never fails for it; other ladders go on.
+Every action commits in one PostgreSQL transaction that first locks every player of the ladder
+in the workers' order (``store.lock_ladder``): a worker's batch of that ladder waits for the
+action to commit (and then scores on the corrected state), never fails for it; other ladders go
+on. A void's long replay runs before the lock; under it only the events stored since are run
+(``LogReplay``), or the whole log again if the log changed in a way that cannot be added.
 
 A void is exact (``engine.moderation``): the ladder's whole log is replayed with every voided
 event skipped (bans, adjustments and season resets where they fall), and each player whose
@@ -112,35 +114,50 @@ def _ledger_rows(
     ]
 
 
-def replay_log(
-    engine: Engine,
-    conn: Any,
-    ladder_config: LadderConfig,
-    target: Ladder,
-    actions: Sequence[Action],
-    progress: Progress | None = None,
-) -> int:
-    """Run the ladder's whole log through ``target``; returns the events read."""
-    ladder = ladder_config.name
-    seasons = store.season_rows(conn, ladder)
-    pending = list(actions)
-    count = 0
-    for _, outcome, reason, payload, processed_at, seq in store.stream_log(engine, ladder):
-        while seasons and seasons[0][1] < processed_at:
-            _season(target, ladder, seasons.pop(0))
-        while pending and pending[0].after_seq < seq:
-            target.action(ladder, pending.pop(0))
-        target.event(records.engine_event(payload), processed_at, (outcome, reason))
-        count += 1
-        if progress is not None and count % 1000 == 0:
-            progress.advance(1000)
-    for row in seasons:
-        _season(target, ladder, row)
-    for action in pending:
-        target.action(ladder, action)
-    if progress is not None:
-        progress.advance(count % 1000)
-    return count
+class LogReplay:
+    """The ladder's log run through ``target`` in pieces: most of it before the ladder is
+    locked (workers score on meanwhile), then under the lock only the events stored since."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        ladder: str,
+        target: Ladder,
+        actions: Sequence[Action],
+        seasons: Sequence[Sequence[Any]],
+        progress: Progress | None = None,
+    ) -> None:
+        self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
+        self.pending = list(actions)
+        self.seasons = list(seasons)
+        self.seq = 0  # the scoring number of the last event run
+        self.count = 0
+
+    def run(self) -> None:
+        """Every event stored after the last one run, in scoring order."""
+        ladder, target = self.ladder, self.target
+        for _, outcome, reason, payload, processed_at, seq in store.stream_log(
+            self.engine, ladder, after=self.seq
+        ):
+            while self.seasons and self.seasons[0][1] < processed_at:
+                _season(target, ladder, self.seasons.pop(0))
+            while self.pending and self.pending[0].after_seq < seq:
+                target.action(ladder, self.pending.pop(0))
+            target.event(records.engine_event(payload), processed_at, (outcome, reason))
+            self.seq = seq
+            self.count += 1
+            if self.progress is not None and self.count % 1000 == 0:
+                self.progress.advance(1000)
+
+    def finish(self) -> None:
+        """The season resets and actions after the last event."""
+        for row in self.seasons:
+            _season(self.target, self.ladder, row)
+        for action in self.pending:
+            self.target.action(self.ladder, action)
+        self.seasons, self.pending = [], []
+        if self.progress is not None:
+            self.progress.advance(self.count % 1000)
 
 
 def _season(target: Ladder, ladder: str, row: Sequence[Any]) -> None:
@@ -165,32 +182,42 @@ def void(
     """Void these games exactly; an unknown id is refused (``ModerationError``) before any."""
     started = time.perf_counter()
     ladder = ladder_config.name
-    report = Report(ladder, "void", dry_run=dry_run)
-    with engine.begin() as conn:
-        store.lock_ladder(conn, ladder)
-        now = datetime.now(UTC)
-        found = store.find_events(conn, ladder, event_ids)
-        unknown = [e for e in event_ids if e not in found]
-        if unknown:
-            raise ModerationError(f"no event {unknown[0]!r} on {ladder}")
-        already = store.voided(conn, ladder)
-        new: list[str] = []
-        for event_id in dict.fromkeys(event_ids):
-            kind, _ = found[event_id]
-            if kind != "game.finished":
-                report.refused[event_id] = f"not a game ({kind}): only games can be voided"
-            elif event_id in already:
-                report.refused[event_id] = "already void"
-            else:
-                new.append(event_id)
+    policy, rules_at = ladder_config.policy, ladder_config.rules_at
+    # Most of the replay runs before the lock, so workers are not kept waiting for it.
+    with engine.connect() as conn:
+        report, new, already = _chosen(conn, ladder, event_ids, dry_run)
         if not new:
             report.seconds = time.perf_counter() - started
             return report
         known = [action_of(row) for row in store.actions(conn, ladder)]
-        effective = store.effective(conn, ladder)
+        seasons = store.season_rows(conn, ladder)
+    should = Ladder(policy, rules_at, frozenset(already | set(new)))
+    log = LogReplay(engine, ladder, should, known, seasons, progress)
+    log.run()
+    with engine.begin() as conn:
+        store.lock_ladder(conn, ladder)
+        now = datetime.now(UTC)
+        # Read before the events since are run: a player a worker creates from here on (only
+        # new players are not locked) is in neither, and is left alone.
         current = store.load_players(conn, ladder)
-        should = Ladder(ladder_config.policy, ladder_config.rules_at, frozenset(already | set(new)))
-        report.replayed = replay_log(engine, conn, ladder_config, should, known, progress)
+        locked, new_now, already_now = _chosen(conn, ladder, event_ids, dry_run)
+        known_now = [action_of(row) for row in store.actions(conn, ladder)]
+        seasons_now = store.season_rows(conn, ladder)
+        if (new_now, already_now, known_now, seasons_now) != (new, already, known, seasons) or (
+            store.count_through(conn, ladder, log.seq) != log.count
+        ):
+            # Another action, a season close or an event stored out of order meanwhile: the
+            # events since cannot simply be added, so the log is run again, under the lock.
+            report, new = locked, new_now
+            if not new:
+                report.seconds = time.perf_counter() - started
+                return report
+            should = Ladder(policy, rules_at, frozenset(already_now | set(new)))
+            log = LogReplay(engine, ladder, should, known_now, seasons_now, progress)
+        log.run()
+        log.finish()
+        report.replayed = log.count
+        effective = store.effective(conn, ladder)
         start = ladder_config.rules_at(now).start
         done = rerate(ladder, current, should.players, should.verdicts, effective, start, now)
         report.done = new
@@ -218,6 +245,29 @@ def void(
     _project(redis, ladder_config, done.players)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _chosen(
+    conn: Any, ladder: str, event_ids: Sequence[str], dry_run: bool
+) -> tuple[Report, list[str], set[str]]:
+    """The report so far, the games to void, and the ladder's voided games; an unknown id is
+    refused (``ModerationError``) before anything is done."""
+    report = Report(ladder, "void", dry_run=dry_run)
+    found = store.find_events(conn, ladder, event_ids)
+    unknown = [e for e in event_ids if e not in found]
+    if unknown:
+        raise ModerationError(f"no event {unknown[0]!r} on {ladder}")
+    already = store.voided(conn, ladder)
+    new: list[str] = []
+    for event_id in dict.fromkeys(event_ids):
+        kind, _ = found[event_id]
+        if kind != "game.finished":
+            report.refused[event_id] = f"not a game ({kind}): only games can be voided"
+        elif event_id in already:
+            report.refused[event_id] = "already void"
+        else:
+            new.append(event_id)
+    return report, new, already
 
 
 def _project(

@@ -243,9 +243,16 @@ def set_banned(conn: Connection, player: Player) -> None:
     )
 
 
-def stream_log(engine: Engine, ladder: str) -> Iterator[Sequence[Any]]:
-    """The ladder's audit rows in scoring order: event_id, outcome, reason, payload,
-    processed_at, scoring number (a server-side cursor on PostgreSQL)."""
+def count_through(conn: Connection, ladder: str, seq: int) -> int:
+    """How many of the ladder's events are numbered ``seq`` or lower."""
+    order = _order(_pg(conn))
+    query = select(func.count()).select_from(events)
+    return int(conn.execute(query.where(events.c.ladder == ladder, order <= seq)).scalar_one())
+
+
+def stream_log(engine: Engine, ladder: str, after: int = 0) -> Iterator[Sequence[Any]]:
+    """The ladder's audit rows numbered after ``after``, in scoring order: event_id, outcome,
+    reason, payload, processed_at, scoring number (a server-side cursor on PostgreSQL)."""
     pg = engine.dialect.name == "postgresql"
     order = _order(pg)
     query = (
@@ -257,7 +264,7 @@ def stream_log(engine: Engine, ladder: str) -> Iterator[Sequence[Any]]:
             events.c.processed_at,
             order,
         )
-        .where(events.c.ladder == ladder)
+        .where(events.c.ladder == ladder, order > after)
         .order_by(order)
     )
     with engine.connect() as conn:
