@@ -43,12 +43,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from bench import boards as boards_bench
-from bench import env, floorbench
+from bench import env, floorbench, moderation
 from bench.events import Mix, probe_game
 from bench.receipts import goals as receipt_goals
 
 LADDERS = ("gammon42", "fibs", "prostriker")
-SECTIONS = "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts"
+SECTIONS = "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts,void"
 WATCH_AT_MOST = 600  # outstanding probes polled per round
 LATENCY_GRACE_SECONDS = 10.0  # how long after the last publish a probe may still appear
 RESULTS_DIR = env.ROOT / "bench-results"
@@ -882,6 +882,8 @@ def print_table(result: dict[str, Any]) -> None:
         )
     floorbench.print_lines(result)
     boards_bench.print_section(result)
+    if result.get("void"):
+        print(moderation.line(result["void"]))
     print(f"worker peak RSS: {_fmt(result.get('worker_peak_rss_mib'), ' MiB')}")
     for name, error in (result.get("errors") or {}).items():
         print(f"{name}: FAILED: {error}")
@@ -925,7 +927,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
-        "startup,boards,receipts",
+        "startup,boards,receipts,void",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -1056,6 +1058,9 @@ def main(argv: list[str] | None = None) -> int:
             from bench import receipts as receipts_bench
 
             _section(result, "receipts", lambda: receipts_bench.run(target, plan, log))
+        if "void" in sections:
+            print(f"bench: ladder void after {plan.events:,} events", flush=True)
+            _section(result, "void", lambda: moderation.void(target, plan.events, log, ingest))
         target.redis.flushdb()
         target.drop()
         failed = [

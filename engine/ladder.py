@@ -349,6 +349,8 @@ def _game(
     reason: Reason | None
     if winner_id == loser_id:
         reason = Reason.SELF_PLAY  # an anonymous id against the account it is linked to
+    elif winner.banned or loser.banned:
+        reason = Reason.BANNED  # moderation: unrated for both, as against a bot
     else:
         found = verdict_of(
             fairplay,
@@ -399,7 +401,7 @@ def _game(
         changes = (won, lost)
         if mode == "ranked":  # the audit store's pair windows hold ranked games only
             windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
-    elif mode == "boosted" and policy.boosted_board:
+    elif mode == "boosted" and policy.boosted_board and reason is not Reason.BANNED:
         points = RESULT_POINTS[event.result] * cube
         winner.boosted_points += points
         winner.changed(now)
@@ -636,8 +638,8 @@ def _state(player: Player, recent_ranked_games: int) -> PlayerState:
 
 
 def on_rating_board(player: Player) -> bool:
-    """Every rated player, until linked to an account (the account carries on)."""
-    return player.listed and not player.linked_to
+    """Every rated player, until linked to an account (the account carries on) or banned."""
+    return player.listed and not player.linked_to and not player.banned
 
 
 def on_public_board(player: Player, rules: Ruleset, policy: Policy) -> bool:

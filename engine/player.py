@@ -31,6 +31,7 @@ class Player:
     version: int = 0  # bumped on every change: the projection applies only newer versions
     last_game_at: datetime | None = None
     updated_at: datetime | None = None
+    banned: bool = False  # off every board; their later games are unrated (moderation)
     dirty: bool = field(default=False, compare=False)
 
     @property

@@ -20,6 +20,7 @@ class Outcome(StrEnum):
     REFUSED = "refused"  # recorded, with no effect: the reason says why
     DUPLICATE = "duplicate"  # the event id was applied before: no effect at all (SPEC 2.4 step 1)
     DEAD_LETTERED = "dead_lettered"  # never applied; the dead-letter entry says why
+    VOIDED = "voided"  # a recorded game an operator took back: as if it had never been played
 
 
 class Reason(StrEnum):
@@ -31,6 +32,7 @@ class Reason(StrEnum):
     SHARED_NETWORK = "shared_network"
     PAIR_LIMIT = "pair_limit"
     SELF_PLAY = "self_play"  # an anonymous id against the account it is linked to; also invalid
+    BANNED = "banned"  # a player of the game is banned from the ladder (moderation)
     # tournaments
     TOURNAMENT_ALREADY_SETTLED = "tournament_already_settled"
     PRIVATE_TOURNAMENT = "private_tournament"
@@ -68,3 +70,5 @@ class LedgerKind(StrEnum):
     LINK = "link"  # an account adopting its anonymous id's rating
     SEASON = "season"  # a season's reset (``event_id`` is ``season:<name>``)
     IMPORT = "import"  # a player's rating brought from another system (``import:<digest>``)
+    ADJUSTMENT = "adjustment"  # an operator's manual change (``event_id`` is ``moderation:<n>``)
+    CORRECTION = "correction"  # a re-rating after a void (``event_id`` is ``moderation:<n>``)

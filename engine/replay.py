@@ -43,35 +43,47 @@ class Replay:
         match change.kind:
             case LedgerKind.SEASON:
                 # A season's reset sets the rating it records and bumps the version.
-                start = self.rules_at(at).start
-                self.state.claim(ladder, change.player_id, start, at)
-                player = self.state.players[(ladder, change.player_id)]
-                derived = LedgerChange(
-                    change.player_id,
-                    change.kind,
-                    player.rating,
-                    change.after,
-                    change.after - player.rating,
-                )
-                player.rating = change.after
-                player.changed(at)
-                return derived
+                return self._set(ladder, change, change.after, at, claim=True)
             case LedgerKind.IMPORT:
                 # The start of an imported player's history: listed at the rating it records
                 # (games, experience and flags come with it: see ``worker.ops.importer``).
-                start = self.rules_at(at).start
-                self.state.claim(ladder, change.player_id, start, at)
-                player = self.state.players[(ladder, change.player_id)]
-                derived = LedgerChange(
-                    change.player_id,
-                    change.kind,
-                    player.rating,
-                    change.after,
-                    change.after - player.rating,
-                )
-                player.rating = change.after
-                player.listed = True
-                player.changed(at)
+                derived = self._set(ladder, change, change.after, at, claim=True)
+                self.state.players[(ladder, change.player_id)].listed = True
                 return derived
+            case LedgerKind.ADJUSTMENT:
+                # An operator's change: the delta is the record, the before is today's rating.
+                rating = self.state.players[(ladder, change.player_id)].rating
+                return self._set(ladder, change, rating + change.delta, at, delta=change.delta)
+            case LedgerKind.CORRECTION:
+                # A re-rating after a void sets the rating it records (as a season's reset);
+                # the void's own replay has already moved the player's version.
+                return self._set(ladder, change, change.after, at, bump=False)
             case _:
                 raise ValueError(f"kind: {change.kind!r} is derived from events, not recorded")
+
+    def _set(
+        self,
+        ladder: str,
+        change: LedgerChange,
+        after: float,
+        at: datetime,
+        *,
+        delta: float | None = None,
+        claim: bool = False,
+        bump: bool = True,
+    ) -> LedgerChange:
+        """Set the player's rating to ``after``; ``claim`` creates them at the start first."""
+        if claim:
+            self.state.claim(ladder, change.player_id, self.rules_at(at).start, at)
+        player = self.state.players[(ladder, change.player_id)]
+        derived = LedgerChange(
+            change.player_id,
+            change.kind,
+            player.rating,
+            after,
+            after - player.rating if delta is None else delta,
+        )
+        player.rating = after
+        if bump:
+            player.changed(at)
+        return derived

@@ -13,8 +13,18 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 #: Every outcome a receipt can carry (the engine's ``Outcome`` values; a test pins them equal).
-OUTCOMES: Final = ("rated", "unrated", "applied", "refused", "duplicate", "dead_lettered")
-ReceiptOutcome = Literal["rated", "unrated", "applied", "refused", "duplicate", "dead_lettered"]
+OUTCOMES: Final = (
+    "rated",
+    "unrated",
+    "applied",
+    "refused",
+    "duplicate",
+    "dead_lettered",
+    "voided",
+)
+ReceiptOutcome = Literal[
+    "rated", "unrated", "applied", "refused", "duplicate", "dead_lettered", "voided"
+]
 
 
 class ReceiptPlayer(BaseModel):

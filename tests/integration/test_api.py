@@ -221,11 +221,13 @@ def test_the_openapi_document_lists_every_route(client):
 
 
 def test_the_openapi_document_is_generated_from_the_models(client):
-    """The document states what the code does: history's kinds include season, the page says
-    cursor or offset, and bad parameters are 400 (no 422 is ever answered, so none is listed)."""
+    """The document states what the code does: history's kinds include season and the
+    moderation rows, the page says cursor or offset, and bad parameters are 400 (no 422 is
+    ever answered, so none is listed)."""
     document = client.get("/openapi.json").json()
     kinds = document["components"]["schemas"]["Change"]["properties"]["kind"]["enum"]
-    assert {"game", "prize", "link", "season", "import"} == set(kinds)
+    kinds_now = {"game", "prize", "link", "season", "import", "adjustment", "correction"}
+    assert kinds_now == set(kinds)
     page = document["paths"]["/ladders/{ladder}/leaderboard"]["get"]
     assert "Give a cursor or an offset, not both." in page["description"]
     statuses = {code for item in document["paths"].values() for code in item["get"]["responses"]}

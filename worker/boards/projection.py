@@ -62,6 +62,8 @@ def card(ladder_config: LadderConfig, record: Player) -> dict[str, str]:
         fields["last_game_at"] = record.last_game_at.isoformat()
     if record.linked_to:
         fields["linked_to"] = record.linked_to
+    if record.banned:
+        fields["banned"] = "1"
     return fields
 
 
@@ -110,6 +112,7 @@ class Rows:
     def row(self, r: PlayerRow) -> list[Any]:
         (_, pid, rating, games, experience, listed, boosted, email, name, linked) = r[:10]
         version, last_game_at, updated_at = r[10], r[11], r[12]
+        banned = len(r) > 13 and bool(r[13])
         shown = repr(float(rating))
         provisional = self._provisional.get((games, experience))
         if provisional is None:
@@ -138,7 +141,9 @@ class Rows:
             fields += ["last_game_at", self.iso(last_game_at)]
         if linked:
             fields += ["linked_to", linked]
-        on_board = 1 if listed and not linked else 0  # as engine.ladder.on_rating_board
+        if banned:
+            fields += ["banned", "1"]
+        on_board = 1 if listed and not linked and not banned else 0  # as on_rating_board
         public = 0
         if on_board and self.config.public_board:
             found = self._public.get((email, name, experience))
@@ -147,7 +152,7 @@ class Rows:
                 found = 1 if is_public(self.config, record) else 0
                 self._public[(email, name, experience)] = found
             public = found
-        on_boosted = "0" if linked else str(boosted)  # a linked id leaves every board
+        on_boosted = "0" if linked or banned else str(boosted)  # linked or banned: off every board
         active, since = -1, "0"  # -1: the ladder keeps no active board
         if self.active_since is not None:
             recent = last_game_at is not None and last_game_at >= self.active_since

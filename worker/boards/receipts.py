@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
 from redis import Redis
 from redis.client import Pipeline
@@ -129,3 +129,73 @@ def stored(redis: Redis, event_id: str) -> dict[str, Any] | None:
         return None
     found = json.loads(raw)
     return found if isinstance(found, dict) else None
+
+
+def _names(body: Any, ladder: str, player_id: str) -> bool:
+    """Whether a receipt of ``ladder`` names the player (as a player of it)."""
+    if not isinstance(body, dict) or body.get("ladder") != ladder:
+        return False
+    return any(
+        isinstance(p, dict) and p.get("player_id") == player_id for p in body.get("players") or ()
+    )
+
+
+def rename_player(
+    redis: Redis,
+    ladder: str,
+    player_id: str,
+    rename: Callable[[Any], Any],
+    chunk: int = 1000,
+) -> int:
+    """Rewrite every receipt of ``ladder`` naming ``player_id`` through ``rename`` (an erase):
+    the per-event keys (their expiry kept), the wait lists, and the stream, whose entries
+    cannot change in place: each is deleted and added again, rewritten, at the stream's end.
+    Returns how many receipts were rewritten."""
+    done = 0
+    for key in redis.scan_iter(match=keys.receipt("*"), count=chunk):
+        text = redis.get(key)
+        body = _loads(text)
+        if _names(body, ladder, player_id):
+            redis.set(key, _encode(rename(body)), keepttl=True)
+            done += 1
+    for key in redis.scan_iter(match=keys.receipt_wait("*"), count=chunk):
+        items = redis.lrange(key, 0, -1)
+        bodies = [_loads(item) for item in items]
+        if any(_names(b, ladder, player_id) for b in bodies):
+            ttl = redis.pttl(key)
+            with redis.pipeline() as pipe:
+                pipe.delete(key)
+                pipe.rpush(key, *(_encode(rename(b)) for b in bodies))
+                if ttl > 0:
+                    pipe.pexpire(key, ttl)
+                pipe.execute()
+            done += 1
+    moved: list[tuple[str, str]] = []
+    start = "-"
+    while True:
+        entries = cast(
+            list[tuple[bytes, dict[bytes, bytes]]],
+            redis.xrange(keys.RECEIPTS, min=start, count=chunk),
+        )
+        for entry_id, fields in entries:
+            body = _loads(fields.get(b"receipt"))
+            if _names(body, ladder, player_id):
+                moved.append((entry_id.decode(), _encode(rename(body))))
+        if len(entries) < chunk:
+            break
+        start = "(" + entries[-1][0].decode()
+    for old_id, rewritten in moved:
+        with redis.pipeline() as pipe:
+            pipe.xdel(keys.RECEIPTS, old_id)
+            pipe.xadd(keys.RECEIPTS, {"receipt": rewritten})
+            pipe.execute()
+    return done + len(moved)
+
+
+def _loads(text: bytes | str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -149,7 +149,7 @@ class Card(BaseModel):
 
 class Change(BaseModel):
     event_id: str
-    kind: Literal["game", "prize", "link", "season", "import"]
+    kind: Literal["game", "prize", "link", "season", "import", "adjustment", "correction"]
     at: str = Field(description="When the change was applied (ISO 8601)")
     rating_before: float
     rating_after: float
@@ -161,6 +161,7 @@ class Change(BaseModel):
     result: Literal["win", "loss"] | None
     cube: int | None
     match_length: int | None
+    note: str | None = Field(None, description="A moderation row: what was done and why")
 
 
 class Side(BaseModel):

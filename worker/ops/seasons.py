@@ -229,7 +229,10 @@ def _lock_ladder(conn: Connection, ladder: str) -> None:
 
 def _on_board(ladder: str) -> Any:
     return and_(
-        players.c.ladder == ladder, players.c.listed.is_(True), players.c.linked_to.is_(None)
+        players.c.ladder == ladder,
+        players.c.listed.is_(True),
+        players.c.linked_to.is_(None),
+        players.c.banned.is_(False),
     )
 
 

@@ -37,11 +37,13 @@ from sqlalchemy import and_, func, literal_column, select
 from sqlalchemy.engine import Engine
 
 from engine import LedgerChange, LedgerKind, Player, Replay
+from engine.moderation import Lived
 from engine.replay import RECORDED_KINDS
 from worker.ladders import LadderConfig
 from worker.ops import import_replay, reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
+from worker.ops.verify_moderation import moderated
 from worker.service import records
 from worker.store.statements import PLAYER_COLUMNS
 from worker.store.tables import events, rating_changes
@@ -235,7 +237,10 @@ def _replay(
     progress: Advancing | None,
 ) -> None:
     ladder = ladder_config.name
-    replay = import_replay.replay_for(engine, ladder_config)  # imports start players' histories
+    replay: Replay | Lived = import_replay.replay_for(engine, ladder_config)  # imports: starts
+    actions = moderated(engine, ladder_config)  # voids, bans, adjustments: derived again
+    if actions is not None:
+        replay = actions.lived
     pending = _recorded(engine, ladder)
     # What a replay allocates per event is freed as it goes (nothing it makes is cyclic);
     # the collector would only walk the growing ladder state again and again.
@@ -246,11 +251,15 @@ def _replay(
             processed_at = event_row[5]
             while pending and pending[0][1] < processed_at:
                 _apply_recorded(replay, ladder, pending.pop(0), report)
+            if actions is not None:
+                actions.before(event_row[6], report)
             _check_event(replay, event_row, ledger_rows, report)
             if progress is not None and report.events % PROGRESS_EVERY == 0:
                 progress.advance(PROGRESS_EVERY)
         for row in pending:
             _apply_recorded(replay, ladder, row, report)
+        if actions is not None:
+            actions.before(None, report)
     finally:
         if collecting:
             gc.enable()
@@ -258,7 +267,7 @@ def _replay(
 
 
 def _check_event(
-    replay: Replay, row: Sequence[Any], stored: list[Sequence[Any]], report: LadderReport
+    replay: Replay | Lived, row: Sequence[Any], stored: list[Sequence[Any]], report: LadderReport
 ) -> None:
     event_id, outcome, reason, version, payload, processed_at, _ = row
     report.events += 1
@@ -330,7 +339,9 @@ def _compare_change(
             report.differ(Mismatch(event_id, made.player_id, name, a, b))
 
 
-def _apply_recorded(replay: Replay, ladder: str, row: Sequence[Any], report: LadderReport) -> None:
+def _apply_recorded(
+    replay: Replay | Lived, ladder: str, row: Sequence[Any], report: LadderReport
+) -> None:
     event_id, at, player_id, kind, before, after, delta, k, expected = row
     report.ledger_rows += 1
     change = LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected)

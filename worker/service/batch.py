@@ -43,6 +43,7 @@ from worker.boards.projection import Projection
 from worker.ladders import Config
 from worker.service import receipts, records
 from worker.service.rows import Rows, text
+from worker.store import moderation as moderated
 from worker.store import receipts as stored_receipts
 from worker.store import statements as store
 
@@ -366,7 +367,8 @@ class Service:
             since = min(g.ended_at for g in games) - timedelta(hours=hours)
             until = max(g.ended_at for g in games)
             asks.append(store.WindowAsk(ladder, sorted(ids), since, until))
-        for past in store.window_games(conn, asks):
+        # moderation: voided games count in no window, re-rated ones as re-rated
+        for past in moderated.effective_windows(conn, store.window_games(conn, asks)):
             windows.add_ranked(past.ladder, past.winner_id, past.ended_at)
             windows.add_ranked(past.ladder, past.loser_id, past.ended_at)
             if past.rated:

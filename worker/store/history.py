@@ -15,7 +15,7 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Engine
 
 from worker.service.reads import UnknownPlayer, is_identifier
-from worker.store.tables import events, players, rating_changes
+from worker.store.tables import events, moderation_actions, players, rating_changes
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Change:
     result: str | None  # win or loss
     cube: int | None
     match_length: int | None
+    note: str | None = None  # a moderation row: what the operator did and why
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,7 +76,8 @@ def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[C
         rows = list(conn.execute(query).mappings())
         if not rows and conn.execute(known).first() is None:
             raise UnknownPlayer(f"no player {player!r} on {ladder}")
-    return [_change(row, player) for row in rows]
+        notes = _notes(conn, ladder, rows)
+    return [_change(row, player, notes.get(row["event_id"])) for row in rows]
 
 
 def recent_ranked_games(
@@ -96,7 +98,34 @@ def recent_ranked_games(
         return int(conn.execute(query).scalar_one())
 
 
-def _change(row: Any, player: str) -> Change:
+MODERATION = "moderation:"
+
+
+def _notes(conn: Any, ladder: str, rows: list[Any]) -> dict[str, str]:
+    """``moderation:<n>`` -> "game g-123 voided (cheating)" for the moderation rows shown."""
+    numbers = {
+        int(r["event_id"][len(MODERATION) :])
+        for r in rows
+        if r["kind"] in ("adjustment", "correction") and r["event_id"].startswith(MODERATION)
+    }
+    if not numbers:
+        return {}
+    query = select(moderation_actions).where(
+        moderation_actions.c.ladder == ladder, moderation_actions.c.id.in_(sorted(numbers))
+    )
+    notes = {}
+    for action in conn.execute(query).mappings():
+        if action["kind"] == "void":
+            ids = list((action["details"] or {}).get("voided", []))
+            shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+            what = f"game{'s' if len(ids) > 1 else ''} {shown} voided"
+        else:
+            what = f"adjusted by {action['by']}"
+        notes[f"{MODERATION}{action['id']}"] = f"{what} ({action['reason']})"
+    return notes
+
+
+def _change(row: Any, player: str, note: str | None = None) -> Change:
     game = row["kind"] == "game" and row["winner_id"] is not None
     won = game and row["winner_id"] == player
     return Change(
@@ -113,6 +142,7 @@ def _change(row: Any, player: str) -> Change:
         result=("win" if won else "loss") if game else None,
         cube=row["cube"] if game else None,
         match_length=row["match_length"] if game else None,
+        note=note,
     )
 
 

@@ -42,6 +42,7 @@ PLAYER_TYPES = (  # PostgreSQL types of PLAYER_COLUMNS
     "int8",
     "timestamptz",
     "timestamptz",
+    "bool",
 )
 # A players row as the store, the projection and rebuild read it: ladder, player_id, then
 # PLAYER_COLUMNS in order (``Player(*row)``).

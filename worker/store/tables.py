@@ -79,6 +79,7 @@ players = Table(
     Column("version", BigInteger, nullable=False, server_default="0"),
     Column("last_game_at", UTCDateTime(), nullable=True),
     Column("updated_at", UTCDateTime(), nullable=False),
+    Column("banned", Boolean, nullable=False, server_default="false"),
 )
 
 events = Table(
@@ -218,6 +219,39 @@ dead_letters = Table(
     Column("traceback", Text, nullable=False),
     Index("dead_letters_event", "event_id"),
     Index("dead_letters_failed_at", "failed_at", "id"),
+)
+
+# Moderation (worker.ops.moderation): every action an operator took, in order, append-only.
+# ``after_seq`` is the scoring number of the last event stored when it was taken: a replay
+# applies it right after that event. ``details`` holds what it did (event ids, delta, ...).
+moderation_actions = Table(
+    "moderation_actions",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("ladder", LadderName, nullable=False),
+    Column("kind", String(16), nullable=False),
+    Column("target", Id, nullable=True),
+    Column("reason", Text, nullable=False),
+    Column("by", String(128), nullable=False),
+    Column("at", UTCDateTime(), nullable=False),
+    Column("after_seq", BigInteger, nullable=False),
+    Column("details", Json, nullable=False),
+    Index("moderation_actions_ladder", "ladder", "id"),
+)
+
+# An event's outcome as a moderation action changed it (the audit row keeps the original):
+# ``voided`` for a voided game, or the outcome a re-rating gave a later one. The newest row
+# of an event (highest ``action_id``) is its outcome now.
+event_effects = Table(
+    "event_effects",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("event_id", Id, primary_key=True),
+    Column("action_id", BigInteger, primary_key=True),
+    Column("outcome", String(16), nullable=False),
+    Column("reason", String(32), nullable=True),
 )
 
 CONNECT_TIMEOUT_SECONDS = 5

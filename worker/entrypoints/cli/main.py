@@ -37,12 +37,14 @@ COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.analyse",
     "worker.entrypoints.cli.boards",
     "worker.entrypoints.cli.receipts",
+    "worker.entrypoints.cli.moderate",
 )
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
     {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
     | {"calibrate", "backtest"}
     | {"import"}
+    | {"void", "ban", "unban", "adjust"}
 )
 EXIT_FAILED = 1
 EXIT_USAGE = 2

@@ -204,6 +204,7 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
             f"{when:<20} {safe(c.event_id)[:20]:<20} {what:<6} "
             f"{safe(c.opponent or '-')[:16]:<16} "
             f"{delta:>8} {display_rating(rules, c.rating_after):>9}"
+            + (f"  {c.kind}: {safe(c.note)}" if c.note else "")
         )
     if not changes:
         print("  (no rating changes yet)")

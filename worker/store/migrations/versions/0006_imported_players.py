@@ -1,7 +1,7 @@
 """Players imported from another rating system, with what the import said about each.
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0005
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,77 @@
+"""Bench section ``void``: how fast a void re-rates the ladder after it.
+
+Ingest the mix with two workers (the ``ingest`` function of ``bench.run``), then run
+``ladder void`` on the first game of the ladder with the most events, so every later event
+of that ladder is replayed with it skipped. The rate is the events replayed over the
+command's own reported seconds (interpreter start-up left out, as for verify); the command
+then runs again with ``--dry-run`` (nothing to do: already void, so it must not replay).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench import env
+
+GOAL_EVENTS = 1_000_000
+GOAL_SECONDS = 60.0
+
+
+def void(
+    target: env.Target, events: int, log: Path, ingest: Callable[..., dict[str, Any]]
+) -> dict[str, Any]:
+    ingest(target, events, 2, None, log)
+    ((ladder, count),) = target.sql(
+        "SELECT ladder, count(*) FROM events GROUP BY ladder ORDER BY count(*) DESC LIMIT 1"
+    )
+    ((first,),) = target.sql(
+        "SELECT event_id FROM events WHERE ladder = %s AND type = 'game.finished' "
+        "ORDER BY seq LIMIT 1",
+        ladder,
+    )
+    command = [str(Path(sys.executable).with_name("ladder")), "void", ladder, first]
+    started = time.perf_counter()
+    run = subprocess.run(
+        [*command, "--reason", "bench", "--by", "bench", "--json"],
+        env=target.subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=log.open("ab"),
+        text=True,
+    )
+    command_seconds = time.perf_counter() - started
+    try:
+        shown = json.loads(run.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"events": 0, "seconds": None, "note": f"ladder void exited {run.returncode}"}
+    seconds = shown["seconds"]
+    rate = shown["events_replayed"] / seconds if seconds else None
+    return {
+        "ladder": ladder,
+        "ladder_events": int(count),
+        "events_replayed": shown["events_replayed"],
+        "players_corrected": len(shown["players"]),
+        "outcomes_changed": shown["outcomes_changed"],
+        "seconds": seconds,
+        "command_seconds": round(command_seconds, 2),
+        "events_per_second": round(rate) if rate else None,
+        "projected_seconds_for_1m": round(GOAL_EVENTS / rate, 1) if rate else None,
+        "exit": run.returncode,
+    }
+
+
+def line(found: dict[str, Any]) -> str:
+    """The section's line in the bench table."""
+    if not found.get("seconds"):
+        return f"ladder void: {found.get('note', 'not measured')}"
+    return (
+        f"ladder void: {found['events_replayed']:,} events of {found['ladder']} replayed in "
+        f"{found['seconds']:.2f} s ({found['events_per_second']:,} events/s; "
+        f"{found['players_corrected']} players corrected); 1,000,000 events would take "
+        f"about {found['projected_seconds_for_1m']} s (goal {GOAL_SECONDS:.0f} s)"
+    )

@@ -1,0 +1,94 @@
+"""Data-protection requests: ``ladder player export`` and ``ladder player erase``."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from tests.conftest import drain, publish
+from tests.events import game, tournament
+from tests.integration.helpers import board, stored_players
+from tests.integration.test_moderation import clean, ladder, ladder_json
+from tests.integration.test_privacy import everything_in_postgres, everything_in_redis
+from worker.ops import seasons
+
+ID = "zed-7"
+T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=10)
+
+
+def history_of_zed(runtime):
+    publish(
+        runtime,
+        game(ID, "amy", event_id="g1", ended_at=T0),
+        game("bob", ID, event_id="g2", ended_at=T0 + timedelta(hours=1)),
+        game("amy", "bob", event_id="g3", ended_at=T0 + timedelta(hours=2)),
+        tournament("gammon42", "cup", [ID, "bob", "amy"], event_id="t1"),
+        game(ID, "bob", event_id="bad", cube=3),  # dead-lettered, naming the player
+    )
+    drain(runtime)
+    cfg = runtime.config.ladders["gammon42"]
+    seasons.close(runtime.engine, runtime.leaderboard_redis, cfg, "S1", seasons.Policy())
+    assert 0 == ladder(runtime, "void", "gammon42", "g3", "--reason", "test", "--by", "mod")
+    since = (T0 + timedelta(hours=1)).isoformat()  # the void of a ban names the player
+    assert 0 == ladder(runtime, "ban", "gammon42", ID, "--reason", "x", "--void-since", since)
+    assert 0 == ladder(runtime, "unban", "gammon42", ID, "--reason", "appeal")
+
+
+def test_export_prints_everything_stored_about_the_player(runtime, capsys):
+    """Issue item 5: state, every event naming them, ledger, dead letters, Redis entries."""
+    history_of_zed(runtime)
+    capsys.readouterr()
+    assert 0 == ladder(runtime, "player", "export", "gammon42", ID)
+    shown = json.loads(capsys.readouterr().out)
+    stored = shown["postgresql"]
+    assert [ID] == [p["player_id"] for p in stored["players"]]
+    assert {"g1", "g2", "t1"} == {e["event_id"] for e in stored["events"]}
+    assert {"game", "prize", "correction"} == {r["kind"] for r in stored["rating_changes"]}
+    assert ["S1"] == [s["season"] for s in stored["season_standings"]]
+    assert ["bad"] == [d["event_id"] for d in shown["dead_letters"]]
+    assert {"rating", "season:S1"} <= set(shown["redis"]["boards"])
+    assert shown["redis"]["card"]["games"] == "1"  # g2 voided by the ban
+    assert 2 == ladder(runtime, "player", "export", "gammon42", "nobody")
+
+
+def test_erase_leaves_no_trace_of_the_id_and_every_other_number_unchanged(runtime, capfd):
+    """Issue item 5 and "Done when": the id is found nowhere (every table, every Redis key
+    and the logs, searched as the raw-IP test searches), the player is off the boards, the
+    other players' numbers are unchanged and ``ladder verify`` still passes."""
+    history_of_zed(runtime)
+    others = {p: v for p, v in stored_players(runtime, "gammon42").items() if p != ID}
+    rating = board(runtime, "gammon42")
+    assert 2 == ladder(runtime, "player", "erase", "gammon42", ID)  # no --yes: refused
+    assert ID in everything_in_postgres(runtime)
+    capfd.readouterr()
+    assert 0 == ladder(runtime, "player", "erase", "gammon42", ID, "--yes", "--by", "dpo")
+    logs = capfd.readouterr()
+    stores = {
+        "postgres": everything_in_postgres(runtime),
+        "redis": everything_in_redis(runtime),
+        "logs": logs.out + logs.err,
+    }
+    assert {} == {where: blob.count(ID) for where, blob in stores.items() if ID in blob}
+    del rating[ID]
+    assert rating == board(runtime, "gammon42")
+    after = stored_players(runtime, "gammon42")
+    assert others == {p: v for p, v in after.items() if not p.startswith("erased-")}
+    pseudonym = next(p for p in after if p.startswith("erased-"))
+    assert after[pseudonym]["banned"] and after[pseudonym]["rated_games"] == 1
+    clean(runtime, "gammon42")
+    # a second erase of the same id finds no such player
+    assert 2 == ladder(runtime, "player", "erase", "gammon42", ID, "--yes")
+
+
+def test_an_erased_pseudonym_is_stable_and_verify_passes_after_more_games(runtime, capsys):
+    """The pseudonym is a keyed hash of ladder and id (stable); games after the erase score
+    as usual and the ladder still verifies."""
+    from worker.ops.erase import pseudonym
+
+    history_of_zed(runtime)
+    shown = ladder_json(runtime, capsys, "player", "erase", "gammon42", ID, "--yes")
+    key = runtime.settings.network_key.get_secret_value()
+    assert pseudonym(key, "gammon42", ID) == shown["pseudonym"]
+    publish(runtime, game("amy", "bob", event_id="g9"))
+    drain(runtime)
+    clean(runtime, "gammon42")

@@ -1,0 +1,279 @@
+"""Moderation (void, ban, unban, adjust): exact re-rating, an append-only log, verify passes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.conftest import drain, publish
+from tests.e2e.oracle import Oracle
+from tests.events import game
+from tests.integration.helpers import audit, board, card, ledger, stored_players
+from worker.entrypoints.cli import moderate, read
+from worker.ops import moderation, reconcile
+from worker.ops.verify import verify
+
+T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=20)
+
+
+def ladder(rt: Any, *argv: str) -> int:
+    """Run one command the way ``ladder`` does, against this runtime."""
+    parser = argparse.ArgumentParser(prog="ladder")
+    commands = parser.add_subparsers(dest="command", required=True)
+    read.register(commands)
+    moderate.register(commands)
+    args = parser.parse_args(list(argv))
+    status: int = args.handler(rt, args)
+    return status
+
+
+def ladder_json(rt: Any, capsys: Any, *argv: str) -> Any:
+    capsys.readouterr()
+    assert 0 == ladder(rt, *argv, "--json")
+    return json.loads(capsys.readouterr().out)
+
+
+def clean(rt: Any, name: str) -> None:
+    """``ladder verify`` and ``ladder reconcile`` find nothing."""
+    report = verify(rt.engine, rt.leaderboard_redis, rt.config.ladders[name])
+    assert [] == report.mismatches
+    assert reconcile.check(rt.engine, rt.leaderboard_redis, rt.config.ladders[name]).clean
+
+
+def continuous(rt: Any, name: str, player: str) -> None:
+    """Each ledger row starts where the one before ended (SPEC 5: the ledger is continuous)."""
+    rows = ledger(rt, name, player)
+    for before, after in zip(rows, rows[1:], strict=False):
+        assert before["rating_after"] == after["rating_before"]
+    assert rows[-1]["rating_after"] == stored_players(rt, name)[player]["rating"]
+
+
+def oracle_boards(events: list[dict[str, Any]], name: str) -> dict[str, float]:
+    model = Oracle()
+    for event in events:
+        model.apply(event)
+    return model.rating_board(name)
+
+
+def pair_games(name: str = "gammon42") -> list[dict[str, Any]]:
+    """A cheater (c) farms v four times in a day (the 4th hits the pair limit), then both
+    play others; x plays v afterwards, so the correction spreads."""
+    out = [
+        game("c", "v", ladder=name, event_id=f"farm-{i}", ended_at=T0 + timedelta(hours=i))
+        for i in range(4)
+    ]
+    out += [
+        game("v", "x", ladder=name, event_id="v-x", ended_at=T0 + timedelta(hours=5)),
+        game("x", "y", ladder=name, event_id="x-y", ended_at=T0 + timedelta(hours=6)),
+        game("c", "y", ladder=name, event_id="c-y", ended_at=T0 + timedelta(hours=7)),
+        game("z", "w", ladder=name, event_id="z-w", ended_at=T0 + timedelta(hours=8)),
+    ]
+    return out
+
+
+def test_a_void_rerates_exactly_as_if_the_games_had_never_been_played(runtime, capsys):
+    """Issue item 1: afterwards every player equals a ladder that never received the voided
+    games; the pair limit no longer counts them (farm-3 is rated now); item 4: corrections
+    keep each ledger continuous and ``ladder verify`` passes; untouched players stay so."""
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    assert ("unrated", "pair_limit") == next(
+        (r["outcome"], r["reason"]) for r in audit(runtime, "gammon42") if r["event_id"] == "farm-3"
+    )
+    zw_before = stored_players(runtime, "gammon42")["z"]
+    shown = ladder_json(
+        runtime, capsys, "void", "gammon42", "farm-0", "c-y", "--reason", "cheating", "--by", "mod"
+    )
+    assert ["farm-0", "c-y"] == shown["voided"] and shown["action"] is not None
+    kept = [e for e in events if e["event_id"] not in ("farm-0", "c-y")]
+    assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
+    assert zw_before == stored_players(runtime, "gammon42")["z"]  # not touched at all
+    for player in ("c", "v", "x", "y"):
+        continuous(runtime, "gammon42", player)
+    kinds = [r["kind"] for r in ledger(runtime, "gammon42", "y")]
+    assert "correction" == kinds[-1]
+    clean(runtime, "gammon42")
+    # idempotent: the same void again changes nothing
+    again = ladder_json(runtime, capsys, "void", "gammon42", "farm-0", "--reason", "cheating")
+    assert (None, {"farm-0": "already void"}) == (again["action"], again["refused"])
+    # a later game is scored on the corrected state and the corrected windows
+    late = game("c", "v", event_id="late", ended_at=T0 + timedelta(hours=9))
+    publish(runtime, late)
+    drain(runtime)
+    assert oracle_boards([*kept, late], "gammon42") == board(runtime, "gammon42")
+    clean(runtime, "gammon42")
+
+
+@pytest.mark.parametrize("name", ["fibs", "prostriker"])
+def test_a_void_is_exact_on_every_ruleset(runtime, capsys, name):
+    """Issue item 1 on fibs (experience, multiplier, pair limit) and prostriker (K by games)."""
+    events = pair_games(name)
+    publish(runtime, *events)
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", name, "farm-1", "--reason", "cheating")
+    kept = [e for e in events if e["event_id"] != "farm-1"]
+    expected = oracle_boards(kept, name)
+    actual = board(runtime, name)
+    assert sorted(expected) == sorted(actual)
+    assert all(abs(expected[p] - actual[p]) < 1e-9 for p in expected)
+    clean(runtime, name)
+
+
+def test_dry_run_shows_now_and_after_and_changes_nothing(runtime, capsys):
+    """Issue item 6: --dry-run shows, per player, the rating now and after."""
+    publish(runtime, *pair_games())
+    drain(runtime)
+    before = (stored_players(runtime, "gammon42"), board(runtime, "gammon42"))
+    shown = ladder_json(runtime, capsys, "void", "gammon42", "c-y", "--reason", "x", "--dry-run")
+    assert shown["dry_run"] and shown["action"] is None
+    c = next(p for p in shown["players"] if p["player_id"] == "c")
+    assert c["rating"] == before[0]["c"]["rating"] and c["rating_after"] < c["rating"]
+    assert before == (stored_players(runtime, "gammon42"), board(runtime, "gammon42"))
+
+
+def test_unknown_ladder_event_or_player_is_refused_and_non_games_are_reported(runtime, capsys):
+    """Issue item 6: unknown ladder, event or player: a clear message and exit 2; an event
+    that is not a game is reported and nothing changes for it."""
+    publish(
+        runtime,
+        game("a", "b", event_id="g1"),
+        {
+            "type": "player.updated",
+            "event_id": "p1",
+            "ladder": "fibs",
+            "player_id": "a",
+            "email_verified": True,
+            "display_name_chosen": True,
+        },
+    )
+    drain(runtime)
+    capsys.readouterr()
+    assert 2 == ladder(runtime, "void", "chess", "g1", "--reason", "x")
+    assert 2 == ladder(runtime, "void", "gammon42", "g1", "nope", "--reason", "x")
+    assert 2 == ladder(runtime, "ban", "gammon42", "nobody", "--reason", "x")
+    assert 2 == ladder(runtime, "adjust", "gammon42", "nobody", "--delta", "5", "--reason", "x")
+    assert 2 == ladder(runtime, "adjust", "gammon42", "a", "--delta", "2.5", "--reason", "x")
+    err = capsys.readouterr().err
+    assert "ladder: no ladder named 'chess'" in err and "no event 'nope'" in err
+    assert "no player 'nobody'" in err and "Traceback" not in err
+    shown = ladder_json(runtime, capsys, "void", "fibs", "p1", "--reason", "x")
+    assert shown["action"] is None and "not a game" in shown["refused"]["p1"]
+    assert board(runtime, "gammon42") == {"a": 1516.0, "b": 1484.0}
+
+
+def test_ban_takes_a_player_off_the_boards_and_rates_their_later_games_as_banned(runtime):
+    """Issue item 2: off every board; later games unrated with reason banned, the opponent
+    not rated either; unban puts them back; verify passes throughout."""
+    publish(runtime, game("c", "v", event_id="g1"), game("v", "w", event_id="g2"))
+    drain(runtime)
+    assert 0 == ladder(runtime, "ban", "gammon42", "c", "--reason", "cheating")
+    assert "c" not in board(runtime, "gammon42")
+    assert "1" == card(runtime, "gammon42", "c")["banned"]
+    publish(runtime, game("c", "w", event_id="g3"))
+    drain(runtime)
+    assert ("unrated", "banned") == next(
+        (r["outcome"], r["reason"]) for r in audit(runtime, "gammon42") if r["event_id"] == "g3"
+    )
+    assert 1 == stored_players(runtime, "gammon42")["w"]["rated_games"]
+    clean(runtime, "gammon42")
+    assert 0 == ladder(runtime, "unban", "gammon42", "c", "--reason", "appeal upheld")
+    assert "c" in board(runtime, "gammon42")
+    clean(runtime, "gammon42")
+
+
+def test_ban_with_void_since_voids_their_games_from_that_time(runtime, capsys):
+    """Issue item 2: --void-since voids every game of theirs that ended at or after TIME."""
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    since = (T0 + timedelta(hours=2)).isoformat()
+    assert 0 == ladder(runtime, "ban", "gammon42", "c", "--reason", "bot", "--void-since", since)
+    kept = [e for e in events if e["event_id"] not in ("farm-2", "farm-3", "c-y")]
+    expected = oracle_boards(kept, "gammon42")
+    del expected["c"]  # banned: off the boards
+    assert expected == board(runtime, "gammon42")
+    clean(runtime, "gammon42")
+
+
+def test_adjust_is_a_ledger_row_of_its_own_and_verify_replays_it_before_a_void(runtime, capsys):
+    """Issue item 3: a manual change recorded as kind adjustment; item 4: any sequence of
+    adjustments, voids and bans keeps verify passing."""
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    assert 0 == ladder(runtime, "adjust", "gammon42", "x", "--delta", "-7", "--reason", "typo")
+    row = ledger(runtime, "gammon42", "x")[-1]
+    assert ("adjustment", -7.0) == (row["kind"], row["delta"])
+    assert 0 == ladder(runtime, "void", "gammon42", "v-x", "--reason", "cheating")
+    assert 0 == ladder(runtime, "ban", "gammon42", "y", "--reason", "abuse")
+    publish(runtime, game("x", "z", event_id="after", ended_at=T0 + timedelta(hours=10)))
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "farm-0", "--reason", "cheating")
+    for player in ("c", "v", "x", "z"):
+        continuous(runtime, "gammon42", player)
+    clean(runtime, "gammon42")
+    assert moderation.Report("gammon42", "void").as_json()["voided"] == []
+
+
+def test_history_says_which_game_was_voided_and_why(runtime, capsys):
+    """Issue item 4: ``ladder history`` shows "-12, correction: game g-123 voided (cheating)";
+    the HTTP history carries the same note."""
+    from starlette.testclient import TestClient
+
+    from worker.entrypoints.api import create_app
+
+    publish(runtime, *pair_games())
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "c-y", "--reason", "cheating")
+    assert 0 == ladder(runtime, "adjust", "gammon42", "y", "--delta", "3", "--reason", "typo")
+    capsys.readouterr()
+    assert 0 == ladder(runtime, "history", "gammon42", "y")
+    out = capsys.readouterr().out
+    assert "correction: game c-y voided (cheating)" in out
+    assert "adjustment: adjusted by" in out and "(typo)" in out
+    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    with TestClient(app) as client:
+        rows = client.get("/ladders/gammon42/players/y/history").json()
+    assert ["adjustment", "correction"] == [r["kind"] for r in rows[:2]]
+    assert "game c-y voided (cheating)" == rows[1]["note"]
+
+
+def test_events_and_actions_stored_while_a_void_replays_are_taken_into_account(
+    runtime, capsys, monkeypatch
+):
+    """Issue item 6: most of a void's replay runs before it locks the ladder, so workers go
+    on meanwhile; what they store in between (a game of the players concerned) and another
+    void taken in between are in the result, which stays exact and verifiable."""
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    late = game("c", "x", event_id="meanwhile", ended_at=T0 + timedelta(hours=9))
+    runs = []
+    original = moderation.LogReplay.run
+
+    def run(self: Any) -> None:
+        original(self)
+        runs.append(self.count)
+        if len(runs) == 1:  # between the unlocked pass and the lock: a worker scores a game
+            publish(runtime, late)
+            drain(runtime)
+        elif len(runs) == 3:  # the second void's unlocked pass: the first void commits first
+            monkeypatch.setattr(moderation.LogReplay, "run", original)
+            assert 0 == ladder(runtime, "void", "gammon42", "farm-1", "--reason", "first")
+
+    monkeypatch.setattr(moderation.LogReplay, "run", run)
+    assert 0 == ladder(runtime, "void", "gammon42", "c-y", "--reason", "cheating")
+    assert [8, 9] == runs  # the tail under the lock: one event stored meanwhile
+    kept = [e for e in events if e["event_id"] != "c-y"] + [late]
+    assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
+    clean(runtime, "gammon42")
+    monkeypatch.setattr(moderation.LogReplay, "run", run)
+    assert 0 == ladder(runtime, "void", "gammon42", "v-x", "--reason", "second")
+    kept = [e for e in kept if e["event_id"] not in ("farm-1", "v-x")]
+    assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
+    clean(runtime, "gammon42")

@@ -1,0 +1,76 @@
+"""engine.moderation: the ladder as it should be, and the log as it was lived (no I/O)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from engine import LedgerKind, Policy, Replay
+from engine.ladder import GameFinished, Side
+from engine.moderation import Action, Ladder, Lived, rerate, same_state
+from engine.rulesets import FibsRules
+
+T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
+RULES = FibsRules()
+POLICY = Policy()
+
+
+def rules_at(_: datetime) -> FibsRules:
+    return RULES
+
+
+def games() -> list[GameFinished]:
+    """f1 and f2 play four times in a day (the 4th is pair-limited), then f2 plays f3."""
+    out = [
+        GameFinished(
+            f"g{i}",
+            "fibs",
+            T0 + timedelta(hours=i),
+            "ranked",
+            Side("f2" if i == 0 else "f1"),
+            Side("f1" if i == 0 else "f2"),
+            match_length=3,
+        )
+        for i in range(4)
+    ]
+    out.append(
+        GameFinished("g4", "fibs", T0 + timedelta(hours=5), "ranked", Side("f2"), Side("f3"))
+    )
+    return out
+
+
+def test_a_ladder_that_skips_voided_games_equals_one_that_never_received_them():
+    """Issue item 1: exact means equal to a ladder that never received the voided games;
+    the pair limit no longer counts g0, so g3 is rated (SPEC 2.2: first 3 within 24 hours)."""
+    should = Ladder(POLICY, rules_at, frozenset({"g0"}))
+    never = Replay(POLICY, rules_at)
+    for game in games():
+        should.event(
+            game,
+            game.ended_at,
+            ("rated", None) if game.event_id != "g3" else ("unrated", "pair_limit"),
+        )
+        if game.event_id != "g0":
+            never.event(game, game.ended_at)
+    assert set(never.state.players) == set(should.players)
+    assert all(same_state(never.state.players[k], p) for k, p in should.players.items())
+    assert (("rated", None), ("unrated", "pair_limit")) == should.verdicts["g3"]
+    assert (("voided", None), ("rated", None)) == should.verdicts["g0"]
+
+
+def test_lived_switches_at_the_void_and_derives_its_corrections():
+    """Issue item 4: the corrections are the difference between the ladder as it stood and
+    as it should be, one row per player whose rating moved, each continuing the ledger."""
+    void = Action(1, "void", T0 + timedelta(hours=6), after_seq=5, voided=frozenset({"g0"}))
+    lived = Lived("fibs", POLICY, rules_at, [void])
+    for game in games():
+        lived.event(game, game.ended_at)
+    before = {k: p.rating for k, p in lived.state.players.items()}
+    changes, effects = lived.action(void)
+    assert {c.player_id for c in changes} == {"f1", "f2", "f3"}
+    assert all(c.kind is LedgerKind.CORRECTION for c in changes)
+    assert all(before[("fibs", c.player_id)] == c.before for c in changes)
+    assert {("g0", "voided"), ("g3", "rated")} == {(e.event_id, e.outcome) for e in effects}
+    # idempotent: comparing the corrected ladder with itself changes nothing
+    players = lived.state.players
+    again = rerate("fibs", players, players, {}, {}, RULES.start, void.at)
+    assert ([], [], []) == (again.players, again.changes, again.effects)

@@ -1,0 +1,337 @@
+"""Moderation commands: ``void``, ``ban``, ``unban``, ``adjust``, ``player export|erase``.
+
+Each action is an entry in the ladder's moderation log with its reason, operator (``--by``,
+default the OS user) and time. Exit status: 0 done (or nothing to do: an event already void, a
+player already banned), 1 could not do it, 2 asked wrongly (unknown ladder, event or player,
+a bad time or delta, erase without ``--yes``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+from datetime import datetime
+from typing import Any
+
+from worker.entrypoints.cli.terminal import error, safe
+from worker.ops.progress import Progress
+
+EXIT_USAGE = 2
+PLAYER_VERBS = ("export", "erase")
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("void", help="take games back, re-rating the ladder exactly")
+    p.add_argument("ladder")
+    p.add_argument("event_ids", nargs="+", metavar="EVENT_ID")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_void)
+
+    p = subparsers.add_parser("ban", help="take a player off the boards; later games unrated")
+    p.add_argument("ladder")
+    p.add_argument("player")
+    p.add_argument(
+        "--void-since",
+        type=_time,
+        metavar="TIME",
+        help="also void every game of theirs that ended at or after TIME (RFC 3339)",
+    )
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_ban)
+
+    p = subparsers.add_parser("unban", help="put a banned player back on the boards")
+    p.add_argument("ladder")
+    p.add_argument("player")
+    _common(p, dry_run=False)
+    p.set_defaults(handler=cmd_unban)
+
+    p = subparsers.add_parser("adjust", help="change a rating by hand, with a reason")
+    p.add_argument("ladder")
+    p.add_argument("player")
+    p.add_argument("--delta", type=float, required=True, metavar="N")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_adjust)
+
+    # ``ladder player export|erase LADDER PLAYER`` beside ``ladder player LADDER PLAYER``.
+    card = subparsers.choices["player"]
+    card.add_argument("target", nargs="?", help=argparse.SUPPRESS)
+    card.add_argument("--yes", action="store_true", help="erase: confirm")
+    card.add_argument("--by", default=None, metavar="NAME", help="erase: the operator")
+    card.set_defaults(handler=_player_verbs(card.get_default("handler")))
+
+
+def _common(p: argparse.ArgumentParser, *, dry_run: bool) -> None:
+    p.add_argument("--reason", required=True, metavar="TEXT")
+    p.add_argument("--by", default=None, metavar="NAME", help="the operator (default: OS user)")
+    if dry_run:
+        p.add_argument(
+            "--dry-run", action="store_true", help="show what would change, change nothing"
+        )
+    p.add_argument("--json", action="store_true")
+
+
+def _time(text: str) -> datetime:
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an RFC 3339 time") from None
+    if when.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset (end it with Z or +00:00)")
+    return when
+
+
+def _operator(args: argparse.Namespace) -> str:
+    if args.by:
+        return str(args.by)
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _ladder(rt: Any, name: str) -> Any:
+    ladder_config = rt.config.ladder(name)
+    if ladder_config is None:
+        error(f"no ladder named {name!r} is configured")
+    return ladder_config
+
+
+def _reason(args: argparse.Namespace) -> str | None:
+    reason = str(args.reason).strip()
+    if not reason:
+        error("--reason must say why")
+        return None
+    return reason
+
+
+def _run(action: Any) -> Any:
+    from worker.ops.moderation import ModerationError
+
+    try:
+        return action()
+    except ModerationError as exc:
+        error(str(exc))
+        return None
+
+
+def cmd_void(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops import moderation
+    from worker.ops.verify import count_events
+
+    ladder_config = _ladder(rt, args.ladder)
+    reason = _reason(args)
+    if ladder_config is None or reason is None:
+        return EXIT_USAGE
+    progress = Progress(f"void {args.ladder}", count_events(rt.engine, args.ladder), unit="events")
+    report = _run(
+        lambda: moderation.void(
+            rt.engine,
+            rt.leaderboard_redis,
+            ladder_config,
+            args.event_ids,
+            reason,
+            _operator(args),
+            dry_run=args.dry_run,
+            progress=progress,
+        )
+    )
+    if report is None:
+        return EXIT_USAGE
+    if report.replayed:
+        progress.finish()
+    _show(args, ladder_config, report)
+    return 0
+
+
+def cmd_ban(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops import moderation
+    from worker.ops.verify import count_events
+
+    ladder_config = _ladder(rt, args.ladder)
+    reason = _reason(args)
+    if ladder_config is None or reason is None:
+        return EXIT_USAGE
+    by = _operator(args)
+    report = _run(
+        lambda: moderation.ban(
+            rt.engine,
+            rt.leaderboard_redis,
+            ladder_config,
+            args.player,
+            reason,
+            by,
+            dry_run=args.dry_run,
+        )
+    )
+    if report is None:
+        return EXIT_USAGE
+    reports = [report]
+    if args.void_since is not None:
+        with rt.engine.connect() as conn:
+            from worker.store.moderation import games_since
+
+            ids = games_since(conn, args.ladder, args.player, args.void_since)
+        if ids:
+            total = count_events(rt.engine, args.ladder)
+            progress = Progress(f"void {args.ladder}", total, unit="events")
+            voided = _run(
+                lambda: moderation.void(
+                    rt.engine,
+                    rt.leaderboard_redis,
+                    ladder_config,
+                    ids,
+                    f"ban of {args.player}: {reason}",
+                    by,
+                    dry_run=args.dry_run,
+                    progress=progress,
+                    details={"ban": args.player, "since": args.void_since.isoformat()},
+                )
+            )
+            if voided is None:
+                return EXIT_USAGE
+            if voided.replayed:
+                progress.finish()
+            reports.append(voided)
+    for one in reports:
+        _show(args, ladder_config, one)
+    return 0
+
+
+def cmd_unban(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops import moderation
+
+    ladder_config = _ladder(rt, args.ladder)
+    reason = _reason(args)
+    if ladder_config is None or reason is None:
+        return EXIT_USAGE
+    report = _run(
+        lambda: moderation.ban(
+            rt.engine,
+            rt.leaderboard_redis,
+            ladder_config,
+            args.player,
+            reason,
+            _operator(args),
+            banned=False,
+        )
+    )
+    if report is None:
+        return EXIT_USAGE
+    _show(args, ladder_config, report)
+    return 0
+
+
+def cmd_adjust(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops import moderation
+
+    ladder_config = _ladder(rt, args.ladder)
+    reason = _reason(args)
+    if ladder_config is None or reason is None:
+        return EXIT_USAGE
+    if ladder_config.ruleset != "fibs" and args.delta != int(args.delta):
+        error(f"{args.ladder} keeps whole ratings: --delta must be a whole number")
+        return EXIT_USAGE
+    report = _run(
+        lambda: moderation.adjust(
+            rt.engine,
+            rt.leaderboard_redis,
+            ladder_config,
+            args.player,
+            args.delta,
+            reason,
+            _operator(args),
+            dry_run=args.dry_run,
+        )
+    )
+    if report is None:
+        return EXIT_USAGE
+    _show(args, ladder_config, report)
+    return 0
+
+
+def _show(args: argparse.Namespace, ladder_config: Any, report: Any) -> None:
+    from engine import display_rating
+
+    if args.json:
+        print(json.dumps(report.as_json()))
+        return
+    rules = ladder_config.current
+    for event_id, why in report.refused.items():
+        print(f"ladder: {safe(event_id)}: {why}; nothing changed for it")
+    if report.note:
+        print(f"ladder: {safe(report.note)}")
+    what = "would change" if report.dry_run else "changed"
+    if report.kind == "void":
+        if not report.done:
+            print(f"ladder: nothing to void on {report.ladder}")
+            return
+        print(
+            f"ladder: {'would void' if report.dry_run else 'voided'} {len(report.done)} games "
+            f"on {report.ladder}: {len(report.players)} players {what}, "
+            f"{report.effects} outcomes {what}, {report.replayed} events replayed "
+            f"in {report.seconds:.1f}s"
+            + ("" if report.action is None else f" (action {report.action})")
+        )
+    elif report.action is not None or report.dry_run:
+        verb = {"ban": "banned", "unban": "unbanned", "adjust": "adjusted"}[report.kind]
+        print(
+            f"ladder: {'would have ' + verb if report.dry_run else verb} on {report.ladder}"
+            + ("" if report.action is None else f" (action {report.action})")
+        )
+    for player_id, now, after in report.players:
+        print(
+            f"  {safe(player_id):<24} {display_rating(rules, now):>9} -> "
+            f"{display_rating(rules, after):>9}"
+        )
+
+
+# -- data-protection requests ----------------------------------------------------------------
+
+
+def _player_verbs(card: Any) -> Any:
+    def run(rt: Any, args: argparse.Namespace) -> int:
+        if args.ladder in PLAYER_VERBS and args.target is not None:
+            verb, args.ladder, args.player = args.ladder, args.player, args.target
+            return cmd_player_export(rt, args) if verb == "export" else cmd_player_erase(rt, args)
+        if args.target is not None:
+            error(f"unexpected argument {safe(args.target)!r} (ladder player [export|erase] ...)")
+            return EXIT_USAGE
+        result: int = card(rt, args)
+        return result
+
+    return run
+
+
+def cmd_player_export(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops.erase import export
+
+    if _ladder(rt, args.ladder) is None:
+        return EXIT_USAGE
+    found = _run(lambda: export(rt, args.ladder, args.player))
+    if found is None:
+        return EXIT_USAGE
+    print(json.dumps(found, indent=2, default=str))
+    return 0
+
+
+def cmd_player_erase(rt: Any, args: argparse.Namespace) -> int:
+    from worker.ops.erase import erase
+
+    ladder_config = _ladder(rt, args.ladder)
+    if ladder_config is None:
+        return EXIT_USAGE
+    if not args.yes:
+        error(f"erase replaces {safe(args.player)!r} everywhere; confirm with --yes")
+        return EXIT_USAGE
+    report = _run(lambda: erase(rt, ladder_config, args.player, _operator(args)))
+    if report is None:
+        return EXIT_USAGE
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(
+            f"ladder: erased the player on {args.ladder}: now {report['pseudonym']} "
+            f"({report['rows']} rows, {report['keys']} Redis entries rewritten)"
+        )
+    return 0

@@ -1,0 +1,140 @@
+"""Data-protection requests: export everything stored about a player; erase a player.
+
+``erase`` replaces the player's id on one ladder by a stable pseudonym (a keyed hash of the
+ladder and the id under ``LADDER_NETWORK_KEY``: the same id always gets the same pseudonym,
+and it cannot be turned back into the id without the key) in every place it is stored:
+PostgreSQL rows and payloads, the Redis boards, hashes and season archives, and dead letters
+(in Redis and in PostgreSQL). The pseudonym is banned, so it stays off every board; every
+other player's numbers are untouched, and since the stored payloads carry the pseudonym a
+replay (``ladder verify``) derives the same ladder. The erase is an entry in the moderation
+log naming only the pseudonym.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from datetime import UTC, datetime
+from typing import Any
+
+from redis import Redis
+from redis.cluster import RedisCluster
+
+from schemas import InvalidEvent
+from worker import keys
+from worker.boards import receipts
+from worker.boards.projection import as_row
+from worker.ladders import LadderConfig
+from worker.ops.moderation import ModerationError
+from worker.ops.rebuild import reproject
+from worker.ops.seasons import list_seasons
+from worker.store import erase as store
+from worker.store import moderation as moderated
+
+PREFIX = "erased-"
+REASON = "data-protection request: erase"
+
+
+def pseudonym(key: bytes, ladder: str, player_id: str) -> str:
+    digest = hmac.new(key, f"{ladder}\x00{player_id}".encode(), hashlib.sha256).hexdigest()
+    return PREFIX + digest[:24]
+
+
+def _boards(rt: Any, ladder: str) -> dict[str, str]:
+    found = {"rating": keys.rating(ladder), "public": keys.public(ladder)}
+    found["boosted"] = keys.boosted(ladder)
+    for season in list_seasons(rt.engine, ladder):
+        if season["key"]:
+            found[f"season:{season['name']}"] = season["key"]
+    return found
+
+
+def _letters(rt: Any, ladder: str, player_id: str) -> list[Any]:
+    """The dead letters in Redis of this ladder (or of none) that mention the id."""
+    in_redis = set(rt.dead_letters.registry.get_job_ids())
+    found = []
+    for letter in rt.dead_letters.list():
+        if letter.id not in in_redis or letter.ladder not in (ladder, None):
+            continue
+        _, trace = rt.dead_letters.get(letter.id) or (letter, "")
+        if any(
+            store.in_text(t, player_id, "") != t for t in (letter.payload, letter.detail, trace)
+        ):
+            found.append((letter, trace))
+    return found
+
+
+def export(rt: Any, ladder: str, player_id: str) -> dict[str, Any]:
+    """Everything stored about the player on the ladder, as plain JSON values."""
+    with rt.engine.connect() as conn:
+        rows = store.rows_naming(conn, ladder, player_id)
+    if not any(r["player_id"] == player_id for r in rows["players"]):
+        raise ModerationError(f"no player {player_id!r} on {ladder}")
+    redis: Redis | RedisCluster = rt.leaderboard_redis
+    raw = redis.hgetall(keys.player(ladder, player_id))
+    card = {_text(k): _text(v) for k, v in raw.items()}
+    scores = {name: redis.zscore(key, player_id) for name, key in _boards(rt, ladder).items()}
+    letters = [
+        {**letter.as_json(datetime.now(UTC)), "payload": letter.payload}
+        for letter, _ in _letters(rt, ladder, player_id)
+    ]
+    return {
+        "ladder": ladder,
+        "player_id": player_id,
+        "postgresql": rows,
+        "redis": {"card": card, "boards": {k: v for k, v in scores.items() if v is not None}},
+        "dead_letters": letters,
+    }
+
+
+def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict[str, Any]:
+    ladder = ladder_config.name
+    new = pseudonym(rt.settings.network_key.get_secret_value(), ladder, player_id)
+    with rt.engine.begin() as conn:
+        moderated.lock_ladder(conn, ladder)
+        if moderated.load_one(conn, ladder, player_id) is None:
+            raise ModerationError(f"no player {player_id!r} on {ladder}")
+        rows = store.rename(conn, ladder, player_id, new)
+        now = datetime.now(UTC)
+        player = moderated.load_one(conn, ladder, new)
+        assert player is not None
+        player.banned = True
+        player.changed(now)
+        moderated.set_banned(conn, player)
+        after = moderated.last_seq(conn, ladder)
+        number = moderated.add_action(conn, ladder, "erase", new, REASON, by, now, after, {})
+    redis: Redis | RedisCluster = rt.leaderboard_redis
+    written = 0
+    with redis.pipeline(transaction=False) as pipe:
+        boards = _boards(rt, ladder)
+        for name, key in boards.items():
+            if name.startswith("season:"):
+                score = redis.zscore(key, player_id)
+                if score is not None:
+                    pipe.zadd(key, {new: score})
+            pipe.zrem(key, player_id)
+        pipe.unlink(keys.player(ladder, player_id))
+        written += sum(1 for r in pipe.execute() if r)
+    written += reproject(redis, ladder_config, [as_row(player)])
+    written += receipts.rename_player(
+        rt.redis, ladder, player_id, lambda body: store.in_json(body, player_id, new)
+    )
+    for letter, trace in _letters(rt, ladder, player_id):
+        rt.dead_letters.discard([letter.id])
+        rt.dead_letters.add(
+            store.in_text(letter.payload, player_id, new),
+            InvalidEvent(
+                letter.reason,
+                store.in_text(letter.detail, player_id, new),
+                event_id=letter.event_id,
+                ladder=letter.ladder,
+            ),
+            traceback=store.in_text(trace, player_id, new),
+            attempts=letter.attempts,
+        )
+        written += 1
+    return {"ladder": ladder, "pseudonym": new, "action": number, "rows": rows, "keys": written}
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value

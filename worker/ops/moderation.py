@@ -1,0 +1,362 @@
+"""Moderation: void games, ban and unban players, adjust a rating, each an entry in the log.
+
+Every action commits in one PostgreSQL transaction that first locks every player of the ladder
+in the workers' order (``store.lock_ladder``): a worker's batch of that ladder waits for the
+action to commit (and then scores on the corrected state), never fails for it; other ladders go
+on. A void's long replay runs before the lock; under it only the events stored since are run
+(``LogReplay``), or the whole log again if the log changed in a way that cannot be added.
+
+A void is exact (``engine.moderation``): the ladder's whole log is replayed with every voided
+event skipped (bans, adjustments and season resets where they fall), and each player whose
+state differs from the stored one gets the state it should have and a ``correction`` ledger
+row (before, after, delta); each event whose outcome changes (the voided games, and later ones
+whose pair limit or K window the void changed) gets an ``event_effects`` row. The audit rows
+themselves are never rewritten. After the commit the changed players are re-projected.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from redis import Redis
+from redis.cluster import RedisCluster
+from sqlalchemy.engine import Engine
+
+from engine import LedgerChange, LedgerKind, Player
+from engine.moderation import Action, Ladder, rerate
+from worker.boards.projection import as_row
+from worker.ladders import LadderConfig
+from worker.ops.progress import Progress
+from worker.ops.rebuild import reproject
+from worker.service import records
+from worker.store import moderation as store
+
+
+class ModerationError(ValueError):
+    """Asked wrongly: an unknown event or player, a bad delta (exit 2)."""
+
+
+@dataclass
+class Report:
+    """What an action did (or, with ``dry_run``, would do)."""
+
+    ladder: str
+    kind: str
+    action: int | None = None  # the action's number in the log; None when nothing changed
+    dry_run: bool = False
+    done: list[str] = field(default_factory=list)  # event ids voided
+    refused: dict[str, str] = field(default_factory=dict)  # event id -> why nothing was done
+    players: list[tuple[str, float, float]] = field(default_factory=list)  # id, now, after
+    effects: int = 0  # events whose outcome changed
+    replayed: int = 0  # events replayed
+    seconds: float = 0.0
+    note: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ladder": self.ladder,
+            "kind": self.kind,
+            "action": self.action,
+            "dry_run": self.dry_run,
+            "voided": self.done,
+            "refused": self.refused,
+            "players": [
+                {"player_id": p, "rating": now, "rating_after": after}
+                for p, now, after in self.players
+            ],
+            "outcomes_changed": self.effects,
+            "events_replayed": self.replayed,
+            "seconds": round(self.seconds, 3),
+            "note": self.note,
+        }
+
+
+def action_of(row: dict[str, Any]) -> Action:
+    """A stored ``moderation_actions`` row as the engine replays it."""
+    details = row["details"] or {}
+    return Action(
+        number=int(row["id"]),
+        kind=row["kind"],
+        at=row["at"],
+        after_seq=int(row["after_seq"]),
+        voided=frozenset(details.get("voided", ())),
+        player_id=row["target"] if row["kind"] in ("ban", "unban", "adjust", "erase") else None,
+        delta=float(details.get("delta", 0.0)),
+    )
+
+
+def event_ref(action: int) -> str:
+    """The ``event_id`` of an action's ledger rows."""
+    return f"moderation:{action}"
+
+
+def _ledger_rows(
+    ladder: str, action: int, changes: Iterable[LedgerChange], at: datetime
+) -> list[dict[str, Any]]:
+    return [
+        {
+            "ladder": ladder,
+            "player_id": c.player_id,
+            "event_id": event_ref(action),
+            "kind": str(c.kind),
+            "rating_before": c.before,
+            "rating_after": c.after,
+            "delta": c.delta,
+            "k": None,
+            "expected": None,
+            "games": None,  # a receipt's columns: a correction belongs to no game's receipt
+            "provisional": None,
+            "at": at,
+        }
+        for c in changes
+    ]
+
+
+class LogReplay:
+    """The ladder's log run through ``target`` in pieces: most of it before the ladder is
+    locked (workers score on meanwhile), then under the lock only the events stored since."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        ladder: str,
+        target: Ladder,
+        actions: Sequence[Action],
+        seasons: Sequence[Sequence[Any]],
+        progress: Progress | None = None,
+    ) -> None:
+        self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
+        self.pending = list(actions)
+        self.seasons = list(seasons)
+        self.seq = 0  # the scoring number of the last event run
+        self.count = 0
+
+    def run(self) -> None:
+        """Every event stored after the last one run, in scoring order."""
+        ladder, target = self.ladder, self.target
+        for _, outcome, reason, payload, processed_at, seq in store.stream_log(
+            self.engine, ladder, after=self.seq
+        ):
+            while self.seasons and self.seasons[0][1] < processed_at:
+                _season(target, ladder, self.seasons.pop(0))
+            while self.pending and self.pending[0].after_seq < seq:
+                target.action(ladder, self.pending.pop(0))
+            target.event(records.engine_event(payload), processed_at, (outcome, reason))
+            self.seq = seq
+            self.count += 1
+            if self.progress is not None and self.count % 1000 == 0:
+                self.progress.advance(1000)
+
+    def finish(self) -> None:
+        """The season resets and actions after the last event."""
+        for row in self.seasons:
+            _season(self.target, self.ladder, row)
+        for action in self.pending:
+            self.target.action(self.ladder, action)
+        self.seasons, self.pending = [], []
+        if self.progress is not None:
+            self.progress.advance(self.count % 1000)
+
+
+def _season(target: Ladder, ladder: str, row: Sequence[Any]) -> None:
+    _, at, player_id, kind, before, after, delta, k, expected = row
+    target.recorded(
+        ladder, LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected), at
+    )
+
+
+def void(
+    engine: Engine,
+    redis: Redis | RedisCluster | None,
+    ladder_config: LadderConfig,
+    event_ids: Sequence[str],
+    reason: str,
+    by: str,
+    *,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    details: dict[str, Any] | None = None,
+) -> Report:
+    """Void these games exactly; an unknown id is refused (``ModerationError``) before any."""
+    started = time.perf_counter()
+    ladder = ladder_config.name
+    policy, rules_at = ladder_config.policy, ladder_config.rules_at
+    # Most of the replay runs before the lock, so workers are not kept waiting for it.
+    with engine.connect() as conn:
+        report, new, already = _chosen(conn, ladder, event_ids, dry_run)
+        if not new:
+            report.seconds = time.perf_counter() - started
+            return report
+        known = [action_of(row) for row in store.actions(conn, ladder)]
+        seasons = store.season_rows(conn, ladder)
+    should = Ladder(policy, rules_at, frozenset(already | set(new)))
+    log = LogReplay(engine, ladder, should, known, seasons, progress)
+    log.run()
+    with engine.begin() as conn:
+        store.lock_ladder(conn, ladder)
+        now = datetime.now(UTC)
+        # Read before the events since are run: a player a worker creates from here on (only
+        # new players are not locked) is in neither, and is left alone.
+        current = store.load_players(conn, ladder)
+        locked, new_now, already_now = _chosen(conn, ladder, event_ids, dry_run)
+        known_now = [action_of(row) for row in store.actions(conn, ladder)]
+        seasons_now = store.season_rows(conn, ladder)
+        if (new_now, already_now, known_now, seasons_now) != (new, already, known, seasons) or (
+            store.count_through(conn, ladder, log.seq) != log.count
+        ):
+            # Another action, a season close or an event stored out of order meanwhile: the
+            # events since cannot simply be added, so the log is run again, under the lock.
+            report, new = locked, new_now
+            if not new:
+                report.seconds = time.perf_counter() - started
+                return report
+            should = Ladder(policy, rules_at, frozenset(already_now | set(new)))
+            log = LogReplay(engine, ladder, should, known_now, seasons_now, progress)
+        log.run()
+        log.finish()
+        report.replayed = log.count
+        effective = store.effective(conn, ladder)
+        start = ladder_config.rules_at(now).start
+        done = rerate(ladder, current, should.players, should.verdicts, effective, start, now)
+        report.done = new
+        report.players = [(p.player_id, current[p.key].rating, p.rating) for p in done.players]
+        report.effects = len(done.effects)
+        if dry_run:
+            report.seconds = time.perf_counter() - started
+            return report
+        number = store.add_action(
+            conn,
+            ladder,
+            "void",
+            None,
+            reason,
+            by,
+            now,
+            store.last_seq(conn, ladder),
+            {"voided": new, **(details or {})},
+        )
+        store.add_effects(
+            conn, ladder, number, [(e.event_id, e.outcome, e.reason) for e in done.effects]
+        )
+        store.write(conn, _ledger_rows(ladder, number, done.changes, now), done.players)
+        report.action = number
+    _project(redis, ladder_config, done.players)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _chosen(
+    conn: Any, ladder: str, event_ids: Sequence[str], dry_run: bool
+) -> tuple[Report, list[str], set[str]]:
+    """The report so far, the games to void, and the ladder's voided games; an unknown id is
+    refused (``ModerationError``) before anything is done."""
+    report = Report(ladder, "void", dry_run=dry_run)
+    found = store.find_events(conn, ladder, event_ids)
+    unknown = [e for e in event_ids if e not in found]
+    if unknown:
+        raise ModerationError(f"no event {unknown[0]!r} on {ladder}")
+    already = store.voided(conn, ladder)
+    new: list[str] = []
+    for event_id in dict.fromkeys(event_ids):
+        kind, _ = found[event_id]
+        if kind != "game.finished":
+            report.refused[event_id] = f"not a game ({kind}): only games can be voided"
+        elif event_id in already:
+            report.refused[event_id] = "already void"
+        else:
+            new.append(event_id)
+    return report, new, already
+
+
+def _project(
+    redis: Redis | RedisCluster | None, ladder_config: LadderConfig, changed: Iterable[Player]
+) -> None:
+    if redis is not None:
+        reproject(redis, ladder_config, [as_row(p) for p in changed])
+
+
+def _target(conn: Any, ladder: str, player_id: str) -> Player:
+    player = store.load_one(conn, ladder, player_id)
+    if player is None:
+        raise ModerationError(f"no player {player_id!r} on {ladder}")
+    return player
+
+
+def ban(
+    engine: Engine,
+    redis: Redis | RedisCluster | None,
+    ladder_config: LadderConfig,
+    player_id: str,
+    reason: str,
+    by: str,
+    *,
+    banned: bool = True,
+    dry_run: bool = False,
+) -> Report:
+    """Ban (or unban) a player: off every board (or back on), later games unrated."""
+    started = time.perf_counter()
+    ladder = ladder_config.name
+    kind = "ban" if banned else "unban"
+    report = Report(ladder, kind, dry_run=dry_run)
+    with engine.begin() as conn:
+        store.lock_ladder(conn, ladder)
+        now = datetime.now(UTC)
+        player = _target(conn, ladder, player_id)
+        report.players = [(player_id, player.rating, player.rating)]
+        if player.banned == banned:
+            report.note = f"{player_id} is {'already' if banned else 'not'} banned; nothing changed"
+        elif not dry_run:
+            player.banned = banned
+            player.changed(now)
+            after = store.last_seq(conn, ladder)
+            report.action = store.add_action(
+                conn, ladder, kind, player_id, reason, by, now, after, {}
+            )
+            store.set_banned(conn, player)
+    if report.action is not None:
+        _project(redis, ladder_config, [player])
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def adjust(
+    engine: Engine,
+    redis: Redis | RedisCluster | None,
+    ladder_config: LadderConfig,
+    player_id: str,
+    delta: float,
+    reason: str,
+    by: str,
+    *,
+    dry_run: bool = False,
+) -> Report:
+    """A manual rating change: one ``adjustment`` ledger row."""
+    started = time.perf_counter()
+    ladder = ladder_config.name
+    report = Report(ladder, "adjust", dry_run=dry_run)
+    if delta == 0:
+        raise ModerationError("--delta must not be 0")
+    with engine.begin() as conn:
+        store.lock_ladder(conn, ladder)
+        now = datetime.now(UTC)
+        player = _target(conn, ladder, player_id)
+        before = player.rating
+        report.players = [(player_id, before, before + delta)]
+        if not dry_run:
+            player.rating = before + delta
+            player.changed(now)
+            after = store.last_seq(conn, ladder)
+            number = store.add_action(
+                conn, ladder, "adjust", player_id, reason, by, now, after, {"delta": delta}
+            )
+            change = LedgerChange(player_id, LedgerKind.ADJUSTMENT, before, player.rating, delta)
+            store.write(conn, _ledger_rows(ladder, number, [change], now), [player])
+            report.action = number
+    if report.action is not None:
+        _project(redis, ladder_config, [player])
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,170 @@
+"""The store side of a data-protection request: find, and rename, every row naming a player.
+
+A player id is stored in ``players`` (key, ``linked_to``), ``events`` (``winner_id``,
+``loser_id`` and anywhere in the payload: podium, link, profile), ``rating_changes``,
+``links``, ``season_standings`` and archived ``dead_letters``. ``rows_naming`` reads them all;
+``rename`` replaces the id by the pseudonym in each, in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import String, and_, cast, or_, select, update
+from sqlalchemy.engine import Connection
+
+from worker.store.tables import (
+    dead_letters,
+    events,
+    links,
+    moderation_actions,
+    players,
+    rating_changes,
+    season_standings,
+)
+
+
+def _like(value: str) -> str:
+    """A LIKE pattern for the JSON string ``"value"`` anywhere in a text."""
+    quoted = json.dumps(value)[1:-1]
+    escaped = quoted.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f'%"{escaped}"%'
+
+
+def _payload_names(ladder: str, player_id: str) -> Any:
+    text = cast(events.c.payload, String)
+    return and_(
+        events.c.ladder == ladder,
+        or_(
+            events.c.winner_id == player_id,
+            events.c.loser_id == player_id,
+            text.like(_like(player_id), escape="\\"),
+        ),
+    )
+
+
+def _rows(conn: Connection, query: Any) -> list[dict[str, Any]]:
+    return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def rows_naming(conn: Connection, ladder: str, player_id: str) -> dict[str, list[dict[str, Any]]]:
+    """Every PostgreSQL row of the ladder that names the player, table by table."""
+    mine = and_(rating_changes.c.ladder == ladder, rating_changes.c.player_id == player_id)
+    return {
+        "players": _rows(
+            conn,
+            select(players).where(
+                players.c.ladder == ladder,
+                or_(players.c.player_id == player_id, players.c.linked_to == player_id),
+            ),
+        ),
+        "events": _rows(
+            conn, select(events).where(_payload_names(ladder, player_id)).order_by(events.c.seq)
+        ),
+        "rating_changes": _rows(
+            conn, select(rating_changes).where(mine).order_by(rating_changes.c.id)
+        ),
+        "links": _rows(
+            conn,
+            select(links).where(
+                links.c.ladder == ladder,
+                or_(links.c.anonymous_id == player_id, links.c.account_id == player_id),
+            ),
+        ),
+        "season_standings": _rows(
+            conn,
+            select(season_standings).where(
+                season_standings.c.ladder == ladder, season_standings.c.player_id == player_id
+            ),
+        ),
+        "moderation_actions": _rows(
+            conn,
+            select(moderation_actions).where(
+                moderation_actions.c.ladder == ladder,
+                or_(
+                    moderation_actions.c.target == player_id,
+                    moderation_actions.c.reason.contains(player_id, autoescape=True),
+                    cast(moderation_actions.c.details, String).like(_like(player_id), escape="\\"),
+                ),
+            ),
+        ),
+        "dead_letters": _rows(
+            conn,
+            select(dead_letters).where(
+                or_(dead_letters.c.ladder == ladder, dead_letters.c.ladder.is_(None)),
+                or_(
+                    dead_letters.c.payload.contains(player_id, autoescape=True),
+                    dead_letters.c.detail.contains(player_id, autoescape=True),
+                    dead_letters.c.traceback.contains(player_id, autoescape=True),
+                ),
+            ),
+        ),
+    }
+
+
+def in_json(value: Any, old: str, new: str) -> Any:
+    """``value`` with every string equal to ``old`` (keys included) replaced by ``new``."""
+    if isinstance(value, str):
+        return new if value == old else value
+    if isinstance(value, list):
+        return [in_json(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {in_json(k, old, new): in_json(v, old, new) for k, v in value.items()}
+    return value
+
+
+def in_text(text: str, old: str, new: str) -> str:
+    """``text`` with ``old`` replaced where it stands as a whole id (not inside another)."""
+    pattern = re.compile(r"(?<![\w.\-])" + re.escape(old) + r"(?![\w.\-])")
+    return pattern.sub(new, text)
+
+
+def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
+    """Replace ``old`` by ``new`` in every row of the ladder; returns the rows rewritten."""
+    found = rows_naming(conn, ladder, old)
+    count = sum(len(rows) for rows in found.values())
+    for row in found["events"]:
+        conn.execute(
+            update(events)
+            .where(events.c.ladder == ladder, events.c.event_id == row["event_id"])
+            .values(
+                payload=in_json(row["payload"], old, new),
+                winner_id=new if row["winner_id"] == old else row["winner_id"],
+                loser_id=new if row["loser_id"] == old else row["loser_id"],
+            )
+        )
+
+    def column(table: Any, name: str, *where: Any) -> None:
+        conn.execute(update(table).where(*where, table.c[name] == old).values({name: new}))
+
+    column(players, "player_id", players.c.ladder == ladder)
+    column(players, "linked_to", players.c.ladder == ladder)
+    column(rating_changes, "player_id", rating_changes.c.ladder == ladder)
+    column(links, "anonymous_id", links.c.ladder == ladder)
+    column(links, "account_id", links.c.ladder == ladder)
+    column(season_standings, "player_id", season_standings.c.ladder == ladder)
+    for row in found["moderation_actions"]:  # a ban's void names the player in its reason
+        conn.execute(
+            update(moderation_actions)
+            .where(moderation_actions.c.id == row["id"])
+            .values(
+                target=new if row["target"] == old else row["target"],
+                reason=in_text(row["reason"], old, new),
+                details=in_json(row["details"], old, new),
+            )
+        )
+    text: Callable[[str], str] = lambda value: in_text(value, old, new)  # noqa: E731
+    for row in found["dead_letters"]:
+        conn.execute(
+            update(dead_letters)
+            .where(dead_letters.c.id == row["id"])
+            .values(
+                payload=text(row["payload"]),
+                detail=text(row["detail"]),
+                traceback=text(row["traceback"]),
+            )
+        )
+    return count

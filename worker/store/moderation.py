@@ -1,0 +1,342 @@
+"""The store side of moderation: the action log, changed outcomes, the ladder lock, the log read.
+
+Every function takes a connection of the caller's transaction (except the streams, which read
+through their own), so one action's rows commit together or not at all.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, insert, literal_column, select, update
+from sqlalchemy.engine import Connection, Engine
+
+from engine import Player
+from worker.store.statements import PLAYER_ROW, WindowGame, chunks, write_batch
+from worker.store.tables import (
+    event_effects,
+    events,
+    moderation_actions,
+    players,
+    rating_changes,
+)
+
+CHUNK = 5000
+VOIDED = "voided"
+
+
+def _pg(conn: Connection) -> bool:
+    return conn.dialect.name == "postgresql"
+
+
+def _order(pg: bool) -> Any:
+    return events.c.seq if pg else literal_column("events.rowid")
+
+
+def lock_ladder(conn: Connection, ladder: str) -> None:
+    """Lock every player of the ladder in the order workers lock them (``claim_players``:
+    sorted keys, code-point order), so a batch of that ladder waits for the action to commit
+    and the two never deadlock; other ladders are not touched."""
+    order: Any = players.c.player_id
+    if _pg(conn):
+        order = order.collate("C")
+    query = (
+        select(players.c.player_id)
+        .where(players.c.ladder == ladder)
+        .order_by(order)
+        .with_for_update()
+    )
+    for _ in conn.execute(query):
+        pass
+
+
+def last_seq(conn: Connection, ladder: str) -> int:
+    """The scoring number of the ladder's last stored event (0 when it has none)."""
+    order = _order(_pg(conn))
+    found = conn.execute(select(func.max(order)).where(events.c.ladder == ladder)).scalar()
+    return int(found or 0)
+
+
+def find_events(
+    conn: Connection, ladder: str, event_ids: Iterable[str]
+) -> dict[str, tuple[str, int]]:
+    """The stored events among ``event_ids``: id -> (type, scoring number)."""
+    order = _order(_pg(conn))
+    found: dict[str, tuple[str, int]] = {}
+    for part in chunks(sorted(set(event_ids))):
+        query = select(events.c.event_id, events.c.type, order).where(
+            events.c.ladder == ladder, events.c.event_id.in_(list(part))
+        )
+        found.update((eid, (kind, int(seq))) for eid, kind, seq in conn.execute(query))
+    return found
+
+
+def games_since(conn: Connection, ladder: str, player_id: str, since: datetime) -> list[str]:
+    """The player's games (as winner or loser) that ended at or after ``since``."""
+    query = (
+        select(events.c.event_id)
+        .where(
+            events.c.ladder == ladder,
+            events.c.type == "game.finished",
+            events.c.ended_at >= since,
+            (events.c.winner_id == player_id) | (events.c.loser_id == player_id),
+        )
+        .order_by(_order(_pg(conn)))
+    )
+    return list(conn.execute(query).scalars())
+
+
+def voided(conn: Connection, ladder: str) -> set[str]:
+    query = select(event_effects.c.event_id).where(
+        event_effects.c.ladder == ladder, event_effects.c.outcome == VOIDED
+    )
+    return set(conn.execute(query).scalars())
+
+
+Verdict = tuple[str, str | None]
+
+
+def effective(conn: Connection, ladder: str) -> dict[str, tuple[Verdict, Verdict]]:
+    """Each event a void changed: id -> ((outcome, reason) now, (outcome, reason) stored)."""
+    query = (
+        select(
+            event_effects.c.event_id,
+            event_effects.c.outcome,
+            event_effects.c.reason,
+            events.c.outcome,
+            events.c.reason,
+        )
+        .select_from(
+            event_effects.join(
+                events,
+                and_(
+                    events.c.ladder == event_effects.c.ladder,
+                    events.c.event_id == event_effects.c.event_id,
+                ),
+            )
+        )
+        .where(event_effects.c.ladder == ladder)
+        .order_by(event_effects.c.action_id)
+    )
+    found: dict[str, tuple[Verdict, Verdict]] = {}
+    for eid, outcome, reason, kept, kept_reason in conn.execute(query):
+        found[eid] = ((outcome, reason), (kept, kept_reason))
+    return found
+
+
+def actions(conn: Connection, ladder: str) -> list[dict[str, Any]]:
+    query = (
+        select(moderation_actions)
+        .where(moderation_actions.c.ladder == ladder)
+        .order_by(moderation_actions.c.id)
+    )
+    return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def action_rows(conn: Connection, ladder: str) -> dict[str, list[Sequence[Any]]]:
+    """The ledger rows of moderation actions (``moderation:<n>``), by event id, in order."""
+    query = (
+        select(
+            rating_changes.c.event_id,
+            rating_changes.c.player_id,
+            rating_changes.c.kind,
+            rating_changes.c.rating_before,
+            rating_changes.c.rating_after,
+            rating_changes.c.delta,
+            rating_changes.c.k,
+            rating_changes.c.expected,
+        )
+        .where(
+            rating_changes.c.ladder == ladder,
+            rating_changes.c.kind.in_(["adjustment", "correction"]),
+        )
+        .order_by(rating_changes.c.id)
+    )
+    found: dict[str, list[Sequence[Any]]] = {}
+    for row in conn.execute(query):
+        found.setdefault(row[0], []).append(tuple(row[1:]))
+    return found
+
+
+def action_effects(conn: Connection, ladder: str) -> dict[int, list[tuple[str, str, str | None]]]:
+    query = (
+        select(
+            event_effects.c.action_id,
+            event_effects.c.event_id,
+            event_effects.c.outcome,
+            event_effects.c.reason,
+        )
+        .where(event_effects.c.ladder == ladder)
+        .order_by(event_effects.c.action_id, event_effects.c.event_id)
+    )
+    found: dict[int, list[tuple[str, str, str | None]]] = {}
+    for action_id, eid, outcome, reason in conn.execute(query):
+        found.setdefault(int(action_id), []).append((eid, outcome, reason))
+    return found
+
+
+def add_action(
+    conn: Connection,
+    ladder: str,
+    kind: str,
+    target: str | None,
+    reason: str,
+    by: str,
+    at: datetime,
+    after_seq: int,
+    details: dict[str, Any],
+) -> int:
+    result = conn.execute(
+        insert(moderation_actions)
+        .values(
+            ladder=ladder,
+            kind=kind,
+            target=target,
+            reason=reason,
+            by=by,
+            at=at,
+            after_seq=after_seq,
+            details=details,
+        )
+        .returning(moderation_actions.c.id)
+    )
+    return int(result.scalar_one())
+
+
+def add_effects(
+    conn: Connection, ladder: str, action_id: int, effects: Iterable[tuple[str, str, str | None]]
+) -> None:
+    rows = [
+        {"ladder": ladder, "event_id": e, "action_id": action_id, "outcome": o, "reason": r}
+        for e, o, r in effects
+    ]
+    for part in chunks(rows, CHUNK):
+        conn.execute(insert(event_effects), list(part))
+
+
+def write(conn: Connection, changes: list[dict[str, Any]], changed: Iterable[Player]) -> None:
+    """Ledger rows (in order) and changed players, as a batch writes them."""
+    write_batch(conn, [], changes, list(changed), [], [])
+
+
+def load_players(conn: Connection, ladder: str) -> dict[tuple[str, str], Player]:
+    """Every player of the ladder (within the caller's transaction, after its lock)."""
+    query = select(*PLAYER_ROW).where(players.c.ladder == ladder)
+    return {(row[0], row[1]): Player(*row) for row in conn.execute(query)}
+
+
+def load_one(conn: Connection, ladder: str, player_id: str) -> Player | None:
+    query = select(*PLAYER_ROW).where(players.c.ladder == ladder, players.c.player_id == player_id)
+    row = conn.execute(query).first()
+    return None if row is None else Player(*row)
+
+
+def set_banned(conn: Connection, player: Player) -> None:
+    conn.execute(
+        update(players)
+        .where(players.c.ladder == player.ladder, players.c.player_id == player.player_id)
+        .values(banned=player.banned, version=player.version, updated_at=player.updated_at)
+    )
+
+
+def count_through(conn: Connection, ladder: str, seq: int) -> int:
+    """How many of the ladder's events are numbered ``seq`` or lower."""
+    order = _order(_pg(conn))
+    query = select(func.count()).select_from(events)
+    return int(conn.execute(query.where(events.c.ladder == ladder, order <= seq)).scalar_one())
+
+
+def stream_log(engine: Engine, ladder: str, after: int = 0) -> Iterator[Sequence[Any]]:
+    """The ladder's audit rows numbered after ``after``, in scoring order: event_id, outcome,
+    reason, payload, processed_at, scoring number (a server-side cursor on PostgreSQL)."""
+    pg = engine.dialect.name == "postgresql"
+    order = _order(pg)
+    query = (
+        select(
+            events.c.event_id,
+            events.c.outcome,
+            events.c.reason,
+            events.c.payload,
+            events.c.processed_at,
+            order,
+        )
+        .where(events.c.ladder == ladder, order > after)
+        .order_by(order)
+    )
+    with engine.connect() as conn:
+        if pg:
+            compiled = query.compile(dialect=conn.dialect)
+            driver = conn.connection.driver_connection
+            assert driver is not None
+            with driver.cursor(name=f"ladder_moderation_{uuid.uuid4().hex}") as cursor:
+                cursor.execute(str(compiled), compiled.params)
+                while part := cursor.fetchmany(CHUNK):
+                    yield from part
+            return
+        result = conn.execution_options(yield_per=CHUNK).execute(query)
+        for part in result.partitions():
+            yield from part
+
+
+def season_rows(conn: Connection, ladder: str) -> list[Sequence[Any]]:
+    """Season resets, oldest first: event_id, at, then the ledger fields."""
+    query = (
+        select(
+            rating_changes.c.event_id,
+            rating_changes.c.at,
+            rating_changes.c.player_id,
+            rating_changes.c.kind,
+            rating_changes.c.rating_before,
+            rating_changes.c.rating_after,
+            rating_changes.c.delta,
+            rating_changes.c.k,
+            rating_changes.c.expected,
+        )
+        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind == "season")
+        .order_by(rating_changes.c.id)
+    )
+    return [tuple(row) for row in conn.execute(query)]
+
+
+# -- the worker's hook: window counts leave voided games out ---------------------------------
+
+_PG_LATEST = """
+SELECT DISTINCT ON (f.ladder, f.event_id) f.ladder, f.event_id, f.outcome
+FROM unnest(%(ladders)s::text[], %(ids)s::text[]) AS k(ladder, event_id)
+JOIN event_effects f ON f.ladder = k.ladder AND f.event_id = k.event_id
+ORDER BY f.ladder, f.event_id, f.action_id DESC
+"""
+
+
+def effective_windows(conn: Connection, games: list[WindowGame]) -> list[WindowGame]:
+    """The window games as moderation left them: voided ones out, re-rated ones as re-rated."""
+    if not games:
+        return games
+    keys = sorted({(g.ladder, g.event_id) for g in games})
+    latest: dict[tuple[str, str], str] = {}
+    if _pg(conn):
+        params = {"ladders": [a for a, _ in keys], "ids": [b for _, b in keys]}
+        latest = {(a, b): o for a, b, o in conn.exec_driver_sql(_PG_LATEST, params)}
+    else:
+        query = select(
+            event_effects.c.ladder,
+            event_effects.c.event_id,
+            event_effects.c.outcome,
+            event_effects.c.action_id,
+        ).order_by(event_effects.c.action_id)
+        wanted = set(keys)
+        latest = {(a, b): o for a, b, o, _ in conn.execute(query) if (a, b) in wanted}
+    if not latest:
+        return games
+    kept: list[WindowGame] = []
+    for game in games:
+        outcome = latest.get((game.ladder, game.event_id))
+        if outcome is None:
+            kept.append(game)
+        elif outcome != VOIDED:
+            kept.append(replace(game, rated=outcome == "rated"))
+    return kept
