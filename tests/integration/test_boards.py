@@ -312,7 +312,9 @@ def test_cli_among_prints_the_friends_and_the_missing(runtime, capsys):
     assert (2, "ladder: ladder 'gammon42' has no active board\n") == (code, err)
 
 
-def test_the_workers_maintenance_sweeps_only_where_there_is_an_active_board(runtime, make_runtime, tmp_path):
+def test_the_workers_maintenance_sweeps_only_where_there_is_an_active_board(
+    runtime, make_runtime, tmp_path
+):
     """Issue item 3 ("swept periodically in the workers' maintenance"): a worker gets a sweep to
     run when some ladder keeps an active board, and none otherwise; the sweep it runs reads the
     clock it is given."""
