@@ -6,7 +6,8 @@ player id ascending (byte order of the UTF-8 id); ZREVRANGE alone would list the
 id descending, so every read goes through one Lua script that fixes the order inside each
 tie group, including a group cut by a page boundary, and reads the board atomically.
 
-This module needs only ``redis`` and the pure engine; the audit-store reads (a player's
+The boards and their keys are named in ``worker.boards.names`` (re-exported here). This
+module needs only ``redis`` and the pure engine; the audit-store reads (a player's
 rating history) live in ``worker.store.history``.
 
 Errors: ``UnknownPlayer`` (a ``LookupError``) for a player not on the board or without a
@@ -21,7 +22,7 @@ import binascii
 import json
 import math
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +32,11 @@ from redis.cluster import RedisCluster
 
 from engine import PlayerState
 from worker import keys
+from worker.boards.names import BOARDS as BOARDS
+from worker.boards.names import RATING_BOARDS as RATING_BOARDS
+from worker.boards.names import SEASON_PREFIX as SEASON_PREFIX
+from worker.boards.names import board_available as board_available
+from worker.boards.names import board_key as board_key
 from worker.service.preview import RatingPreview as RatingPreview
 from worker.service.preview import Side as Side
 from worker.service.preview import format_preview as format_preview
@@ -43,14 +49,6 @@ from worker.service.reads import is_identifier
 if TYPE_CHECKING:
     from worker.ladders import LadderConfig
 
-BOARDS: dict[str, Callable[[str], str]] = {
-    "rating": keys.rating,
-    "public": keys.public,
-    "boosted": keys.boosted,
-    "active": keys.active,
-}
-SEASON_PREFIX = "season:"
-RATING_BOARDS = frozenset({"rating", "public", "active"})  # scores are ratings: flags apply
 MAX_AMONG = 100  # ids per ``among`` call
 MAX_CURSOR_LENGTH = 1024
 # Positions and counts handed to the script stay below this: Lua 5.1 turns numbers into
@@ -142,30 +140,6 @@ def percentile(lower: int, total: int) -> float:
     if total <= 0:
         return 0.0
     return (lower * 1000 // total) / 10
-
-
-def board_key(ladder: str, board: str) -> str:
-    """The zset of ``board``: rating, public, boosted, active or season:<name>."""
-    if board in BOARDS:
-        return BOARDS[board](ladder)
-    if board.startswith(SEASON_PREFIX):
-        name = board[len(SEASON_PREFIX) :]
-        if is_identifier(name):
-            return keys.season(ladder, name)
-    raise InvalidArgument(
-        f"board {board!r}: must be rating, public, boosted, active or season:<name>"
-    )
-
-
-def board_available(ladder_config: LadderConfig, board: str) -> bool:
-    """Whether the ladder keeps this board (seasons are checked against Redis by the caller)."""
-    if board == "public":
-        return ladder_config.public_board
-    if board == "boosted":
-        return ladder_config.boosted_board
-    if board == "active":
-        return ladder_config.active_days is not None
-    return True
 
 
 def top(redis: Client, ladder: str, limit: int = 10, board: str = "rating") -> list[Entry]:

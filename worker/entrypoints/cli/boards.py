@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import display_rating
 from worker.boards import export, reader
-from worker.entrypoints.cli.read import _board_option, _guarded, _ladder
+from worker.entrypoints.cli.common import board_ladder, board_option, guarded
 from worker.entrypoints.cli.terminal import configured_ladder, error, safe
 from worker.ops.progress import Progress
 
@@ -31,14 +31,14 @@ def register(sub: Any) -> None:
     p = sub.add_parser("among", help="these players (friends) as a leaderboard ranks them")
     p.add_argument("ladder")
     p.add_argument("ids", nargs="+", metavar="ID", help=f"player ids (up to {reader.MAX_AMONG})")
-    _board_option(p)
-    p.set_defaults(handler=_guarded(cmd_among))
+    board_option(p)
+    p.set_defaults(handler=guarded(cmd_among))
 
     p = sub.add_parser("export", help="a whole leaderboard in rank order, streamed")
     p.add_argument("ladder")
     p.add_argument("--board", default="rating", help="rating, public, boosted, active, season:<n>")
     p.add_argument("--format", choices=export_formats(), default="jsonl")
-    p.set_defaults(handler=_guarded(cmd_export))
+    p.set_defaults(handler=guarded(cmd_export))
 
     p = sub.add_parser(
         "import",
@@ -63,7 +63,7 @@ def export_formats() -> list[str]:
 
 
 def cmd_among(rt: Runtime, args: argparse.Namespace) -> int:
-    ladder_config = _ladder(rt, args)
+    ladder_config = board_ladder(rt, args)
     found = reader.among(rt.leaderboard_redis, args.ladder, args.ids, args.board)
     if args.json:
         print(json.dumps(found.as_json()))
@@ -84,7 +84,7 @@ def cmd_among(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_export(rt: Runtime, args: argparse.Namespace) -> int:
-    _ladder(rt, args)
+    board_ladder(rt, args)
     rows = export.lines(rt.leaderboard_redis, args.ladder, args.board)
     chunks = export.jsonl(rows) if args.format == "jsonl" else export.csv_lines(rows)
     try:

@@ -8,67 +8,68 @@ or board exits 2, an unknown player 1, each with one line on standard error.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import sys
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engine import Gammon42Rules, PlayerState, display_rating
 from worker.boards import reader
-from worker.entrypoints.cli.terminal import Refused, configured_ladder, safe
+from worker.entrypoints.cli.common import (
+    board_ladder,
+    board_option,
+    guarded,
+    non_negative,
+    positive,
+    print_json,
+)
+from worker.entrypoints.cli.terminal import safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
-
-EXIT_UNKNOWN_PLAYER = 1
-EXIT_USAGE = 2
-Handler = Callable[[Any, argparse.Namespace], int]
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("top", help="the top of a leaderboard")
     p.add_argument("ladder")
-    p.add_argument("--limit", type=_positive, default=10)
-    _board_option(p)
-    p.set_defaults(handler=_guarded(cmd_top))
+    p.add_argument("--limit", type=positive, default=10)
+    board_option(p)
+    p.set_defaults(handler=guarded(cmd_top))
 
     p = sub.add_parser("page", help="one page of a leaderboard, forwards or backwards")
     p.add_argument("ladder")
-    p.add_argument("--size", type=_positive, default=20)
+    p.add_argument("--size", type=positive, default=20)
     p.add_argument("--cursor", help="next_cursor or prev_cursor of the page before")
-    p.add_argument("--offset", type=_non_negative, help="0-based position to start from")
+    p.add_argument("--offset", type=non_negative, help="0-based position to start from")
     p.add_argument("--direction", choices=["next", "prev"], default="next")
-    _board_option(p)
-    p.set_defaults(handler=_guarded(cmd_page))
+    board_option(p)
+    p.set_defaults(handler=guarded(cmd_page))
 
     p = sub.add_parser("rank", help="a player's rank on a leaderboard")
     p.add_argument("ladder")
     p.add_argument("player")
-    _board_option(p)
-    p.set_defaults(handler=_guarded(cmd_rank))
+    board_option(p)
+    p.set_defaults(handler=guarded(cmd_rank))
 
     p = sub.add_parser("around", help="the players around a player")
     p.add_argument("ladder")
     p.add_argument("player")
-    p.add_argument("--radius", type=_non_negative, default=5)
-    _board_option(p)
-    p.set_defaults(handler=_guarded(cmd_around))
+    p.add_argument("--radius", type=non_negative, default=5)
+    board_option(p)
+    p.set_defaults(handler=guarded(cmd_around))
 
     p = sub.add_parser("player", help="a player's card")
     p.add_argument("ladder")
     p.add_argument("player")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_player))
+    p.set_defaults(handler=guarded(cmd_player))
 
     p = sub.add_parser("history", help="a player's rating history, newest first")
     p.add_argument("ladder")
     p.add_argument("player")
-    p.add_argument("--limit", type=_positive, default=20)
+    p.add_argument("--limit", type=positive, default=20)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_history))
+    p.set_defaults(handler=guarded(cmd_history))
 
     p = sub.add_parser(
         "preview",
@@ -78,16 +79,16 @@ def register(sub: Any) -> None:
     p.add_argument("ladder")
     p.add_argument("a", help="player id, or a rating such as =1500")
     p.add_argument("b", help="player id, or a rating such as =1500")
-    p.add_argument("--cube", type=_positive, default=1)
-    p.add_argument("--match-length", type=_positive, default=1)
+    p.add_argument("--cube", type=positive, default=1)
+    p.add_argument("--match-length", type=positive, default=1)
     for side in ("a", "b"):
-        p.add_argument(f"--{side}-games", type=_non_negative, help="rated games so far")
-        p.add_argument(f"--{side}-experience", type=_non_negative, help="fibs experience")
+        p.add_argument(f"--{side}-games", type=non_negative, help="rated games so far")
+        p.add_argument(f"--{side}-experience", type=non_negative, help="fibs experience")
         p.add_argument(
-            f"--{side}-recent", type=_non_negative, help="gammon42 ranked games this week"
+            f"--{side}-recent", type=non_negative, help="gammon42 ranked games this week"
         )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_guarded(cmd_preview))
+    p.set_defaults(handler=guarded(cmd_preview))
 
     p = sub.add_parser(
         "serve",
@@ -97,7 +98,7 @@ def register(sub: Any) -> None:
         "LADDER_TRUSTED_PROXIES.",
     )
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=_non_negative, default=8000)
+    p.add_argument("--port", type=non_negative, default=8000)
     p.add_argument(
         "--access-log", action="store_true", help="log each request, client address masked"
     )
@@ -105,17 +106,17 @@ def register(sub: Any) -> None:
 
 
 def cmd_top(rt: Runtime, args: argparse.Namespace) -> int:
-    ladder_config = _ladder(rt, args)
+    ladder_config = board_ladder(rt, args)
     entries = reader.top(rt.leaderboard_redis, args.ladder, args.limit, args.board)
     if args.json:
-        _print_json([e.as_json() for e in entries])
+        print_json([e.as_json() for e in entries])
     else:
         _print_board(ladder_config, args.board, f"{args.ladder} ({args.board})", entries)
     return 0
 
 
 def cmd_page(rt: Runtime, args: argparse.Namespace) -> int:
-    ladder_config = _ladder(rt, args)
+    ladder_config = board_ladder(rt, args)
     found = reader.page(
         rt.leaderboard_redis,
         args.ladder,
@@ -126,7 +127,7 @@ def cmd_page(rt: Runtime, args: argparse.Namespace) -> int:
         board=args.board,
     )
     if args.json:
-        _print_json(found.as_json())
+        print_json(found.as_json())
         return 0
     title = f"{args.ladder} ({args.board}), {found.total} players"
     _print_board(ladder_config, args.board, title, found.entries)
@@ -138,20 +139,20 @@ def cmd_page(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_rank(rt: Runtime, args: argparse.Namespace) -> int:
-    ladder_config = _ladder(rt, args)
+    ladder_config = board_ladder(rt, args)
     entry = reader.rank(rt.leaderboard_redis, args.ladder, args.player, args.board)
     if args.json:
-        _print_json(entry.as_json())
+        print_json(entry.as_json())
     else:
         _print_board(ladder_config, args.board, f"{args.ladder} ({args.board})", [entry])
     return 0
 
 
 def cmd_around(rt: Runtime, args: argparse.Namespace) -> int:
-    ladder_config = _ladder(rt, args)
+    ladder_config = board_ladder(rt, args)
     entries = reader.around(rt.leaderboard_redis, args.ladder, args.player, args.radius, args.board)
     if args.json:
-        _print_json([e.as_json() for e in entries])
+        print_json([e.as_json() for e in entries])
     else:
         title = f"{args.ladder} ({args.board}) around {args.player}"
         _print_board(ladder_config, args.board, title, entries, mark=args.player)
@@ -159,10 +160,10 @@ def cmd_around(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
-    ladder_config = _ladder(rt, args)
+    ladder_config = board_ladder(rt, args)
     found = reader.card(rt.leaderboard_redis, args.ladder, args.player)
     if args.json:
-        _print_json(found.as_json())
+        print_json(found.as_json())
         return 0
     rules = ladder_config.current
     rating = display_rating(rules, found.rating)
@@ -187,10 +188,10 @@ def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
 def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.store.history import history
 
-    ladder_config = _ladder(rt, args)
+    ladder_config = board_ladder(rt, args)
     changes = history(rt.engine, args.ladder, args.player, args.limit)
     if args.json:
-        _print_json([c.as_json() for c in changes])
+        print_json([c.as_json() for c in changes])
         return 0
     rules = ladder_config.current
     print(f"{args.ladder}: {safe(args.player)}, newest first")
@@ -212,13 +213,13 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_preview(rt: Runtime, args: argparse.Namespace) -> int:
-    ladder_config = _ladder(rt, args)
+    ladder_config = board_ladder(rt, args)
     a = _preview_side(rt, ladder_config, args, "a")
     b = _preview_side(rt, ladder_config, args, "b")
     found = reader.preview(ladder_config, a, b, cube=args.cube, match_length=args.match_length)
     shown = reader.format_preview(ladder_config, found)
     if args.json:
-        _print_json({**found.as_json(), "display": shown})
+        print_json({**found.as_json(), "display": shown})
         return 0
     rules = ladder_config.current
     for label, side in (("A", found.a), ("B", found.b)):
@@ -305,18 +306,6 @@ def _preview_side(
     return reader.Side(player_id, state)
 
 
-def _ladder(rt: Runtime, args: argparse.Namespace) -> Any:
-    ladder_config = configured_ladder(rt.config, args.ladder)
-    board = getattr(args, "board", None)
-    if board is not None:
-        key = reader.board_key(args.ladder, board)
-        if not reader.board_available(ladder_config, board):
-            raise Refused(f"ladder {args.ladder!r} has no {board} board", EXIT_USAGE)
-        if board.startswith(reader.SEASON_PREFIX) and not rt.leaderboard_redis.exists(key):
-            raise Refused(f"ladder {args.ladder!r} has no archived {board}", EXIT_USAGE)
-    return ladder_config
-
-
 def _print_board(
     ladder_config: Any, board: str, title: str, entries: list[reader.Entry], mark: str = ""
 ) -> None:
@@ -333,62 +322,3 @@ def _print_board(
         print("  (no rated players yet)")
     elif any(e.provisional for e in entries):
         print("P: provisional rating")
-
-
-def _print_json(value: Any) -> None:
-    print(json.dumps(value))
-
-
-def _board_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--board", default="rating", help="rating, public, boosted, active, season:<n>")
-    p.add_argument("--json", action="store_true")
-
-
-def _positive(text: str) -> int:
-    value = _whole(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    value = _whole(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _whole(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-
-
-def _guarded(handler: Handler) -> Handler:
-    """Turn the reader's refusals into one line on standard error and an exit code."""
-
-    def run(rt: Runtime, args: argparse.Namespace) -> int:
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
-        from sqlalchemy.exc import DBAPIError
-
-        try:
-            return handler(rt, args)
-        except Refused as exc:
-            print(f"ladder: {exc}", file=sys.stderr)
-            return exc.code
-        except reader.UnknownPlayer as exc:
-            print(f"ladder: {exc.args[0]}", file=sys.stderr)
-            return EXIT_UNKNOWN_PLAYER
-        except reader.InvalidArgument as exc:
-            print(f"ladder: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-        except (RedisConnectionError, RedisTimeoutError) as exc:
-            print(f"ladder: cannot read the leaderboards from Redis: {exc}", file=sys.stderr)
-            return 1
-        except DBAPIError as exc:
-            print(f"ladder: cannot read the audit store: {exc.orig}", file=sys.stderr)
-            return 1
-
-    return run

@@ -48,12 +48,12 @@ def environment() -> Environment:
 
 def add_routes(app: FastAPI, config: Config, redis: reader.Client, engine: Engine) -> None:
     """Add the console's pages to ``app``, reading these stores."""
-    from worker.entrypoints.api import _ENCODED, StoreUnavailable, _Lane
+    from worker.entrypoints.api import ENCODED, Lane, StoreUnavailable
 
     stores = pages.Stores(config, redis, engine)
     templates = environment()
-    reads = _Lane(READ_THREADS, READ_SECONDS)
-    heavy = _Lane(CALIBRATE_THREADS, CALIBRATE_SECONDS)
+    reads = Lane(READ_THREADS, READ_SECONDS)
+    heavy = Lane(CALIBRATE_THREADS, CALIBRATE_SECONDS)
 
     def html(name: str, context: dict[str, Any], status: int = 200) -> Response:
         body = templates.get_template(name).render(**context)
@@ -102,7 +102,7 @@ def add_routes(app: FastAPI, config: Config, redis: reader.Client, engine: Engin
     @app.get("/ui/ladders/{ladder}/players/{player_id}", include_in_schema=False)
     async def player(request: Request, ladder: str, player_id: str) -> Response:
         # The API's middleware kept %2F and %25 encoded so that they stay inside the id.
-        value = unquote(player_id) if request.scope.get(_ENCODED) else player_id
+        value = unquote(player_id) if request.scope.get(ENCODED) else player_id
         if not 1 <= len(value) <= MAX_PLAYER_ID:
             return error(400, "Bad request", f"player_id: 1 to {MAX_PLAYER_ID} characters")
         return await render("player.html", reads, pages.player, ladder, value)

@@ -12,14 +12,17 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import unquote
 
-from fastapi import Depends, FastAPI, Path, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, Path, Request, Response
 from redis import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.receipt import Receipt
 from worker.boards.receipts import stored
-from worker.entrypoints import api
+from worker.entrypoints.api.caching import cached
+from worker.entrypoints.api.errors import BadRequest, NotFound, errors
+from worker.entrypoints.api.params import ENCODED, LadderName
+from worker.entrypoints.api.reads import Api
 from worker.ladders import Config
 from worker.service.receipts import with_ranks
 from worker.store.receipts import stored_receipt
@@ -38,9 +41,9 @@ def _event_id(
         ),
     ],
 ) -> str:
-    value = unquote(event_id) if request.scope.get(api._ENCODED) else event_id
+    value = unquote(event_id) if request.scope.get(ENCODED) else event_id
     if not 1 <= len(value) <= MAX_EVENT_ID:
-        raise api.BadRequest(f"event_id: must be 1 to {MAX_EVENT_ID} characters")
+        raise BadRequest(f"event_id: must be 1 to {MAX_EVENT_ID} characters")
     return value
 
 
@@ -56,10 +59,10 @@ class _Receipts:
     def receipt(self, ladder: str, event_id: str) -> Receipt:
         found_ladder = self.config.ladder(ladder)
         if found_ladder is None:
-            raise api.NotFound(f"no ladder named {ladder!r}")
+            raise NotFound(f"no ladder named {ladder!r}")
         found = stored_receipt(self.engine, found_ladder.name, event_id)
         if found is None:
-            raise api.NotFound(f"no event {event_id!r} on {found_ladder.name}")
+            raise NotFound(f"no event {event_id!r} on {found_ladder.name}")
         return Receipt(**with_ranks(found, self._copy(event_id)))
 
     def _copy(self, event_id: str) -> dict[str, Any] | None:
@@ -71,20 +74,33 @@ class _Receipts:
             return None
 
 
-def add_routes(
-    app: FastAPI, config: Config, engine: Engine, redis: Redis | None, lane: Any
-) -> None:
-    receipts = _Receipts(config, engine, redis)
+def receipts_of(request: Request) -> _Receipts:
+    """The app's receipt reads (``create_app`` puts them in ``app.state``)."""
+    found: _Receipts = request.app.state.receipts
+    return found
 
-    @app.get(
-        "/ladders/{ladder}/events/{event_id}",
-        operation_id="eventReceipt",
-        summary="An event's receipt: outcome, reason and every rating it moved",
-        responses=api._errors(400, 404, 503),
-        response_model_exclude_unset=True,  # a duplicate's or dead letter's fields only there
-    )
-    async def event_receipt(
-        response: Response, ladder: api.LadderName, event_id: EventId
-    ) -> Receipt:
-        found: Receipt = await lane.run(receipts.receipt, ladder, event_id)
-        return api._cached(response, found)
+
+def install(app: FastAPI, config: Config, engine: Engine, redis: Redis | None) -> None:
+    """Give the app what ``router`` reads through: the audit store and the queue's Redis."""
+    app.state.receipts = _Receipts(config, engine, redis)
+
+
+router = APIRouter()
+
+
+@router.get(
+    "/ladders/{ladder}/events/{event_id}",
+    operation_id="eventReceipt",
+    summary="An event's receipt: outcome, reason and every rating it moved",
+    responses=errors(400, 404, 503),
+    response_model_exclude_unset=True,  # a duplicate's or dead letter's fields only there
+)
+async def event_receipt(
+    response: Response,
+    api: Api,
+    receipts: Annotated[_Receipts, Depends(receipts_of)],
+    ladder: LadderName,
+    event_id: EventId,
+) -> Receipt:
+    found: Receipt = await api.postgresql.run(receipts.receipt, ladder, event_id)
+    return cached(response, found)

@@ -1,0 +1,155 @@
+"""The app: ``create_app`` puts the routers, the console and the error handlers together,
+and serves the OpenAPI document and the docs page generated from them.
+
+A group of routes is a module with an ``APIRouter`` named ``router`` whose handlers take the
+app's reads as ``api: Api``; adding one to the app is one line in ``ROUTERS``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import unquote
+
+from fastapi import APIRouter, FastAPI, Response
+from fastapi.responses import HTMLResponse, JSONResponse
+from redis import Redis
+from sqlalchemy.engine import Engine
+
+from worker.boards import reader
+from worker.entrypoints.api import boards, ladders, preview
+from worker.entrypoints.api import receipts as event_receipts
+from worker.entrypoints.api.caching import CACHE_SCHEMA
+from worker.entrypoints.api.errors import HANDLERS
+from worker.entrypoints.api.models import ExportLine
+from worker.entrypoints.api.params import ENCODED
+from worker.entrypoints.api.reads import Reads
+from worker.ladders import Config
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# The operations of the OpenAPI document, in the document's order.
+ROUTERS: tuple[APIRouter, ...] = (
+    ladders.router,
+    preview.router,
+    boards.router,
+    event_receipts.router,
+)
+
+
+def create_app(
+    config: Config, redis: reader.Client, engine: Engine, receipts: Redis | None = None
+) -> ASGIApp:
+    """The API over these leaderboards (``redis``) and this audit store (``engine``);
+    ``receipts``: the queue's Redis, where receipts lend their ranks while they are kept."""
+    app = FastAPI(
+        title="ladder leaderboards",
+        version="1",
+        description=(
+            "Read-only leaderboards. Ranks use standard competition ranking (1, 2, 2, 4); "
+            "equal scores are listed by player id ascending."
+        ),
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.reads = Reads(config, redis, engine)
+    event_receipts.install(app, config, engine, receipts)
+    _contract_routes(app)
+    for router in ROUTERS:
+        app.include_router(router)
+    from worker.entrypoints.console.routes import add_routes as add_console
+
+    add_console(app, config, redis, engine)  # the HTML console, outside the OpenAPI document
+    for kind, handler in HANDLERS.items():
+        app.add_exception_handler(kind, handler)
+    return EncodedSlashes(app)
+
+
+def _contract_routes(app: FastAPI) -> None:
+    @app.get("/openapi.json", include_in_schema=False)
+    def openapi() -> Response:
+        return JSONResponse(document(app), headers={"Cache-Control": CACHE_SCHEMA})
+
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> Response:
+        return HTMLResponse(docs_page(document(app)), headers={"Cache-Control": CACHE_SCHEMA})
+
+
+def document(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI document FastAPI generates, without the 422 it assumes: a parameter that
+    does not validate is answered 400 like every other bad parameter."""
+    if app.openapi_schema is None:
+        schema = app.openapi()
+        for item in schema.get("paths", {}).values():
+            for operation in item.values():
+                operation.get("responses", {}).pop("422", None)
+        for name in ("HTTPValidationError", "ValidationError"):
+            schema.get("components", {}).get("schemas", {}).pop(name, None)
+        # The export's lines are not a response model FastAPI sees: add their schema.
+        schema.setdefault("components", {}).setdefault("schemas", {})["ExportLine"] = (
+            ExportLine.model_json_schema(ref_template="#/components/schemas/{model}")
+        )
+        app.openapi_schema = schema
+    return app.openapi_schema
+
+
+def docs_page(schema: dict[str, Any]) -> str:
+    """A self-contained HTML page listing the operations of ``schema``."""
+    rows = []
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            params = ", ".join(
+                f"{p['name']}{'' if p.get('required') else '?'}"
+                for p in operation.get("parameters", [])
+            )
+            codes = ", ".join(sorted(operation.get("responses", {})))
+            rows.append(
+                "<tr>"
+                f"<td><code>{html.escape(method.upper())} {html.escape(path)}</code></td>"
+                f"<td>{html.escape(operation.get('summary', ''))}"
+                f"<p>{html.escape(operation.get('description', ''))}</p></td>"
+                f"<td>{html.escape(params)}</td><td>{html.escape(codes)}</td>"
+                "</tr>"
+            )
+    info = schema["info"]
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(info['title'])}</title>"
+        "<style>body{font-family:sans-serif;margin:2em}td,th{border-bottom:1px solid #ddd;"
+        "padding:.4em;text-align:left;vertical-align:top}p{color:#555;margin:.2em 0}</style>"
+        f"</head><body><h1>{html.escape(info['title'])}</h1>"
+        f"<p>{html.escape(info.get('description', ''))}</p>"
+        "<p>The full contract: <a href='/openapi.json'>/openapi.json</a> (OpenAPI "
+        f"{html.escape(schema['openapi'])}). Errors are JSON: "
+        '<code>{"error": ..., "detail": ...}</code>.</p>'
+        "<table><tr><th>Operation</th><th>What</th><th>Parameters</th><th>Statuses</th></tr>"
+        + "".join(rows)
+        + "</table></body></html>"
+    )
+
+
+_KEEP_ENCODED = re.compile(r"(%2[Ff]|%25)")
+
+
+class EncodedSlashes:
+    """Route on the raw path with ``%2F`` and ``%25`` still encoded, so that an encoded
+    slash stays inside a player id; the request is marked ``ENCODED`` for the parameters."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = scope.get("raw_path")
+        if scope["type"] == "http" and isinstance(raw, bytes) and b"%" in raw:
+            text = raw.decode("latin-1")
+            if unquote(text) == scope.get("path"):
+                parts = _KEEP_ENCODED.split(text)
+                kept = "".join(p if i % 2 else unquote(p) for i, p in enumerate(parts))
+                scope = {**scope, "path": kept, ENCODED: True}
+        await self.app(scope, receive, send)

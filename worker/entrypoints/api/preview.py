@@ -1,0 +1,60 @@
+"""The preview route: what one game would do to A's rating (seed 003's calculator)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from worker.entrypoints.api.caching import cached
+from worker.entrypoints.api.errors import errors
+from worker.entrypoints.api.models import Preview
+from worker.entrypoints.api.params import (
+    MAX_MATCH_LENGTH,
+    MAX_PLAYER_ID,
+    Cube,
+    LadderName,
+    Rating,
+    count,
+)
+from worker.entrypoints.api.reads import Api, Given
+
+router = APIRouter()
+
+
+@router.get(
+    "/ladders/{ladder}/preview",
+    operation_id="preview",
+    summary="What one game would do to A's rating",
+    description=(
+        "Each side is a stored player (a, b), or a new player at the ladder's start rating "
+        "when none is named; a_rating, b_rating, games, experience and recent ranked games "
+        "override what is stored."
+    ),
+    responses=errors(400, 404, 503),
+)
+async def preview(
+    response: Response,
+    api: Api,
+    ladder: LadderName,
+    a: Annotated[str | None, Query(min_length=1, max_length=MAX_PLAYER_ID)] = None,
+    b: Annotated[str | None, Query(min_length=1, max_length=MAX_PLAYER_ID)] = None,
+    a_rating: Rating = None,
+    b_rating: Rating = None,
+    a_games: Annotated[int | None, count("Rated games so far")] = None,
+    b_games: Annotated[int | None, count("Rated games so far")] = None,
+    a_experience: Annotated[int | None, count("FIBS experience")] = None,
+    b_experience: Annotated[int | None, count("FIBS experience")] = None,
+    a_recent: Annotated[int | None, count("Gammon42 ranked games in 7 days")] = None,
+    b_recent: Annotated[int | None, count("Gammon42 ranked games in 7 days")] = None,
+    cube: Cube = 1,
+    match_length: Annotated[
+        int, Query(ge=1, le=MAX_MATCH_LENGTH, description="Match length in points (fibs)")
+    ] = 1,
+) -> Preview:
+    sides = (
+        Given(a, a_rating, a_games, a_experience, a_recent),
+        Given(b, b_rating, b_games, b_experience, b_recent),
+    )
+    found = await api.postgresql.run(api.preview, ladder, sides, cube, match_length)
+    return cached(response, found)
