@@ -1,7 +1,7 @@
 """Backtest: replay a ladder's stored log under candidate parameters, and compare.
 
 The stored events go through ``engine.replay.Replay`` in scoring order exactly as ``ladder
-verify`` replays them (the same reading code, ``worker.ops.verify.stream_log``; recorded
+verify`` replays them (the same reading code, ``worker.store.log.stream_log``; recorded
 actions such as season resets applied where they fall in time), with one difference: from
 ``start`` on, every ruleset version in force has the ``--set`` values in place of its own.
 Each rated game's expected scores are the ones the candidate engine computed before that
@@ -28,8 +28,8 @@ from engine import LedgerChange, LedgerKind, Outcome, Replay, Ruleset
 from engine.ladder import GameFinished, on_rating_board, when
 from worker.ladders import LadderConfig
 from worker.ops.calibrate import Metrics, current_ratings
-from worker.ops.verify import recorded_actions, stream_log
 from worker.service import records
+from worker.store.log import recorded_actions, stream_log
 
 FIXED = frozenset({"version"})  # a label, not a parameter
 

@@ -8,7 +8,7 @@ buckets, Brier score and log loss of ``engine.calibration``, with the spread of 
 ratings of the players active in the window (a rated game in it under that version).
 
 The window is on ``ended_at``: ``since`` inclusive, ``until`` exclusive. Reading streams through
-the same server-side cursor as ``ladder verify`` (``worker.ops.verify.read_rows``), so a large
+the same server-side cursor as ``ladder verify`` (``worker.store.log.read_rows``), so a large
 ladder costs one pass and the memory of its active players.
 """
 
@@ -25,7 +25,7 @@ from sqlalchemy.engine import Engine
 from engine import LedgerKind, Outcome
 from engine.calibration import Scores, Spread, Tally, favourite, spread
 from worker.ladders import LadderConfig
-from worker.ops.verify import read_rows, scoring_order
+from worker.store.log import read_rows, scoring_order
 from worker.store.tables import events, players, rating_changes
 
 

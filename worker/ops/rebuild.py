@@ -148,15 +148,6 @@ def forget(redis: Redis | RedisCluster, ladder: str, player_ids: Iterable[str]) 
     return len(ids)
 
 
-def player_ids_with_hash(redis: Redis | RedisCluster, ladder: str) -> Iterator[str]:
-    """Every player id that has a hash in Redis (SCAN, so Redis is never blocked)."""
-    prefix = keys.player_prefix(ladder)
-    for key in redis.scan_iter(match=_glob_escape(prefix) + "*", count=CHUNK, _type="hash"):
-        name = _decode(key)
-        if name.startswith(prefix):
-            yield name[len(prefix) :]
-
-
 def unwritten_hashes(redis: Redis | RedisCluster, ladder: str, written: str) -> set[str]:
     """Ids of the ladder's player hashes that the rebuild did not write (compared inside
     Redis): neither on the rating board nor in ``written``, the set of the ids it wrote that
@@ -165,7 +156,7 @@ def unwritten_hashes(redis: Redis | RedisCluster, ladder: str, written: str) -> 
     against PostgreSQL before anything is deleted."""
     sweep = redis.register_script(SWEEP)
     prefix = keys.player_prefix(ladder)
-    pattern = _glob_escape(prefix) + "*"
+    pattern = glob_escape(prefix) + "*"
     stale: set[str] = set()
     cursor: bytes | str | int = 0
     while True:
@@ -304,7 +295,7 @@ def _build_archives(
     return built
 
 
-def _glob_escape(text: str) -> str:
+def glob_escape(text: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in text)
 
 

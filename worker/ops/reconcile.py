@@ -34,8 +34,8 @@ from worker.lua import lua_source
 from worker.ops.progress import Progress
 from worker.ops.rebuild import (
     CHUNK,
-    _glob_escape,
     forget,
+    glob_escape,
     missing_from_store,
     reproject,
     stream_players,
@@ -251,7 +251,7 @@ class _Reader:
         """Every player id that has a hash in Redis (SCAN, so Redis is never blocked)."""
         prefix = keys.player_prefix(self.ladder)
         script = self.redis.register_script(HASHES)
-        args: list[str | int] = [_glob_escape(prefix) + "*", CHUNK, len(prefix.encode())]
+        args: list[str | int] = [glob_escape(prefix) + "*", CHUNK, len(prefix.encode())]
         cursor: bytes | str | int = 0
         while True:
             cursor, joined, odd = script(keys=[keys.rating(self.ladder)], args=[cursor, *args])

@@ -24,8 +24,7 @@ import multiprocessing
 import operator
 import os
 import time
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,27 +32,22 @@ from typing import Any, Protocol
 
 from redis import Redis
 from redis.cluster import RedisCluster
-from sqlalchemy import and_, func, literal_column, select
 from sqlalchemy.engine import Engine
 
 from engine import LedgerChange, LedgerKind, Player, Replay
 from engine.moderation import Lived
-from engine.replay import RECORDED_KINDS
 from worker.ladders import LadderConfig
 from worker.ops import import_replay, reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
 from worker.ops.verify_moderation import moderated
 from worker.service import records
+from worker.store.log import CHUNK, STORED_LEDGER, recorded_actions, stream_log
 from worker.store.statements import PLAYER_COLUMNS
-from worker.store.tables import events, rating_changes
 
-CHUNK = 5000  # rows per fetch from the server-side cursor
 LISTED = 100  # mismatches kept per ladder (all are counted)
 PROGRESS_EVERY = 1000  # events between progress reports
 LEDGER_FIELDS = ("player_id", "kind", "before", "after", "delta", "k", "expected")
-STORED_LEDGER = ("player_id", "kind", "rating_before", "rating_after", "delta", "k", "expected")
-_RECORDED = [str(kind) for kind in RECORDED_KINDS]
 _STATE = operator.attrgetter(*PLAYER_COLUMNS)  # a Player's stored columns, as one tuple
 
 
@@ -106,12 +100,6 @@ class LadderReport:
             "events_per_second": round(self.rate),
             "redis_seconds": round(self.redis_seconds, 3),
         }
-
-
-def count_events(engine: Engine, ladder: str) -> int:
-    with engine.connect() as conn:
-        query = select(func.count()).select_from(events).where(events.c.ladder == ladder)
-        return int(conn.execute(query).scalar_one())
 
 
 class Advancing(Protocol):
@@ -241,13 +229,13 @@ def _replay(
     actions = moderated(engine, ladder_config)  # voids, bans, adjustments: derived again
     if actions is not None:
         replay = actions.lived
-    pending = _recorded(engine, ladder)
+    pending = recorded_actions(engine, ladder)
     # What a replay allocates per event is freed as it goes (nothing it makes is cyclic);
     # the collector would only walk the growing ladder state again and again.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for event_row, ledger_rows in _stream(engine, ladder):
+        for event_row, ledger_rows in stream_log(engine, ladder):
             processed_at = event_row[5]
             while pending and pending[0][1] < processed_at:
                 _apply_recorded(replay, ladder, pending.pop(0), report)
@@ -300,10 +288,10 @@ def _check_event(
                 made.k,
                 made.expected,
             ):
-                _compare_change(event_id, kept_row, made, report)
+                compare_change(event_id, kept_row, made, report)
         return
     for index in range(max(len(stored), len(derived_rows))):
-        _compare_change(
+        compare_change(
             event_id,
             stored[index] if index < len(stored) else None,
             derived_rows[index] if index < len(derived_rows) else None,
@@ -311,7 +299,7 @@ def _check_event(
         )
 
 
-def _compare_change(
+def compare_change(
     event_id: str | None,
     kept: Sequence[Any] | None,
     made: LedgerChange | None,
@@ -346,7 +334,7 @@ def _apply_recorded(
     report.ledger_rows += 1
     change = LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected)
     derived = replay.recorded(ladder, change, at)
-    _compare_change(event_id, (player_id, kind, before, after, delta, k, expected), derived, report)
+    compare_change(event_id, (player_id, kind, before, after, delta, k, expected), derived, report)
 
 
 def _check_players(
@@ -376,87 +364,6 @@ def _check_players(
             report.differ(Mismatch(None, pid, "player", None, "derived"))
 
 
-def _stream(engine: Engine, ladder: str) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
-    """Each audit row in scoring order with its ledger rows in written order: two cursors,
-    one over the audit rows and one over the ledger (ordered by its event's place), merged."""
-    pg = engine.dialect.name == "postgresql"
-    order = events.c.seq if pg else literal_column("events.rowid")
-    audit = (
-        select(
-            events.c.event_id,
-            events.c.outcome,
-            events.c.reason,
-            events.c.ruleset_version,
-            events.c.payload,
-            events.c.processed_at,
-            order,
-        )
-        .where(events.c.ladder == ladder)
-        .order_by(order)
-    )
-    joined = rating_changes.join(
-        events,
-        and_(
-            events.c.ladder == rating_changes.c.ladder,
-            events.c.event_id == rating_changes.c.event_id,
-        ),
-    )
-    ledger = (
-        select(order, *(rating_changes.c[c] for c in STORED_LEDGER))
-        .select_from(joined)
-        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.not_in(_RECORDED))
-        .order_by(order, rating_changes.c.id)
-    )
-    changes = _cursor(engine, ledger)
-    pending = next(changes, None)
-    for row in _cursor(engine, audit):
-        seq = row[6]
-        mine: list[Sequence[Any]] = []
-        while pending is not None and pending[0] == seq:
-            mine.append(pending[1:])
-            pending = next(changes, None)
-        yield row, mine
-
-
-def _cursor(engine: Engine, query: Any) -> Iterator[Sequence[Any]]:
-    """The query's rows through a server-side cursor (PostgreSQL) or in chunks (SQLite)."""
-    with engine.connect() as conn:
-        if conn.dialect.name == "postgresql":
-            compiled = query.compile(
-                dialect=conn.dialect, compile_kwargs={"render_postcompile": True}
-            )
-            driver = conn.connection.driver_connection
-            assert driver is not None
-            # Plan for reading every row (a cursor's default plans for the first tenth, which
-            # with stale statistics can turn the join into a nested loop over the ledger).
-            conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
-            # Binary rows: numbers and timestamps as the server holds them, nothing to parse.
-            name = f"ladder_verify_{uuid.uuid4().hex}"
-            with driver.cursor(name=name, binary=True) as cursor:
-                cursor.execute(str(compiled), compiled.params)
-                while part := cursor.fetchmany(CHUNK):
-                    yield from part
-            return
-        result = conn.execution_options(yield_per=CHUNK).execute(query)
-        for part in result.partitions():
-            yield from part
-
-
-def _recorded(engine: Engine, ladder: str) -> list[Sequence[Any]]:
-    """The ladder's recorded ledger actions (season resets), oldest first."""
-    query = (
-        select(
-            rating_changes.c.event_id,
-            rating_changes.c.at,
-            *(rating_changes.c[c] for c in STORED_LEDGER),
-        )
-        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.in_(_RECORDED))
-        .order_by(rating_changes.c.id)
-    )
-    with engine.connect() as conn:
-        return [tuple(row) for row in conn.execute(query)]
-
-
 def _ledger(row: Sequence[Any] | None) -> dict[str, Any] | None:
     return None if row is None else dict(zip(LEDGER_FIELDS, row, strict=True))
 
@@ -473,15 +380,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
-
-
-def scoring_order(engine: Engine) -> Any:
-    """The column that orders a ladder's audit rows as they were scored."""
-    return events.c.seq if engine.dialect.name == "postgresql" else literal_column("events.rowid")
-
-
-# The log as ``verify`` reads it, for the commands that read it the same way (calibrate,
-# backtest): the audit rows with their ledger rows, the recorded actions, any query's rows.
-stream_log = _stream
-recorded_actions = _recorded
-read_rows = _cursor

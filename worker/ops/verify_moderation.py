@@ -41,7 +41,7 @@ class Moderated:
             self._apply(self.pending.pop(0), report)
 
     def _apply(self, action: Action, report: LadderReport) -> None:
-        from worker.ops.verify import Mismatch, _compare_change
+        from worker.ops.verify import Mismatch, compare_change
 
         ref = event_ref(action.number)
         changes, effects = self.lived.action(action)
@@ -50,7 +50,7 @@ class Moderated:
         for index in range(max(len(kept), len(changes))):
             row: Sequence[Any] | None = kept[index] if index < len(kept) else None
             made = changes[index] if index < len(changes) else None
-            _compare_change(ref, row, made, report)
+            compare_change(ref, row, made, report)
         stored = self.effects.get(action.number, [])
         derived = [(e.event_id, e.outcome, e.reason) for e in effects]
         if stored != derived:

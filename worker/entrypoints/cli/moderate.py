@@ -117,7 +117,7 @@ def _run(action: Any) -> Any:
 
 def cmd_void(rt: Any, args: argparse.Namespace) -> int:
     from worker.ops import moderation
-    from worker.ops.verify import count_events
+    from worker.store.log import count_events
 
     ladder_config = _ladder(rt, args.ladder)
     reason = _reason(args)
@@ -146,7 +146,7 @@ def cmd_void(rt: Any, args: argparse.Namespace) -> int:
 
 def cmd_ban(rt: Any, args: argparse.Namespace) -> int:
     from worker.ops import moderation
-    from worker.ops.verify import count_events
+    from worker.store.log import count_events
 
     ladder_config = _ladder(rt, args.ladder)
     reason = _reason(args)

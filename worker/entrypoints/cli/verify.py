@@ -29,7 +29,8 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
-    from worker.ops.verify import count_events, verify_ladders
+    from worker.ops.verify import verify_ladders
+    from worker.store.log import count_events
 
     if args.ladder is not None:
         ladders = [configured_ladder(rt.config, args.ladder)]
