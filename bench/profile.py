@@ -177,15 +177,23 @@ def print_breakdown(result: dict[str, Any]) -> None:
 
 
 def _drain(
-    target: env.Target, count: int, tag: str, profiler: cProfile.Profile | None
+    target: env.Target,
+    count: int,
+    tag: str,
+    profiler: cProfile.Profile | None,
+    workload: str = "mixed",
 ) -> tuple[float, int]:
     """Reset, publish ``count`` events, drain them in this process; (seconds, events)."""
+    from bench.events import generate_hot
     from worker.bootstrap import Runtime
     from worker.queue import runner
     from worker.settings import Settings
 
     target.reset()
-    payloads, _mix = env.generate_events(count, tag=tag)
+    if workload == "hot":  # one gammon42 ladder, as bench.floorbench's hot workload
+        payloads, _mix = generate_hot(count, players=max(2, count // 5), tag=tag)
+    else:
+        payloads, _mix = env.generate_events(count, tag=tag)
     target.publish(payloads)
     rt = Runtime(Settings.from_env())
     rt.config  # noqa: B018
@@ -210,6 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument(
+        "--workload",
+        choices=("mixed", "hot"),
+        default="mixed",
+        help="mixed: the ingest mix of three ladders; hot: one gammon42 ladder, 5 games a player",
+    )
     parser.add_argument("--redis-url", default=env.REDIS_URL)
     parser.add_argument("--database", default=env.DATABASE)
     parser.add_argument("--out", help="write the breakdown (JSON) here")
@@ -231,12 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             logs.configure("INFO")
             totals = install_timers()
-            wall, events = _drain(target, args.events, "timed", None)
+            wall, events = _drain(target, args.events, "timed", None, args.workload)
             timed = timer_breakdown(totals, events)
             for slot in totals.values():
                 slot[:] = [0.0, 0]
             profiler = cProfile.Profile()
-            pwall, pevents = _drain(target, args.events, "prof", profiler)
+            pwall, pevents = _drain(target, args.events, "prof", profiler, args.workload)
             target.redis.flushdb()
             target.drop()
         finally:

