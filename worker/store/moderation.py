@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -338,5 +337,5 @@ def effective_windows(conn: Connection, games: list[WindowGame]) -> list[WindowG
         if outcome is None:
             kept.append(game)
         elif outcome != VOIDED:
-            kept.append(replace(game, rated=outcome == "rated"))
+            kept.append(game._replace(rated=outcome == "rated"))
     return kept
