@@ -176,7 +176,11 @@ def test_dead_letters_and_duplicates_have_receipts(cli: Cli, served: str) -> Non
     assert duplicate["players"] == original["players"]
     (kept,) = lines_json(cli.redis_cli("GET", "ladder:receipt:e2e-1"))
     assert kept == original
-    assert 404 == http(served, "/ladders/gammon42/events/e2e-bad")[0]
+    assert (200, bad) == http(served, "/ladders/gammon42/events/e2e-bad")  # over HTTP too
+    cli.redis_cli("DEL", "ladder:receipt:e2e-bad")  # its copy expired: the DLQ still answers
+    status, later = http(served, "/ladders/gammon42/events/e2e-bad")
+    assert (200, "dead_lettered", "invalid_cube") == (status, later["outcome"], later["reason"])
+    assert 404 == http(served, "/ladders/gammon42/events/never-sent")[0]
 
 
 def test_ladder_event_prints_the_receipt_and_refuses_unknowns(cli: Cli) -> None:

@@ -97,3 +97,45 @@ def test_the_python_helper_gives_up_after_its_timeout(runtime: Any) -> None:
                              timeout=0.2)  # fmt: skip
     assert (sent.event_id, sent.receipt) == ("late", None)
     assert runtime.redis.llen(keys.INBOX) == 1
+
+
+def test_http_gives_a_dead_letters_receipt_from_its_copy_then_from_the_queue(
+    runtime: Any, client: TestClient
+) -> None:
+    """Issue items 1-2: "a receipt for every event ... dead-lettered", over HTTP too: while the
+    Redis copy is kept it is the answer; after it expired, the dead-letter queue still says
+    what was refused and why."""
+    publish(runtime, game("alice", "bob", event_id="bad-1", cube=3))
+    drain(runtime)
+    copy = json.loads(runtime.redis.get(keys.receipt("bad-1")))
+    assert ("dead_lettered", "gammon42") == (copy["outcome"], copy["ladder"])
+    answer = client.get("/ladders/gammon42/events/bad-1")
+    assert (200, copy) == (answer.status_code, answer.json())
+    runtime.redis.delete(keys.receipt("bad-1"))
+    later = client.get("/ladders/gammon42/events/bad-1").json()
+    wanted = ("bad-1", "gammon42", "game.finished", "dead_lettered", copy["reason"])
+    assert wanted == tuple(later[k] for k in ("event_id", "ladder", "type", "outcome", "reason"))
+    assert later["detail"] == copy["detail"] and later["players"] == []
+    assert 404 == client.get("/ladders/fibs/events/bad-1").status_code  # not that ladder's
+
+
+def test_ladder_event_shows_a_dead_letters_receipt_and_escapes_ids(
+    runtime: Any, capsys: Any
+) -> None:
+    """``ladder event`` answers as HTTP does: a dead letter's receipt after its copy expired;
+    an id with a terminal escape in it is printed escaped, never raw."""
+    import argparse
+
+    from worker.entrypoints.cli import receipts as cli_receipts
+    from worker.entrypoints.cli.main import dispatch
+
+    publish(runtime, game("alice", "bob", event_id="bad-\x1b[2J", cube=3))
+    drain(runtime)
+    runtime.redis.delete(keys.receipt("bad-\x1b[2J"))
+    parser = argparse.ArgumentParser(prog="ladder")
+    cli_receipts.register(parser.add_subparsers(dest="command", required=True))
+    capsys.readouterr()
+    assert 0 == dispatch(runtime, parser.parse_args(["event", "gammon42", "bad-\x1b[2J"]))
+    out = capsys.readouterr().out
+    assert "dead_lettered" in out and "\x1b" not in out
+    assert 1 == dispatch(runtime, parser.parse_args(["event", "gammon42", "nope"]))

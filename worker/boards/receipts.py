@@ -18,6 +18,8 @@ from typing import Any, cast
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisError
+from sqlalchemy.engine import Engine
 
 from worker import keys
 from worker.lua import lua_source
@@ -198,4 +200,22 @@ def _loads(text: bytes | str | None) -> Any:
     try:
         return json.loads(text)
     except ValueError:
+        return None
+
+
+def dead_letter_receipt(
+    redis: Redis, engine: Engine, ladder: str, event_id: str
+) -> dict[str, Any] | None:
+    """The receipt of a dead-lettered event on ``ladder``: its Redis copy while it is kept,
+    else built from the dead-letter queue (in Redis or archived in PostgreSQL); None for an
+    event that is in neither."""
+    from worker.queue.deadletter import DeadLetters
+
+    try:
+        copy = stored(redis, event_id)
+        if copy is not None and copy.get("outcome") == "dead_lettered":
+            if copy.get("ladder") == ladder:
+                return copy
+        return DeadLetters(redis, ttl_seconds=0, engine=lambda: engine).receipt(ladder, event_id)
+    except RedisError:
         return None

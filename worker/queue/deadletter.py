@@ -257,13 +257,36 @@ class DeadLetters:
             return reference
         if self.archive is not None and self.archive.get(reference) is not None:
             return reference
-        members = cast(set[bytes], self.redis.smembers(keys.dlq_by_event(reference)))
-        ids = sorted(i.decode() for i in members if i.decode() in self.registry)
-        if self.archive is not None:
-            ids += self.archive.ids_of_event(reference)
+        ids = self.ids_of_event(reference)
         if len(ids) > 1:
             raise AmbiguousReference(reference, ids)
         return ids[0] if ids else None
+
+    def ids_of_event(self, event_id: str) -> builtins.list[str]:
+        """The dead letters of this event id: those in Redis, then the archived ones."""
+        members = cast(set[bytes], self.redis.smembers(keys.dlq_by_event(event_id)))
+        ids = sorted(i.decode() for i in members if i.decode() in self.registry)
+        if self.archive is not None:
+            ids += self.archive.ids_of_event(event_id)
+        return ids
+
+    def receipt(self, ladder: str, event_id: str) -> dict[str, Any] | None:
+        """The receipt of this event's dead letter on ``ladder``, built from the letter (for
+        when its Redis copy has expired); None when the event is not in the queue."""
+        for letter_id in self.ids_of_event(event_id):
+            found = self.get(letter_id)
+            if found is None or found[0].ladder != ladder:
+                continue
+            letter = found[0]
+            return receipts.dead_lettered(
+                letter.event_id,
+                letter.ladder,
+                guess_type(letter.payload),
+                letter.reason,
+                letter.detail,
+                letter.failed_at or datetime.now(UTC),
+            )
+        return None
 
     def replay(self, job_ids: Iterable[str]) -> builtins.list[str]:
         """Requeue these dead letters on the ``ladder`` queue; returns the ids requeued.

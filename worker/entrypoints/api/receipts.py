@@ -2,8 +2,9 @@
 
 Read from PostgreSQL, so it works after the Redis copy expired (``LADDER_RECEIPT_TTL``);
 ``rank_after`` comes from that copy while it is kept and is null after. 404 for an unknown
-ladder or an event the ladder never applied (a dead letter's receipt is on the stream and
-under its key; ``ladder dlq show`` has the rest). The answer is checked against the
+ladder or an event the ladder neither applied nor dead-lettered; a dead letter's receipt is
+its Redis copy while kept, else built from the dead-letter queue (Redis or its PostgreSQL
+archive). The answer is checked against the
 published receipt model (``schemas.receipt.Receipt``), which the OpenAPI document shows.
 """
 
@@ -18,7 +19,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.receipt import Receipt
-from worker.boards.receipts import stored
+from worker.boards.receipts import dead_letter_receipt, stored
 from worker.entrypoints.api.caching import cached
 from worker.entrypoints.api.errors import BadRequest, NotFound, errors
 from worker.entrypoints.api.params import ENCODED, LadderName
@@ -61,9 +62,19 @@ class _Receipts:
         if found_ladder is None:
             raise NotFound(f"no ladder named {ladder!r}")
         found = stored_receipt(self.engine, found_ladder.name, event_id)
-        if found is None:
+        if found is not None:
+            return Receipt(**with_ranks(found, self._copy(event_id)))
+        letter = self._dead_letter(found_ladder.name, event_id)
+        if letter is None:
             raise NotFound(f"no event {event_id!r} on {found_ladder.name}")
-        return Receipt(**with_ranks(found, self._copy(event_id)))
+        return Receipt(**letter)
+
+    def _dead_letter(self, ladder: str, event_id: str) -> dict[str, Any] | None:
+        """A dead letter's receipt, for an event the ladder never applied: its Redis copy while
+        it is kept, else built from the dead-letter queue (Redis or its PostgreSQL archive)."""
+        if self.redis is None:
+            return None
+        return dead_letter_receipt(self.redis, self.engine, ladder, event_id)
 
     def _copy(self, event_id: str) -> dict[str, Any] | None:
         if self.redis is None:

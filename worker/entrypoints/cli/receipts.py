@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from worker.entrypoints.cli.terminal import configured_ladder, safe
+
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
     from worker.queue.publish import Published
@@ -32,20 +34,22 @@ def register(sub: Any) -> None:
 
 
 def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
-    from worker.boards.receipts import stored
+    from worker.boards.receipts import dead_letter_receipt, stored
     from worker.service.receipts import with_ranks
     from worker.store.migrate import require_current
     from worker.store.receipts import stored_receipt
 
     require_current(rt.engine)  # an unmigrated store: one line and exit 2, as for history
-    if rt.config.ladder(args.ladder) is None:
-        print(f"ladder: no ladder named {args.ladder!r}", file=sys.stderr)
-        return EXIT_USAGE
+    configured_ladder(rt.config, args.ladder)
     found = stored_receipt(rt.engine, args.ladder, args.event_id)
-    if found is None:
-        print(f"ladder: no event {args.event_id!r} on {args.ladder}", file=sys.stderr)
-        return EXIT_FAILED
-    receipt = with_ranks(found, stored(rt.redis, args.event_id))
+    if found is not None:
+        receipt = with_ranks(found, stored(rt.redis, args.event_id))
+    else:  # never applied: a dead letter's receipt, if it is one
+        letter = dead_letter_receipt(rt.redis, rt.engine, args.ladder, args.event_id)
+        if letter is None:
+            print(f"ladder: no event {args.event_id!r} on {args.ladder}", file=sys.stderr)
+            return EXIT_FAILED
+        receipt = letter
     if args.json:
         print(json.dumps(receipt, ensure_ascii=False))
         return 0
@@ -57,13 +61,13 @@ def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
 
 def row(receipt: dict[str, Any]) -> str:
     moved = "; ".join(
-        f"{p['player_id']} {p['rating_before']:g} -> {p['rating_after']:g} ({p['delta']:+g}"
+        f"{safe(p['player_id'])} {p['rating_before']:g} -> {p['rating_after']:g} ({p['delta']:+g}"
         + (f", #{p['rank_after']}" if p.get("rank_after") is not None else "")
         + ")"
         for p in receipt.get("players", [])
     )
     return (
-        f"{receipt.get('event_id') or '?':<24} {receipt.get('ladder') or '?':<12} "
+        f"{safe(receipt.get('event_id') or '?'):<24} {safe(receipt.get('ladder') or '?'):<12} "
         f"{receipt['outcome']:<14} {receipt.get('reason') or '-':<26} {moved or '-'}"
     )
 
