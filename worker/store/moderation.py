@@ -6,7 +6,6 @@ through their own), so one action's rows commit together or not at all.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -15,6 +14,7 @@ from sqlalchemy import and_, func, insert, literal_column, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from engine import Player
+from worker.store.log import read_rows, scoring_order
 from worker.store.statements import PLAYER_ROW, WindowGame, chunks, write_batch
 from worker.store.tables import (
     event_effects,
@@ -252,8 +252,7 @@ def count_through(conn: Connection, ladder: str, seq: int) -> int:
 def stream_log(engine: Engine, ladder: str, after: int = 0) -> Iterator[Sequence[Any]]:
     """The ladder's audit rows numbered after ``after``, in scoring order: event_id, outcome,
     reason, payload, processed_at, scoring number (a server-side cursor on PostgreSQL)."""
-    pg = engine.dialect.name == "postgresql"
-    order = _order(pg)
+    order = scoring_order(engine)
     query = (
         select(
             events.c.event_id,
@@ -266,19 +265,7 @@ def stream_log(engine: Engine, ladder: str, after: int = 0) -> Iterator[Sequence
         .where(events.c.ladder == ladder, order > after)
         .order_by(order)
     )
-    with engine.connect() as conn:
-        if pg:
-            compiled = query.compile(dialect=conn.dialect)
-            driver = conn.connection.driver_connection
-            assert driver is not None
-            with driver.cursor(name=f"ladder_moderation_{uuid.uuid4().hex}") as cursor:
-                cursor.execute(str(compiled), compiled.params)
-                while part := cursor.fetchmany(CHUNK):
-                    yield from part
-            return
-        result = conn.execution_options(yield_per=CHUNK).execute(query)
-        for part in result.partitions():
-            yield from part
+    return read_rows(engine, query)
 
 
 def season_rows(conn: Connection, ladder: str) -> list[Sequence[Any]]:
