@@ -80,7 +80,7 @@ def stored_games(engine, since=None, until=None):
 
 
 def independent_metrics(games):
-    """The issue's definitions, computed here with Decimal bucket bounds."""
+    """The definitions, computed here with Decimal bucket bounds."""
     buckets: dict[int, list[tuple[float, int]]] = {}
     forecasts = []
     for _, we, le, _, _ in games:
@@ -98,7 +98,7 @@ def independent_metrics(games):
 
 
 def test_calibrate_reports_what_the_stored_rows_say(cli, published):
-    """Issue 18 item 1 / done-when: 'on a ladder generated from known probabilities calibrate
+    """'on a ladder generated from known probabilities calibrate
     reports buckets and Brier/log loss equal to those computed independently from the stored
     rows', and the spread of active players' current ratings (p10, p50, p90, sd, p75 - p25)."""
     found = cli.ladder_json("calibrate", "gammon42")
@@ -139,7 +139,7 @@ def test_calibrate_reports_what_the_stored_rows_say(cli, published):
 
 
 def test_calibrate_window_and_version_filters(cli, published):
-    """Issue 18 item 1: '[--since TIME] [--until TIME] [--version V]', on ended_at."""
+    """'[--since TIME] [--until TIME] [--version V]', on ended_at."""
     since, until = START + timedelta(days=5), START + timedelta(days=12)
     found = cli.ladder_json(
         "calibrate", "gammon42", "--since", since.isoformat(), "--until", "2026-10-14"
@@ -201,7 +201,7 @@ def snapshot(cli, engine):
 
 
 def test_backtest_with_stored_parameters_reproduces_the_stored_ladder(cli, published):
-    """Issue 18 item 2: 'With --set values equal to the stored version it reproduces the
+    """'With --set values equal to the stored version it reproduces the
     stored ratings exactly' and 'It writes nothing: no PostgreSQL row, no Redis key'."""
     before = snapshot(cli, published)
     found = cli.ladder_json("backtest", "gammon42", "--set", "divisor=1200", "--set", "k=32")
@@ -216,7 +216,7 @@ def test_backtest_with_stored_parameters_reproduces_the_stored_ladder(cli, publi
 
 
 def test_backtest_divisor_400_equals_an_independent_computation(cli, published):
-    """Issue 18 done-when: 'with gammon42's divisor set to 400 reproduces an independent
+    """'with gammon42's divisor set to 400 reproduces an independent
     computation of the ÷400 ratings'; the stored side stays the ÷1200 history."""
     assert max(by_hand(published, 1200).values()) > 0
     with published.connect() as conn:
@@ -235,7 +235,7 @@ def test_backtest_divisor_400_equals_an_independent_computation(cli, published):
 
 
 def test_backtest_from_a_time_keeps_earlier_games_as_stored(cli, published):
-    """Issue 18 item 2: 'a candidate ruleset version in force from --from'; earlier games are
+    """'a candidate ruleset version in force from --from'; earlier games are
     scored as stored, and the metrics compare the games from --from on."""
     start = START + timedelta(days=10)
     found = cli.ladder_json(
@@ -257,7 +257,7 @@ def test_backtest_from_a_time_keeps_earlier_games_as_stored(cli, published):
     ],
 )
 def test_backtest_refuses_what_the_ruleset_cannot_take(cli, given, says):
-    """Issue 18 item 2: '--set ... refuses unknown ones with the list of valid names'."""
+    """'--set ... refuses unknown ones with the list of valid names'."""
     result = cli.ladder("backtest", "gammon42", "--set", given, check=False)
     assert result.returncode == 2
     assert says in result.stderr
@@ -265,7 +265,7 @@ def test_backtest_refuses_what_the_ruleset_cannot_take(cli, given, says):
 
 
 def test_calibrate_and_backtest_plot_svg(cli, published, tmp_path):
-    """Issue 18 item 1: '--plot draws observed against expected with the diagonal and the
+    """'--plot draws observed against expected with the diagonal and the
     bucket counts' (one point per non-empty bucket and series)."""
     found = cli.ladder_json("calibrate", "gammon42")
     path = tmp_path / "calibration.svg"
@@ -286,7 +286,7 @@ def test_calibrate_and_backtest_plot_svg(cli, published, tmp_path):
 
 
 def test_fibs_is_also_reported_by_match_length(cli):
-    """Issue 18 item 1: 'all of it per ruleset version in the window, and for fibs also by
+    """'all of it per ruleset version in the window, and for fibs also by
     match length'."""
     made = []
     for i in range(30):

@@ -1,6 +1,6 @@
 """The web console in a real browser: headless Chromium against ``ladder serve``.
 
-Issue 18 item 4: "tests drive headless Chromium (Debian's chromium package) against ladder
+"tests drive headless Chromium (Debian's chromium package) against ladder
 serve: the leaderboard page shows the right players in rank order, the player page's chart has
 one point per rated game, the calibration page shows the buckets, a player id with <script>
 in it is shown as text. Take screenshots in the test run and look at them."

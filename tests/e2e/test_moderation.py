@@ -91,7 +91,7 @@ def outcomes_now(database_url: str) -> dict[tuple[str, str], tuple[str, str | No
 def test_voided_games_leave_the_ladder_as_if_never_published(
     cli, database_url, seed, backend, tmp_path
 ):
-    """Issue "Done when": the scenario with a cheater's games voided (and a ban with
+    """the scenario with a cheater's games voided (and a ban with
     --void-since) equals the same scenario published without those games, player for player,
     on all three rulesets: gammon42's 7-day K (g3's games counted in g0's week), the 24-hour
     pair limit (a game it refused is rated once an earlier one is void), links on prostriker."""
@@ -174,7 +174,7 @@ def test_voided_games_leave_the_ladder_as_if_never_published(
 
 
 def test_moderation_while_workers_score_a_steady_stream_loses_nothing(cli, database_url):
-    """Issue item 6: workers may wait on the ladder while a correction commits, but lose
+    """workers may wait on the ladder while a correction commits, but lose
     nothing, double nothing and never fail for it: two real ``ladder worker`` processes
     score 1,500 events arriving over several seconds while voids and adjustments run; every
     event is stored once, no dead letter, the ladder verifies and equals the model fed the

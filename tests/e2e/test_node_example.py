@@ -25,7 +25,7 @@ def node_modules() -> None:
 
 
 def test_the_node_game_server_publishes_a_game_and_blpops_its_receipt(cli: Cli) -> None:
-    """Issue item 4: a non-Python game server (npm `redis`) publishes and waits for its receipt."""
+    """a non-Python game server (npm `redis`) publishes and waits for its receipt."""
     node = shutil.which("node")
     assert node is not None, "Node.js is required: the example must run in CI"
     node_modules()

@@ -103,7 +103,7 @@ def http(base: str, path: str) -> tuple[int, Any]:
 def test_every_receipt_from_stream_get_blpop_and_http_matches_the_audit(
     cli: Cli, served: str
 ) -> None:
-    """Issue "Done when": stream, GET ladder:receipt:<id>, blocking wait and HTTP, each
+    """stream, GET ladder:receipt:<id>, blocking wait and HTTP, each
     checked against the audit rows; a consumer group reads the stream (item 2)."""
     cli.redis_cli("XGROUP", "CREATE", "ladder:receipts", "servers", "$", "MKSTREAM")
     cli.publish_with_redis_cli([*GAMES, BAD])
@@ -145,7 +145,7 @@ def test_every_receipt_from_stream_get_blpop_and_http_matches_the_audit(
 
 
 def test_dead_letters_and_duplicates_have_receipts(cli: Cli, served: str) -> None:
-    """Issue item 1/2: dead_lettered with reason and detail; a duplicate with outcome
+    """dead_lettered with reason and detail; a duplicate with outcome
     duplicate and the original's numbers, its key still the original's."""
     cli.publish_with_redis_cli([GAMES[0], BAD, "{not json"])
     cli.ladder("worker", "--burst")
@@ -200,7 +200,7 @@ def test_ladder_event_prints_the_receipt_and_refuses_unknowns(cli: Cli) -> None:
 def test_publish_wait_prints_receipts_and_fails_on_a_dead_letter_or_timeout(
     cli: Cli, tmp_path: Any
 ) -> None:
-    """Issue item 3: `ladder publish FILE --wait [--timeout S] [--json]` prints each receipt
+    """`ladder publish FILE --wait [--timeout S] [--json]` prints each receipt
     as it arrives and exits non-zero if any timed out or was dead-lettered."""
     events_file = tmp_path / "events.jsonl"
     events_file.write_text(json.dumps(GAMES[0]) + "\n" + json.dumps(BAD) + "\n")
@@ -254,7 +254,7 @@ def test_publish_wait_prints_receipts_and_fails_on_a_dead_letter_or_timeout(
 def test_a_worker_killed_between_commit_and_redis_write_leaves_receipts_a_new_one_heals(
     cli: Cli,
 ) -> None:
-    """Issue item 2: a crash between commit and receipt is healed as the leaderboard is (the
+    """a crash between commit and receipt is healed as the leaderboard is (the
     next worker runs the batch again); the receipt is the original's, never a duplicate's."""
     cli.publish_with_redis_cli(GAMES[:2])
     killed = subprocess.run(

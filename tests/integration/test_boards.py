@@ -31,7 +31,7 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 
 def direct_percentile(scores: dict[str, float], player: str) -> float:
-    """Issue item 2, counted directly: players with a strictly lower score, in % of the board,
+    """Counted directly: players with a strictly lower score, in % of the board,
     one decimal, never rounded up."""
     lower = sum(1 for s in scores.values() if s < scores[player])
     share = lower * 100 / len(scores)
@@ -39,7 +39,7 @@ def direct_percentile(scores: dict[str, float], player: str) -> float:
 
 
 def test_among_lists_the_players_found_in_board_order_with_global_ranks(runtime):
-    """Issue item 1: found players in board order (ties by id), each with their global
+    """found players in board order (ties by id), each with their global
     competition rank; ids not on the board listed apart, not an error."""
     seed(runtime.leaderboard_redis, TIES)
     found = reader.among(runtime.leaderboard_redis, L, ["eve", "nobody", "dan", "bob", "amy"])
@@ -62,7 +62,7 @@ def test_among_lists_the_players_found_in_board_order_with_global_ranks(runtime)
     data=st.data(),
 )
 def test_among_agrees_with_a_naive_sort_with_ties(runtime, scores, data):
-    """Issue item 1 ("in board order, each with their global competition rank") against the
+    """The rule ("in board order, each with their global competition rank") against the
     documented order (SPEC 4: 1, 2, 2, 4; ties by id) computed by sorting the whole board."""
     r = runtime.leaderboard_redis
     r.flushdb()
@@ -78,7 +78,7 @@ def test_among_agrees_with_a_naive_sort_with_ties(runtime, scores, data):
 
 
 def test_among_takes_up_to_100_ids(runtime):
-    """Issue item 1: up to 100 ids; more is refused (a 400 over HTTP)."""
+    """up to 100 ids; more is refused (a 400 over HTTP)."""
     seed(runtime.leaderboard_redis, TIES)
     found = reader.among(runtime.leaderboard_redis, L, [*TIES, *(f"x{i}" for i in range(95))])
     assert (5, 95) == (len(found.entries), len(found.missing))
@@ -87,7 +87,7 @@ def test_among_takes_up_to_100_ids(runtime):
 
 
 def test_among_is_one_round_trip(runtime, monkeypatch):
-    """Issue item 1: "One round trip to Redis": one script call answers the whole list."""
+    """ "One round trip to Redis": one script call answers the whole list."""
     seed(runtime.leaderboard_redis, TIES)
     r = runtime.leaderboard_redis
     reader.among(r, L, ["amy"])  # the script is loaded once per client
@@ -105,7 +105,7 @@ def test_among_is_one_round_trip(runtime, monkeypatch):
 
 @pytest.mark.parametrize("player", sorted(TIES))
 def test_percentile_of_rank_and_card_is_the_direct_count(runtime, player):
-    """Issue item 2: the share of the board with a strictly lower score, one decimal."""
+    """the share of the board with a strictly lower score, one decimal."""
     seed(runtime.leaderboard_redis, TIES)
     expected = direct_percentile(TIES, player)
     assert expected == reader.rank(runtime.leaderboard_redis, L, player).percentile
@@ -113,7 +113,7 @@ def test_percentile_of_rank_and_card_is_the_direct_count(runtime, player):
 
 
 def test_percentile_is_rounded_down_to_one_decimal(runtime):
-    """Issue item 2 ("better than 87.5 %"): 2 of 3 players below is 66.6, never 66.7, and the
+    """The rule ("better than 87.5 %"): 2 of 3 players below is 66.6, never 66.7, and the
     best of 1000 is 99.9, not 100."""
     seed(runtime.leaderboard_redis, {"a": 3.0, "b": 2.0, "c": 1.0})
     assert 66.6 == reader.rank(runtime.leaderboard_redis, L, "a").percentile
@@ -122,7 +122,7 @@ def test_percentile_is_rounded_down_to_one_decimal(runtime):
 
 
 def test_percentile_over_http_on_rank_card_and_among(runtime):
-    """Issue item 2: every card and rank answer over HTTP carries it; among too."""
+    """every card and rank answer over HTTP carries it; among too."""
     from starlette.testclient import TestClient
 
     from worker.entrypoints.api import create_app
@@ -161,7 +161,7 @@ def player(pid: str, rating: float, last: datetime | None, version: int = 1) -> 
 
 
 def test_the_active_board_under_a_test_clock(runtime, make_runtime, tmp_path):
-    """Issue item 3: only players whose last rated game ended within N days; the worker's write
+    """only players whose last rated game ended within N days; the worker's write
     puts them on or off it, and the sweep takes off a player who stopped playing with no
     event, as time passes (a test clock, not sleeping). The rating board keeps everyone."""
     rt = with_active_days(make_runtime, tmp_path)
@@ -193,7 +193,7 @@ def test_the_active_board_under_a_test_clock(runtime, make_runtime, tmp_path):
 
 
 def test_the_worker_rebuild_and_reconcile_keep_the_active_board(runtime, make_runtime, tmp_path):
-    """Issue item 3: kept right by the worker on every write, rebuilt by `ladder rebuild`,
+    """kept right by the worker on every write, rebuilt by `ladder rebuild`,
     checked (and repaired) by `ladder reconcile`; reads take board=active."""
     rt = with_active_days(make_runtime, tmp_path)
     old = datetime.now(UTC) - timedelta(days=9)
@@ -220,7 +220,7 @@ def test_the_worker_rebuild_and_reconcile_keep_the_active_board(runtime, make_ru
 
 
 def test_a_ladder_without_active_days_has_no_active_board(runtime):
-    """Issue item 3: off by default; asking for it is refused like any missing board."""
+    """off by default; asking for it is refused like any missing board."""
     publish(runtime, game("amy", "bob"))
     drain(runtime)
     assert 0 == runtime.leaderboard_redis.exists(keys.active(L))
@@ -258,7 +258,7 @@ def cli(rt: Any, *argv: str, capsys: Any) -> tuple[int, str, str]:
 
 
 def test_export_equals_the_board(runtime, capsys):
-    """Issue item 5: every player of the board in rank order with rank, rating, games,
+    """every player of the board in rank order with rank, rating, games,
     experience, provisional, percentile and last game; a page boundary changes nothing."""
     scores = {f"p{i:03d}": float(1400 + (i * 37) % 11) for i in range(45)}
     seed(runtime.leaderboard_redis, scores)
@@ -279,7 +279,7 @@ def test_export_equals_the_board(runtime, capsys):
 
 
 def test_export_over_http_streams_json_lines(runtime):
-    """Issue item 5: `GET /ladders/{ladder}/export` streams the same as JSON lines."""
+    """`GET /ladders/{ladder}/export` streams the same as JSON lines."""
     from starlette.testclient import TestClient
 
     from worker.entrypoints.api import create_app
@@ -315,7 +315,7 @@ def test_cli_among_prints_the_friends_and_the_missing(runtime, capsys):
 def test_the_workers_maintenance_sweeps_only_where_there_is_an_active_board(
     runtime, make_runtime, tmp_path
 ):
-    """Issue item 3 ("swept periodically in the workers' maintenance"): a worker gets a sweep to
+    """The rule ("swept periodically in the workers' maintenance"): a worker gets a sweep to
     run when some ladder keeps an active board, and none otherwise; the sweep it runs reads the
     clock it is given."""
     assert active.sweeper(runtime.leaderboard_redis, runtime.config) is None

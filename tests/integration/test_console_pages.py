@@ -1,6 +1,6 @@
 """The console's pages through the app itself (no browser): paging, boards, errors.
 
-Issue 18 item 3: "/ui/ladders/{ladder} the leaderboard with ranks, ratings (fibs with one
+"/ui/ladders/{ladder} the leaderboard with ranks, ratings (fibs with one
 decimal), provisional marks, board switch (rating, public, boosted, seasons), paging, and a
 search box for a player"; "Escape everything (player ids are user-chosen)". The browser tests
 (tests/e2e/test_console.py) cover what Chromium shows; these cover the paths around it.

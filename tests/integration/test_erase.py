@@ -35,7 +35,7 @@ def history_of_zed(runtime):
 
 
 def test_export_prints_everything_stored_about_the_player(runtime, capsys):
-    """Issue item 5: state, every event naming them, ledger, dead letters, Redis entries."""
+    """state, every event naming them, ledger, dead letters, Redis entries."""
     history_of_zed(runtime)
     capsys.readouterr()
     assert 0 == ladder(runtime, "player", "export", "gammon42", ID)
@@ -52,7 +52,7 @@ def test_export_prints_everything_stored_about_the_player(runtime, capsys):
 
 
 def test_erase_leaves_no_trace_of_the_id_and_every_other_number_unchanged(runtime, capfd):
-    """Issue item 5 and "Done when": the id is found nowhere (every table, every Redis key
+    """the id is found nowhere (every table, every Redis key
     and the logs, searched as the raw-IP test searches), the player is off the boards, the
     other players' numbers are unchanged and ``ladder verify`` still passes."""
     history_of_zed(runtime)

@@ -63,7 +63,7 @@ GOOD = [
 
 
 def test_imported_players_appear_on_the_boards_as_if_they_had_played(runtime, tmp_path):
-    """Issue item 4: each imported player is on the boards with their card, and has one ledger
+    """each imported player is on the boards with their card, and has one ledger
     row of kind import from the ruleset's start to the imported rating."""
     report = run(runtime, write(tmp_path / "players.jsonl", *GOOD))
     assert (3, 3, 0, True) == (report.lines, report.imported, report.refused, report.committed)
@@ -85,7 +85,7 @@ def test_imported_players_appear_on_the_boards_as_if_they_had_played(runtime, tm
 
 
 def test_every_refusal_names_its_line_and_nothing_is_imported(runtime, tmp_path):
-    """Issue item 4: refused line by line with the line number (existing player, duplicate in
+    """refused line by line with the line number (existing player, duplicate in
     the file, a rating that is not finite, an id the contract refuses); then nothing at all."""
     publish(runtime, game("old", "timer", ladder=L))
     drain(runtime)
@@ -123,7 +123,7 @@ def test_every_refusal_names_its_line_and_nothing_is_imported(runtime, tmp_path)
 
 
 def test_dry_run_reports_everything_and_changes_nothing(runtime, tmp_path):
-    """Issue item 4: --dry-run reports everything it would refuse and changes nothing."""
+    """--dry-run reports everything it would refuse and changes nothing."""
     path = write(tmp_path / "p.jsonl", *GOOD, {"player_id": "ann", "rating": 1})
     report = run(runtime, path, dry_run=True)
     assert (3, [(4, "player already named on line 1")], False) == (
@@ -136,7 +136,7 @@ def test_dry_run_reports_everything_and_changes_nothing(runtime, tmp_path):
 
 
 def test_skip_invalid_imports_the_rest(runtime, tmp_path):
-    """Issue item 4: with --skip-invalid the lines not refused are imported."""
+    """with --skip-invalid the lines not refused are imported."""
     path = write(tmp_path / "p.jsonl", *GOOD, {"player_id": "bad", "rating": None})
     report = run(runtime, path, skip_invalid=True)
     assert (3, 1, True) == (report.imported, report.refused, report.committed)
@@ -144,7 +144,7 @@ def test_skip_invalid_imports_the_rest(runtime, tmp_path):
 
 
 def test_importing_the_same_file_twice_changes_nothing_the_second_time(runtime, tmp_path):
-    """Issue item 4: "Importing the same file twice changes nothing the second time", even
+    """ "Importing the same file twice changes nothing the second time", even
     after the players have played since."""
     path = write(tmp_path / "p.csv", "player_id,rating,games", "ann,1700,4", "ben,1450,")
     first = run(runtime, path)
@@ -162,7 +162,7 @@ def test_importing_the_same_file_twice_changes_nothing_the_second_time(runtime, 
 
 
 def test_import_then_verify_is_clean(runtime, tmp_path):
-    """Issue item 4: `ladder verify` treats import rows as the start of a player's history:
+    """`ladder verify` treats import rows as the start of a player's history:
     imported players, then games between them and new players, replay to the stored numbers."""
     report = run(runtime, write(tmp_path / "p.jsonl", *GOOD))
     assert 3 == report.imported
@@ -220,7 +220,7 @@ def test_a_csv_without_the_needed_columns_is_refused(runtime, tmp_path):
 
 
 def test_import_streams_in_chunks_with_a_progress_bar(runtime, tmp_path, monkeypatch):
-    """Issue item 4 ("streamed, bounded memory, with a progress bar"): a file larger than a
+    """The rule ("streamed, bounded memory, with a progress bar"): a file larger than a
     chunk is staged chunk by chunk, every line counted by the progress."""
     monkeypatch.setattr(importer, "CHUNK", 100)
     path = importer.sample_file(tmp_path / "big.jsonl", 1050)
@@ -231,7 +231,7 @@ def test_import_streams_in_chunks_with_a_progress_bar(runtime, tmp_path, monkeyp
 
 
 def test_recent_imports_are_on_the_active_board(make_runtime, tmp_path):
-    """Issue items 3 and 4: an imported last game within active_days puts them on it."""
+    """an imported last game within active_days puts them on it."""
     from tests.integration.test_boards import with_active_days
 
     (tmp_path / "config").mkdir()

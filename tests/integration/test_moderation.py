@@ -76,8 +76,8 @@ def pair_games(name: str = "gammon42") -> list[dict[str, Any]]:
 
 
 def test_a_void_rerates_exactly_as_if_the_games_had_never_been_played(runtime, capsys):
-    """Issue item 1: afterwards every player equals a ladder that never received the voided
-    games; the pair limit no longer counts them (farm-3 is rated now); item 4: corrections
+    """afterwards every player equals a ladder that never received the voided
+    games; the pair limit no longer counts them (farm-3 is rated now); corrections
     keep each ledger continuous and ``ladder verify`` passes; untouched players stay so."""
     events = pair_games()
     publish(runtime, *events)
@@ -111,7 +111,7 @@ def test_a_void_rerates_exactly_as_if_the_games_had_never_been_played(runtime, c
 
 @pytest.mark.parametrize("name", ["fibs", "prostriker"])
 def test_a_void_is_exact_on_every_ruleset(runtime, capsys, name):
-    """Issue item 1 on fibs (experience, multiplier, pair limit) and prostriker (K by games)."""
+    """Exactness on fibs (experience, multiplier, pair limit) and prostriker (K by games)."""
     events = pair_games(name)
     publish(runtime, *events)
     drain(runtime)
@@ -125,7 +125,7 @@ def test_a_void_is_exact_on_every_ruleset(runtime, capsys, name):
 
 
 def test_dry_run_shows_now_and_after_and_changes_nothing(runtime, capsys):
-    """Issue item 6: --dry-run shows, per player, the rating now and after."""
+    """--dry-run shows, per player, the rating now and after."""
     publish(runtime, *pair_games())
     drain(runtime)
     before = (stored_players(runtime, "gammon42"), board(runtime, "gammon42"))
@@ -137,7 +137,7 @@ def test_dry_run_shows_now_and_after_and_changes_nothing(runtime, capsys):
 
 
 def test_unknown_ladder_event_or_player_is_refused_and_non_games_are_reported(runtime, capsys):
-    """Issue item 6: unknown ladder, event or player: a clear message and exit 2; an event
+    """unknown ladder, event or player: a clear message and exit 2; an event
     that is not a game is reported and nothing changes for it."""
     publish(
         runtime,
@@ -167,7 +167,7 @@ def test_unknown_ladder_event_or_player_is_refused_and_non_games_are_reported(ru
 
 
 def test_ban_takes_a_player_off_the_boards_and_rates_their_later_games_as_banned(runtime):
-    """Issue item 2: off every board; later games unrated with reason banned, the opponent
+    """off every board; later games unrated with reason banned, the opponent
     not rated either; unban puts them back; verify passes throughout."""
     publish(runtime, game("c", "v", event_id="g1"), game("v", "w", event_id="g2"))
     drain(runtime)
@@ -187,7 +187,7 @@ def test_ban_takes_a_player_off_the_boards_and_rates_their_later_games_as_banned
 
 
 def test_ban_with_void_since_voids_their_games_from_that_time(runtime, capsys):
-    """Issue item 2: --void-since voids every game of theirs that ended at or after TIME."""
+    """--void-since voids every game of theirs that ended at or after TIME."""
     events = pair_games()
     publish(runtime, *events)
     drain(runtime)
@@ -201,7 +201,7 @@ def test_ban_with_void_since_voids_their_games_from_that_time(runtime, capsys):
 
 
 def test_adjust_is_a_ledger_row_of_its_own_and_verify_replays_it_before_a_void(runtime, capsys):
-    """Issue item 3: a manual change recorded as kind adjustment; item 4: any sequence of
+    """a manual change recorded as kind adjustment; any sequence of
     adjustments, voids and bans keeps verify passing."""
     events = pair_games()
     publish(runtime, *events)
@@ -221,7 +221,7 @@ def test_adjust_is_a_ledger_row_of_its_own_and_verify_replays_it_before_a_void(r
 
 
 def test_history_says_which_game_was_voided_and_why(runtime, capsys):
-    """Issue item 4: ``ladder history`` shows "-12, correction: game g-123 voided (cheating)";
+    """``ladder history`` shows "-12, correction: game g-123 voided (cheating)";
     the HTTP history carries the same note."""
     from starlette.testclient import TestClient
 
@@ -246,7 +246,7 @@ def test_history_says_which_game_was_voided_and_why(runtime, capsys):
 def test_events_and_actions_stored_while_a_void_replays_are_taken_into_account(
     runtime, capsys, monkeypatch
 ):
-    """Issue item 6: most of a void's replay runs before it locks the ladder, so workers go
+    """most of a void's replay runs before it locks the ladder, so workers go
     on meanwhile; what they store in between (a game of the players concerned) and another
     void taken in between are in the result, which stays exact and verifiable."""
     events = pair_games()

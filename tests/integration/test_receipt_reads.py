@@ -30,7 +30,7 @@ def client(runtime: Any) -> Iterator[TestClient]:
 def test_http_gives_the_receipt_from_postgresql_with_the_ranks_of_the_redis_copy(
     runtime: Any, client: TestClient
 ) -> None:
-    """Issue item 2: GET /ladders/{ladder}/events/{event_id} from PostgreSQL."""
+    """GET /ladders/{ladder}/events/{event_id} from PostgreSQL."""
     publish(runtime, game("alice", "bob", event_id="h/1"))
     drain(runtime)
     copy = json.loads(runtime.redis.get(keys.receipt("h/1")))
@@ -46,7 +46,7 @@ def test_http_gives_the_receipt_from_postgresql_with_the_ranks_of_the_redis_copy
 
 
 def test_http_answers_404_for_an_unknown_event_or_ladder(client: TestClient) -> None:
-    """Issue item 2: 404 for an unknown event."""
+    """404 for an unknown event."""
     assert 404 == client.get("/ladders/gammon42/events/nope").status_code
     assert 404 == client.get("/ladders/nowhere/events/nope").status_code
     assert 400 == client.get(f"/ladders/gammon42/events/{'x' * 129}").status_code
@@ -61,7 +61,7 @@ def test_the_receipt_route_is_in_the_openapi_document(client: TestClient) -> Non
 
 
 def test_the_python_helper_waits_for_every_receipt(runtime: Any) -> None:
-    """Issue item 3: publish(..., wait=True) returns receipts, in the order published."""
+    """publish(..., wait=True) returns receipts, in the order published."""
     events = [game("alice", "bob", event_id="p-1"), game("carol", "dan", event_id="p-2", cube=3)]
     seen: list[str] = []
     result: list[Any] = []
@@ -92,7 +92,7 @@ def test_the_python_helper_waits_for_every_receipt(runtime: Any) -> None:
 
 
 def test_the_python_helper_gives_up_after_its_timeout(runtime: Any) -> None:
-    """Issue item 3: an event whose receipt does not come in time has receipt None."""
+    """an event whose receipt does not come in time has receipt None."""
     (sent,) = publish_helper(runtime.redis, [game("a", "b", event_id="late")], wait=True,
                              timeout=0.2)  # fmt: skip
     assert (sent.event_id, sent.receipt) == ("late", None)
@@ -102,7 +102,7 @@ def test_the_python_helper_gives_up_after_its_timeout(runtime: Any) -> None:
 def test_http_gives_a_dead_letters_receipt_from_its_copy_then_from_the_queue(
     runtime: Any, client: TestClient
 ) -> None:
-    """Issue items 1-2: "a receipt for every event ... dead-lettered", over HTTP too: while the
+    """ "a receipt for every event ... dead-lettered", over HTTP too: while the
     Redis copy is kept it is the answer; after it expired, the dead-letter queue still says
     what was refused and why."""
     publish(runtime, game("alice", "bob", event_id="bad-1", cube=3))

@@ -26,7 +26,7 @@ def key(rt: Any, event_id: str) -> dict[str, Any] | None:
 def test_a_rated_game_has_a_receipt_on_the_stream_under_its_key_and_on_its_wait_list(
     runtime: Any,
 ) -> None:
-    """Issue item 1/2: one receipt per event, the same object by every way of reading it."""
+    """one receipt per event, the same object by every way of reading it."""
     publish(runtime, game("alice", "bob", event_id="g-1"))
     drain(runtime)
     (found,) = stream(runtime)
@@ -61,7 +61,7 @@ def test_rank_after_is_the_competition_rank_after_the_batch(runtime: Any) -> Non
 
 
 def test_a_duplicate_repeats_the_original_numbers_and_keeps_its_key(runtime: Any) -> None:
-    """Issue item 2: a duplicate gets outcome duplicate with the original's numbers."""
+    """a duplicate gets outcome duplicate with the original's numbers."""
     event = game("alice", "bob", event_id="d-1")
     publish(runtime, event)
     drain(runtime)
@@ -75,7 +75,7 @@ def test_a_duplicate_repeats_the_original_numbers_and_keeps_its_key(runtime: Any
 
 
 def test_unrated_refused_and_applied_events_have_receipts_with_no_players(runtime: Any) -> None:
-    """Issue item 1: rated or not, applied or refused, every event gets a receipt."""
+    """rated or not, applied or refused, every event gets a receipt."""
     publish(
         runtime,
         game("alice", "bob", event_id="u-1", mode="boosted"),
@@ -98,7 +98,7 @@ def test_unrated_refused_and_applied_events_have_receipts_with_no_players(runtim
 
 
 def test_a_dead_letter_has_a_receipt_with_reason_and_detail(runtime: Any) -> None:
-    """Issue item 1: a dead letter's receipt: dead_lettered, reason, detail, ids as read."""
+    """a dead letter's receipt: dead_lettered, reason, detail, ids as read."""
     publish(runtime, game("alice", "bob", event_id="bad-1", cube=3), "{not json")
     drain(runtime)
     cube, garbage = stream(runtime)
@@ -126,7 +126,7 @@ def test_a_conflicting_id_is_dead_lettered_and_the_original_receipt_stays(runtim
 def test_a_crash_between_commit_and_receipt_is_healed_with_the_original(
     runtime: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue item 2: healed as the leaderboard is; the receipt may arrive twice, never wrong."""
+    """healed as the leaderboard is; the receipt may arrive twice, never wrong."""
     event = game("alice", "bob", event_id="h-1")
     rt = runtime
     calls = {"n": 0}

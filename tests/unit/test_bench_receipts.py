@@ -7,7 +7,7 @@ from bench.env import Target
 
 
 def test_the_switch_sets_ladder_receipts_for_the_workers_only() -> None:
-    """LADDER_RECEIPTS=false turns receipts off (issue item 5): each run starts its workers so."""
+    """LADDER_RECEIPTS=false turns receipts off: each run starts its workers so."""
     target = Target("redis://127.0.0.1:6379/11", database_url="postgresql://x@127.0.0.1/none")
     assert receipts.switched(target, False).subprocess_env()["LADDER_RECEIPTS"] == "false"
     assert receipts.switched(target, True).subprocess_env()["LADDER_RECEIPTS"] == "true"
@@ -15,7 +15,7 @@ def test_the_switch_sets_ladder_receipts_for_the_workers_only() -> None:
 
 
 def test_the_goals_are_ten_percent_of_ingest_and_the_leaderboard_p99() -> None:
-    """Issue item 5: at most 10 % of ingest; receipts within the leaderboard's p99."""
+    """at most 10 % of ingest; receipts within the leaderboard's p99."""
     result = {
         "receipts": {
             "throughput_ratio": 0.93,

@@ -14,7 +14,7 @@ from worker.ops.backtest import BadParameter, candidate_rules, parameter_names, 
 
 
 def test_calibration_chart_has_a_point_per_filled_bucket_and_escapes_names():
-    """Issue 18 item 1: '--plot draws observed against expected with the diagonal and the
+    """'--plot draws observed against expected with the diagonal and the
     bucket counts'; series names are text, never markup."""
     buckets = Tally().extend([Forecast(0.52, 1), Forecast(0.71, 0), Forecast(0.73, 1)]).scores()
     svg = calibration_svg([Series("<b>v1</b>", buckets.as_json()["buckets"])], "t & <i>")
@@ -26,7 +26,7 @@ def test_calibration_chart_has_a_point_per_filled_bucket_and_escapes_names():
 
 
 def test_rating_chart_has_one_point_per_game():
-    """Issue 18 item 3: 'a chart of their rating over time': one point per rated game."""
+    """'a chart of their rating over time': one point per rated game."""
     points = [Point(float(i), 1500.0 + i * 7, f"game {i} <x>") for i in range(12)]
     svg = rating_svg(points, "alice")
     assert svg.count('class="point"') == 12
@@ -42,7 +42,7 @@ def ladders():
 
 
 def test_set_takes_every_parameter_of_the_ruleset_typed(ladders):
-    """Issue 18 item 2: '--set takes any parameter of the ladder's ruleset (divisor=1600,
+    """'--set takes any parameter of the ladder's ruleset (divisor=1600,
     k=24, heavy_games=40, newcomer_max=4, ...)'."""
     gammon = ladders["gammon42"]
     assert parse_overrides(gammon, ["divisor=1600", "k=24", "heavy_games=40"]) == {

@@ -1,6 +1,6 @@
 """Calibration maths (engine.calibration), with numbers worked by hand.
 
-Issue rule: "Every rated game is seen from its favourite's side (the player with the higher
+The rule: "Every rated game is seen from its favourite's side (the player with the higher
 expected score; at exactly 0.5, the winner's side) ... buckets of p in steps of 0.05 from 0.50
 ([0.50, 0.55), ..., [0.95, 1.00]) ... Brier score mean((p - y)^2) and log loss
 -mean(y ln p + (1 - y) ln(1 - p)) ... p10, p50, p90, standard deviation, and the width of the

@@ -39,7 +39,7 @@ def games() -> list[GameFinished]:
 
 
 def test_a_ladder_that_skips_voided_games_equals_one_that_never_received_them():
-    """Issue item 1: exact means equal to a ladder that never received the voided games;
+    """exact means equal to a ladder that never received the voided games;
     the pair limit no longer counts g0, so g3 is rated (SPEC 2.2: first 3 within 24 hours)."""
     should = Ladder(POLICY, rules_at, frozenset({"g0"}))
     never = Replay(POLICY, rules_at)
@@ -58,7 +58,7 @@ def test_a_ladder_that_skips_voided_games_equals_one_that_never_received_them():
 
 
 def test_lived_switches_at_the_void_and_derives_its_corrections():
-    """Issue item 4: the corrections are the difference between the ladder as it stood and
+    """the corrections are the difference between the ladder as it stood and
     as it should be, one row per player whose rating moved, each continuing the ledger."""
     void = Action(1, "void", T0 + timedelta(hours=6), after_seq=5, voided=frozenset({"g0"}))
     lived = Lived("fibs", POLICY, rules_at, [void])

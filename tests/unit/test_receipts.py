@@ -29,7 +29,7 @@ def game(event_id: str, winner: str = "alice", loser: str = "bob", **kw: Any) ->
 
 
 def test_a_rated_game_lists_both_sides_with_games_and_provisional_after_it() -> None:
-    """Issue item 1: players carry before/after/delta/k/expected/provisional/games."""
+    """players carry before/after/delta/k/expected/provisional/games."""
     state = LadderState()
     decision = apply(game("g-1"), state, Gammon42Rules(), Policy(), NOW)
     body = receipts.scored(decision, state.players, Gammon42Rules(), NOW)
@@ -66,7 +66,7 @@ def test_games_and_provisional_are_the_state_right_after_that_event() -> None:
 
 
 def test_an_unrated_game_has_no_players() -> None:
-    """Issue item 1: players is empty where nothing moved."""
+    """players is empty where nothing moved."""
     state = LadderState()
     event = GameFinished("u-1", "gammon42", NOW, "boosted", Side("a"), Side("b"))
     body = receipts.scored(
@@ -77,7 +77,7 @@ def test_an_unrated_game_has_no_players() -> None:
 
 
 def test_a_duplicate_repeats_the_original_with_outcome_duplicate() -> None:
-    """Issue item 2: outcome duplicate and the original's numbers."""
+    """outcome duplicate and the original's numbers."""
     state = LadderState()
     original = receipts.scored(
         apply(game("d-1"), state, Gammon42Rules(), Policy(), NOW), state.players,
@@ -97,7 +97,7 @@ def test_a_duplicate_repeats_the_original_with_outcome_duplicate() -> None:
 
 
 def test_a_dead_letter_has_reason_and_detail_and_the_ids_as_far_as_read() -> None:
-    """Issue item 1: dead_lettered with reason and detail; ladder and event_id as read."""
+    """dead_lettered with reason and detail; ladder and event_id as read."""
     body = receipts.dead_lettered(None, None, None, "invalid_json", "line 1: not JSON", NOW)
     assert (body["outcome"], body["reason"], body["detail"]) == (
         "dead_lettered",
