@@ -14,6 +14,7 @@ from tests.e2e.oracle import Oracle
 from tests.events import game
 from tests.integration.helpers import audit, board, card, ledger, stored_players
 from worker.entrypoints.cli import moderate, read
+from worker.entrypoints.cli.main import dispatch
 from worker.ops import moderation, reconcile
 from worker.ops.verify import verify
 
@@ -26,9 +27,7 @@ def ladder(rt: Any, *argv: str) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     read.register(commands)
     moderate.register(commands)
-    args = parser.parse_args(list(argv))
-    status: int = args.handler(rt, args)
-    return status
+    return dispatch(rt, parser.parse_args(list(argv)))
 
 
 def ladder_json(rt: Any, capsys: Any, *argv: str) -> Any:

@@ -12,10 +12,13 @@ import argparse
 import getpass
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import error, safe
+from worker.entrypoints.cli.terminal import configured_ladder, error, safe
 from worker.ops.progress import Progress
+
+if TYPE_CHECKING:
+    from worker.bootstrap import Runtime
 
 EXIT_USAGE = 2
 PLAYER_VERBS = ("export", "erase")
@@ -90,13 +93,6 @@ def _operator(args: argparse.Namespace) -> str:
         return "unknown"
 
 
-def _ladder(rt: Any, name: str) -> Any:
-    ladder_config = rt.config.ladder(name)
-    if ladder_config is None:
-        error(f"no ladder named {name!r} is configured")
-    return ladder_config
-
-
 def _reason(args: argparse.Namespace) -> str | None:
     reason = str(args.reason).strip()
     if not reason:
@@ -115,13 +111,13 @@ def _run(action: Any) -> Any:
         return None
 
 
-def cmd_void(rt: Any, args: argparse.Namespace) -> int:
+def cmd_void(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
     from worker.store.log import count_events
 
-    ladder_config = _ladder(rt, args.ladder)
+    ladder_config = configured_ladder(rt.config, args.ladder)
     reason = _reason(args)
-    if ladder_config is None or reason is None:
+    if reason is None:
         return EXIT_USAGE
     progress = Progress(f"void {args.ladder}", count_events(rt.engine, args.ladder), unit="events")
     report = _run(
@@ -144,13 +140,13 @@ def cmd_void(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_ban(rt: Any, args: argparse.Namespace) -> int:
+def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
     from worker.store.log import count_events
 
-    ladder_config = _ladder(rt, args.ladder)
+    ladder_config = configured_ladder(rt.config, args.ladder)
     reason = _reason(args)
-    if ladder_config is None or reason is None:
+    if reason is None:
         return EXIT_USAGE
     by = _operator(args)
     report = _run(
@@ -198,12 +194,12 @@ def cmd_ban(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_unban(rt: Any, args: argparse.Namespace) -> int:
+def cmd_unban(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
 
-    ladder_config = _ladder(rt, args.ladder)
+    ladder_config = configured_ladder(rt.config, args.ladder)
     reason = _reason(args)
-    if ladder_config is None or reason is None:
+    if reason is None:
         return EXIT_USAGE
     report = _run(
         lambda: moderation.ban(
@@ -222,12 +218,12 @@ def cmd_unban(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_adjust(rt: Any, args: argparse.Namespace) -> int:
+def cmd_adjust(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
 
-    ladder_config = _ladder(rt, args.ladder)
+    ladder_config = configured_ladder(rt.config, args.ladder)
     reason = _reason(args)
-    if ladder_config is None or reason is None:
+    if reason is None:
         return EXIT_USAGE
     if ladder_config.ruleset != "fibs" and args.delta != int(args.delta):
         error(f"{args.ladder} keeps whole ratings: --delta must be a whole number")
@@ -290,7 +286,7 @@ def _show(args: argparse.Namespace, ladder_config: Any, report: Any) -> None:
 
 
 def _player_verbs(card: Any) -> Any:
-    def run(rt: Any, args: argparse.Namespace) -> int:
+    def run(rt: Runtime, args: argparse.Namespace) -> int:
         if args.ladder in PLAYER_VERBS and args.target is not None:
             verb, args.ladder, args.player = args.ladder, args.player, args.target
             return cmd_player_export(rt, args) if verb == "export" else cmd_player_erase(rt, args)
@@ -303,10 +299,10 @@ def _player_verbs(card: Any) -> Any:
     return run
 
 
-def cmd_player_export(rt: Any, args: argparse.Namespace) -> int:
+def cmd_player_export(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.erase import export
 
-    if _ladder(rt, args.ladder) is None:
+    if configured_ladder(rt.config, args.ladder) is None:
         return EXIT_USAGE
     found = _run(lambda: export(rt, args.ladder, args.player))
     if found is None:
@@ -315,12 +311,10 @@ def cmd_player_export(rt: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_player_erase(rt: Any, args: argparse.Namespace) -> int:
+def cmd_player_erase(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.erase import erase
 
-    ladder_config = _ladder(rt, args.ladder)
-    if ladder_config is None:
-        return EXIT_USAGE
+    ladder_config = configured_ladder(rt.config, args.ladder)
     if not args.yes:
         error(f"erase replaces {safe(args.player)!r} everywhere; confirm with --yes")
         return EXIT_USAGE
