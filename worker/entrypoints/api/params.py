@@ -62,22 +62,31 @@ Cube = Annotated[
 ]
 
 
-def _player_id(
-    request: Request,
-    player_id: Annotated[
+def path_id(name: str, example: str, maximum: int) -> Any:
+    """The dependency for an id taken from the path (``player_id``, ``event_id``): 1 to
+    ``maximum`` characters, with a '/' in it sent percent-encoded as %2F."""
+
+    value_type = Annotated[
         str,
         Path(
-            description="The player id; percent-encode '/' as %2F.",
-            examples=["alice"],
-            json_schema_extra={"minLength": 1, "maxLength": MAX_PLAYER_ID},
+            alias=name,
+            description=f"The {name.removesuffix('_id')} id; percent-encode '/' as %2F.",
+            examples=[example],
+            json_schema_extra={"minLength": 1, "maxLength": maximum},
         ),
-    ],
-) -> str:
-    # EncodedSlashes left %2F and %25 encoded so they could not split the path.
-    value = unquote(player_id) if request.scope.get(ENCODED) else player_id
-    if not 1 <= len(value) <= MAX_PLAYER_ID:
-        raise BadRequest(f"player_id: must be 1 to {MAX_PLAYER_ID} characters")
-    return value
+    ]
+
+    def value_of(request: Request, value: str) -> str:
+        # EncodedSlashes left %2F and %25 encoded so they could not split the path.
+        found = unquote(value) if request.scope.get(ENCODED) else value
+        if not 1 <= len(found) <= maximum:
+            raise BadRequest(f"{name}: must be 1 to {maximum} characters")
+        return found
+
+    # Real objects, not this module's postponed (string) annotations: FastAPI reads the
+    # path parameter's name and schema from them.
+    value_of.__annotations__ = {"request": Request, "value": value_type, "return": str}
+    return Depends(value_of)
 
 
-PlayerId = Annotated[str, Depends(_player_id)]
+PlayerId = Annotated[str, path_id("player_id", "alice", MAX_PLAYER_ID)]

@@ -11,9 +11,8 @@ published receipt model (``schemas.receipt.Receipt``), which the OpenAPI documen
 from __future__ import annotations
 
 from typing import Annotated, Any
-from urllib.parse import unquote
 
-from fastapi import APIRouter, Depends, FastAPI, Path, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from redis import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
@@ -21,8 +20,8 @@ from sqlalchemy.engine import Engine
 from schemas.receipt import Receipt
 from worker.boards.receipts import dead_letter_receipt, stored
 from worker.entrypoints.api.caching import cached
-from worker.entrypoints.api.errors import BadRequest, NotFound, errors
-from worker.entrypoints.api.params import ENCODED, LadderName
+from worker.entrypoints.api.errors import NotFound, errors
+from worker.entrypoints.api.params import LadderName, path_id
 from worker.entrypoints.api.reads import Api
 from worker.ladders import Config
 from worker.service.receipts import with_ranks
@@ -31,24 +30,7 @@ from worker.store.receipts import stored_receipt
 MAX_EVENT_ID = 128
 
 
-def _event_id(
-    request: Request,
-    event_id: Annotated[
-        str,
-        Path(
-            description="The event id; percent-encode '/' as %2F.",
-            examples=["g-000123"],
-            json_schema_extra={"minLength": 1, "maxLength": MAX_EVENT_ID},
-        ),
-    ],
-) -> str:
-    value = unquote(event_id) if request.scope.get(ENCODED) else event_id
-    if not 1 <= len(value) <= MAX_EVENT_ID:
-        raise BadRequest(f"event_id: must be 1 to {MAX_EVENT_ID} characters")
-    return value
-
-
-EventId = Annotated[str, Depends(_event_id)]
+EventId = Annotated[str, path_id("event_id", "g-000123", MAX_EVENT_ID)]
 
 
 class _Receipts:
