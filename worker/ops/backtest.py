@@ -28,8 +28,7 @@ from engine import LedgerChange, LedgerKind, Outcome, Replay, Ruleset
 from engine.ladder import GameFinished, on_rating_board, when
 from worker.ladders import LadderConfig
 from worker.ops.calibrate import Metrics, current_ratings
-from worker.service import records
-from worker.store.log import recorded_actions, stream_log
+from worker.store.log import event_of, recorded_actions, stream_log
 
 FIXED = frozenset({"version"})  # a label, not a parameter
 
@@ -161,12 +160,12 @@ def backtest(
     replay = Replay(ladder_config.policy, candidate_rules(ladder_config, overrides, start))
     pending = recorded_actions(engine, ladder)
     for row, ledger in stream_log(engine, ladder):
-        _, outcome, _, _, payload, processed_at, _ = row
+        outcome, processed_at = row[1], row[5]
         while pending and pending[0][1] < processed_at:
             _recorded(replay, ladder, pending.pop(0))
         result.events += 1
         try:
-            event = records.engine_event(payload)
+            event = event_of(row)
         except (KeyError, ValueError, TypeError):
             continue  # an undecodable payload: ``ladder verify`` names it
         decision = replay.event(event, processed_at)

@@ -32,8 +32,8 @@ from worker.boards.projection import as_row
 from worker.ladders import LadderConfig
 from worker.ops.progress import Progress
 from worker.ops.rebuild import reproject
-from worker.service import records
 from worker.store import moderation as store
+from worker.store.log import audit_rows, event_of
 
 
 class ModerationError(ValueError):
@@ -138,14 +138,13 @@ class LogReplay:
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
         ladder, target = self.ladder, self.target
-        for _, outcome, reason, payload, processed_at, seq in store.stream_log(
-            self.engine, ladder, after=self.seq
-        ):
+        for row in audit_rows(self.engine, ladder, after=self.seq):
+            outcome, reason, processed_at, seq = row[1], row[2], row[5], row[6]
             while self.seasons and self.seasons[0][1] < processed_at:
                 _season(target, ladder, self.seasons.pop(0))
             while self.pending and self.pending[0].after_seq < seq:
                 target.action(ladder, self.pending.pop(0))
-            target.event(records.engine_event(payload), processed_at, (outcome, reason))
+            target.event(event_of(row), processed_at, (outcome, reason))
             self.seq = seq
             self.count += 1
             if self.progress is not None and self.count % 1000 == 0:

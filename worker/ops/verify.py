@@ -41,8 +41,7 @@ from worker.ops import import_replay, reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
 from worker.ops.verify_moderation import moderated
-from worker.service import records
-from worker.store.log import CHUNK, STORED_LEDGER, recorded_actions, stream_log
+from worker.store.log import CHUNK, STORED_LEDGER, event_of, recorded_actions, stream_log
 from worker.store.statements import PLAYER_COLUMNS
 
 LISTED = 100  # mismatches kept per ladder (all are counted)
@@ -257,11 +256,11 @@ def _replay(
 def _check_event(
     replay: Replay | Lived, row: Sequence[Any], stored: list[Sequence[Any]], report: LadderReport
 ) -> None:
-    event_id, outcome, reason, version, payload, processed_at, _ = row
+    event_id, outcome, reason, version, _, processed_at = row[:6]
     report.events += 1
     report.ledger_rows += len(stored)
     try:
-        event = records.engine_event(payload)
+        event = event_of(row)
     except (KeyError, ValueError, TypeError) as exc:
         report.differ(Mismatch(event_id, None, "payload", type(exc).__name__, None))
         return

@@ -99,6 +99,34 @@ def engine_event(payload: dict[str, Any], digest: str | None = None) -> Event:
     raise ValueError(f"type: {kind!r} is not an event type")
 
 
+def game_from_fields(
+    event_id: str,
+    ladder: str,
+    ended_at: str,
+    mode: str,
+    winner: tuple[str, bool, str | None],
+    loser: tuple[str, bool, str | None],
+    cube: int,
+    match_length: int,
+    result: str,
+) -> GameFinished:
+    """The engine's game for a stored ``game.finished`` payload whose fields were read one by
+    one (``worker.store.log`` reads them so on PostgreSQL, where each was checked to be of
+    the JSON type the payload's own decoding gives, absent fields as their defaults): the
+    same value ``engine_event`` makes of the whole payload."""
+    return GameFinished(
+        event_id,
+        ladder,
+        datetime.fromisoformat(ended_at),
+        mode,
+        _known_side(*winner),
+        _known_side(*loser),
+        cube,
+        match_length,
+        result,
+    )
+
+
 def _side(ref: dict[str, Any]) -> Side:
     player_id, is_bot, network = ref["player_id"], ref.get("is_bot", False), ref.get("network")
     try:

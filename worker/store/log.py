@@ -9,14 +9,19 @@ their own (season resets, imports); ``read_rows`` any query's rows the same way.
 
 from __future__ import annotations
 
+import queue
+import threading
 import uuid
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, literal_column, select
+from sqlalchemy import and_, func, literal_column, select, text
 from sqlalchemy.engine import Engine
 
+from engine.ladder import Event
 from engine.replay import RECORDED_KINDS
+from worker.service import records
 from worker.store.tables import events, rating_changes
 
 CHUNK = 5000  # rows per fetch from the server-side cursor
@@ -35,23 +40,13 @@ def scoring_order(engine: Engine) -> Any:
     return events.c.seq if engine.dialect.name == "postgresql" else literal_column("events.rowid")
 
 
-def stream_log(engine: Engine, ladder: str) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
-    """Each audit row in scoring order with its ledger rows in written order: two cursors,
-    one over the audit rows and one over the ledger (ordered by its event's place), merged."""
+def stream_log(
+    engine: Engine, ladder: str, after: int = 0
+) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
+    """Each audit row numbered after ``after`` in scoring order (``audit_rows``) with its
+    ledger rows in written order: two cursors, one over the audit rows and one over the
+    ledger (ordered by its event's place), merged."""
     order = scoring_order(engine)
-    audit = (
-        select(
-            events.c.event_id,
-            events.c.outcome,
-            events.c.reason,
-            events.c.ruleset_version,
-            events.c.payload,
-            events.c.processed_at,
-            order,
-        )
-        .where(events.c.ladder == ladder)
-        .order_by(order)
-    )
     joined = rating_changes.join(
         events,
         and_(
@@ -62,12 +57,17 @@ def stream_log(engine: Engine, ladder: str) -> Iterator[tuple[Sequence[Any], lis
     ledger = (
         select(order, *(rating_changes.c[c] for c in STORED_LEDGER))
         .select_from(joined)
-        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.not_in(RECORDED))
+        .where(
+            rating_changes.c.ladder == ladder,
+            rating_changes.c.kind.not_in(RECORDED),
+            order > after,
+        )
         .order_by(order, rating_changes.c.id)
     )
     changes = read_rows(engine, ledger)
+    audit = audit_rows(engine, ladder, after)  # both started before either is read
     pending = next(changes, None)
-    for row in read_rows(engine, audit):
+    for row in audit:
         seq = row[6]
         mine: list[Sequence[Any]] = []
         while pending is not None and pending[0] == seq:
@@ -76,28 +76,196 @@ def stream_log(engine: Engine, ladder: str) -> Iterator[tuple[Sequence[Any], lis
         yield row, mine
 
 
-def read_rows(engine: Engine, query: Any) -> Iterator[Sequence[Any]]:
-    """The query's rows through a server-side cursor (PostgreSQL) or in chunks (SQLite)."""
+# A stored game.finished payload whose fields all have the JSON types that decoding the
+# whole payload gives (``records.engine_event``), absent ones taking its defaults: its
+# fields are read one by one on the server, and the payload itself is not sent. Anything
+# else (another event type, a field of another type) comes as the whole payload.
+_PLAIN_GAME = """
+    p->>'type' = 'game.finished'
+    AND jsonb_typeof(p->'event_id') = 'string' AND jsonb_typeof(p->'ladder') = 'string'
+    AND jsonb_typeof(p->'ended_at') = 'string' AND jsonb_typeof(p->'mode') = 'string'
+    AND coalesce(jsonb_typeof(p->'result'), 'string') = 'string'
+    AND coalesce(jsonb_typeof(p->'cube'), 'number') = 'number'
+    AND coalesce(p->>'cube', '1') ~ '^-?[0-9]+$'
+    AND coalesce(jsonb_typeof(p->'match_length'), 'number') = 'number'
+    AND coalesce(p->>'match_length', '1') ~ '^-?[0-9]+$'
+    AND jsonb_typeof(p->'winner') = 'object' AND jsonb_typeof(p->'loser') = 'object'
+    AND jsonb_typeof(p->'winner'->'player_id') = 'string'
+    AND jsonb_typeof(p->'loser'->'player_id') = 'string'
+    AND coalesce(jsonb_typeof(p->'winner'->'is_bot'), 'boolean') = 'boolean'
+    AND coalesce(jsonb_typeof(p->'loser'->'is_bot'), 'boolean') = 'boolean'
+    AND coalesce(jsonb_typeof(p->'winner'->'network'), 'string') = 'string'
+    AND coalesce(jsonb_typeof(p->'loser'->'network'), 'string') = 'string'
+"""
+_AUDIT_PG = f"""
+SELECT e.event_id, e.outcome, e.reason, e.ruleset_version,
+       CASE WHEN g.plain THEN NULL ELSE e.payload END, e.processed_at, e.seq,
+       p->>'event_id', p->>'ladder', p->>'ended_at', p->>'mode',
+       p->'winner'->>'player_id', coalesce(p->'winner'->>'is_bot' = 'true', false),
+       p->'winner'->>'network',
+       p->'loser'->>'player_id', coalesce(p->'loser'->>'is_bot' = 'true', false),
+       p->'loser'->>'network',
+       coalesce(p->>'cube', '1'), coalesce(p->>'match_length', '1'),
+       coalesce(p->>'result', 'single')
+FROM events e
+CROSS JOIN LATERAL (SELECT e.payload AS p) j
+CROSS JOIN LATERAL (SELECT coalesce({_PLAIN_GAME}, false) AS plain) g
+WHERE e.ladder = :ladder AND e.seq > :after
+ORDER BY e.seq
+"""
+
+
+def audit_rows(engine: Engine, ladder: str, after: int = 0) -> Iterator[Sequence[Any]]:
+    """The ladder's audit rows numbered after ``after``, in scoring order: event_id,
+    outcome, reason, ruleset version, payload, processed_at, scoring number; on PostgreSQL a
+    plain game's payload is ``None`` and its fields follow (``event_of`` reads either)."""
+    if engine.dialect.name == "postgresql":
+        plain = text(_AUDIT_PG).bindparams(ladder=ladder, after=after)
+        return read_rows(engine, plain, in_index_order=True)  # events_scoring_order
+    order = scoring_order(engine)
+    query = (
+        select(
+            events.c.event_id,
+            events.c.outcome,
+            events.c.reason,
+            events.c.ruleset_version,
+            events.c.payload,
+            events.c.processed_at,
+            order,
+        )
+        .where(events.c.ladder == ladder, order > after)
+        .order_by(order)
+    )
+    return read_rows(engine, query)
+
+
+def event_of(row: Sequence[Any]) -> Event:
+    """The engine's event for an audit row of ``audit_rows`` (KeyError, ValueError or
+    TypeError when its payload is not one)."""
+    payload = row[4]
+    if payload is not None:
+        return records.engine_event(payload)
+    (
+        event_id,
+        ladder,
+        ended_at,
+        mode,
+        winner_id,
+        winner_bot,
+        winner_network,
+        loser_id,
+        loser_bot,
+        loser_network,
+        cube,
+        match_length,
+        result,
+    ) = row[7:20]
+    return records.game_from_fields(
+        event_id,
+        ladder,
+        ended_at,
+        mode,
+        (winner_id, winner_bot, winner_network),
+        (loser_id, loser_bot, loser_network),
+        int(cube),
+        int(match_length),
+        result,
+    )
+
+
+def read_rows(
+    engine: Engine, query: Any, *, in_index_order: bool = False
+) -> Iterator[Sequence[Any]]:
+    """The query's rows through a server-side cursor (PostgreSQL) or in chunks (SQLite).
+
+    On PostgreSQL a thread, started at once, fetches the next chunk while the caller works
+    on this one: the server's time to produce rows then overlaps the caller's instead of
+    adding to it (the driver lets go of the interpreter while it waits), and two readers
+    started together make their first rows at the same time. ``in_index_order``: the
+    query's order is an index's, to be read as it comes rather than sorted first (a sort
+    makes every row before it hands out the first)."""
+    if engine.dialect.name == "postgresql":
+        return _prefetched(lambda: _server_chunks(engine, query, in_index_order))
+    return _chunked(engine, query)
+
+
+def _chunked(engine: Engine, query: Any) -> Iterator[Sequence[Any]]:
     with engine.connect() as conn:
-        if conn.dialect.name == "postgresql":
-            compiled = query.compile(
-                dialect=conn.dialect, compile_kwargs={"render_postcompile": True}
-            )
-            driver = conn.connection.driver_connection
-            assert driver is not None
-            # Plan for reading every row (a cursor's default plans for the first tenth, which
-            # with stale statistics can turn the join into a nested loop over the ledger).
-            conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
-            # Binary rows: numbers and timestamps as the server holds them, nothing to parse.
-            name = f"ladder_verify_{uuid.uuid4().hex}"
-            with driver.cursor(name=name, binary=True) as cursor:
-                cursor.execute(str(compiled), compiled.params)
-                while part := cursor.fetchmany(CHUNK):
-                    yield from part
-            return
         result = conn.execution_options(yield_per=CHUNK).execute(query)
         for part in result.partitions():
             yield from part
+
+
+def _server_chunks(
+    engine: Engine, query: Any, in_index_order: bool
+) -> Iterator[Sequence[Sequence[Any]]]:
+    with engine.connect() as conn:
+        compiled = query.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        # Plan for reading every row (a cursor's default plans for the first tenth, which
+        # with stale statistics can turn the join into a nested loop over the ledger).
+        conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
+        if in_index_order:
+            conn.exec_driver_sql("SET LOCAL enable_sort = off")
+        # Binary rows: numbers and timestamps as the server holds them, nothing to parse.
+        name = f"ladder_log_{uuid.uuid4().hex}"
+        with driver.cursor(name=name, binary=True) as cursor:
+            cursor.execute(str(compiled), compiled.params)
+            while part := cursor.fetchmany(CHUNK):
+                yield part
+
+
+_END = object()  # after the last chunk
+
+
+def _prefetched(
+    chunks: Callable[[], Iterator[Sequence[Sequence[Any]]]], ahead: int = 2
+) -> Iterator[Sequence[Any]]:
+    """The rows of ``chunks()``, which a thread runs (from now on) up to ``ahead`` chunks in
+    front of the reader. Its error is raised to the reader; a reader that stops early, or
+    never starts, stops the thread."""
+    handoff: queue.Queue[Any] = queue.Queue(ahead)
+    stop = threading.Event()
+
+    def fetch() -> None:
+        try:
+            for part in chunks():
+                while not stop.is_set():
+                    try:
+                        handoff.put(part, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            handoff.put(_END)
+        except BaseException as exc:  # handed to the reader, raised there
+            handoff.put(exc)
+
+    thread = threading.Thread(target=fetch, name="ladder-log-fetch", daemon=True)
+    rows = _handed(handoff, stop, thread)
+    weakref.finalize(rows, stop.set)  # dropped without being read to the end
+    thread.start()
+    return rows
+
+
+def _handed(
+    handoff: queue.Queue[Any], stop: threading.Event, thread: threading.Thread
+) -> Iterator[Sequence[Any]]:
+    try:
+        while (part := handoff.get()) is not _END:
+            if isinstance(part, BaseException):
+                raise part
+            yield from part
+    finally:
+        stop.set()
+        while thread.is_alive():
+            try:
+                handoff.get(timeout=0.1)
+            except queue.Empty:
+                pass
+        thread.join()
 
 
 def recorded_actions(engine: Engine, ladder: str) -> list[Sequence[Any]]:

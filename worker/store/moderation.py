@@ -6,15 +6,14 @@ through their own), so one action's rows commit together or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, func, insert, literal_column, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
 from engine import Player
-from worker.store.log import read_rows, scoring_order
 from worker.store.statements import PLAYER_ROW, WindowGame, chunks, write_batch
 from worker.store.tables import (
     event_effects,
@@ -247,25 +246,6 @@ def count_through(conn: Connection, ladder: str, seq: int) -> int:
     order = _order(_pg(conn))
     query = select(func.count()).select_from(events)
     return int(conn.execute(query.where(events.c.ladder == ladder, order <= seq)).scalar_one())
-
-
-def stream_log(engine: Engine, ladder: str, after: int = 0) -> Iterator[Sequence[Any]]:
-    """The ladder's audit rows numbered after ``after``, in scoring order: event_id, outcome,
-    reason, payload, processed_at, scoring number (a server-side cursor on PostgreSQL)."""
-    order = scoring_order(engine)
-    query = (
-        select(
-            events.c.event_id,
-            events.c.outcome,
-            events.c.reason,
-            events.c.payload,
-            events.c.processed_at,
-            order,
-        )
-        .where(events.c.ladder == ladder, order > after)
-        .order_by(order)
-    )
-    return read_rows(engine, query)
 
 
 def season_rows(conn: Connection, ladder: str) -> list[Sequence[Any]]:
