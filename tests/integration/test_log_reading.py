@@ -119,14 +119,14 @@ def test_a_reader_left_early_stops_its_fetching_thread(runtime):
     """Reading runs a thread ahead of the reader; a reader that stops early (a void that
     finds what it needs, an error) must not leave that thread or its connection behind."""
     query = select(literal_column("generate_series(1, 100000)"))
-    before = {t for t in threading.enumerate() if t.name == "ladder-log-fetch"}
+    before = {t for t in threading.enumerate() if t.name == "ladder-read-ahead"}
     rows = read_rows(runtime.engine, query)
     assert next(rows) == (1,)
     rows.close()  # type: ignore[attr-defined]
     unread = read_rows(runtime.engine, query)
     del unread
     for thread in threading.enumerate():
-        if thread.name == "ladder-log-fetch" and thread not in before:
+        if thread.name == "ladder-read-ahead" and thread not in before:
             thread.join(timeout=5)
             assert not thread.is_alive()
     missing = select(literal_column("1")).select_from(table("no_such_table"))

@@ -44,6 +44,7 @@ from worker.boards.projection import WRITE, PlayerRow, Rows, boards, write_rows
 from worker.ladders import LadderConfig
 from worker.lua import lua_source
 from worker.ops.progress import Progress
+from worker.store import cursor
 from worker.store.statements import PLAYER_ROW
 from worker.store.tables import players, season_standings, seasons
 
@@ -86,7 +87,7 @@ def count_players(engine: Engine, ladder: str) -> int:
 def stream_players(
     engine: Engine, ladder: str, *, since: datetime | None = None, chunk: int = CHUNK
 ) -> Iterator[list[PlayerRow]]:
-    """The ladder's player rows, ``chunk`` at a time, through a server-side cursor.
+    """The ladder's player rows, ``chunk`` at a time (``worker.store.cursor``).
 
     On PostgreSQL the rows come straight from a psycopg named cursor as plain tuples (the
     session reads timestamps in UTC, see ``worker.store.tables``): for a million players
@@ -94,19 +95,8 @@ def stream_players(
     query = select(*PLAYER_ROW).where(players.c.ladder == ladder)
     if since is not None:
         query = query.where(players.c.updated_at >= since)
-    with engine.connect() as conn:
-        if conn.dialect.name == "postgresql":
-            compiled = query.compile(dialect=conn.dialect)
-            driver = conn.connection.driver_connection
-            assert driver is not None
-            with driver.cursor(name=f"ladder_rebuild_{uuid.uuid4().hex}") as cursor:
-                cursor.execute(str(compiled), compiled.params)
-                while part := cursor.fetchmany(chunk):
-                    yield part
-            return
-        result = conn.execution_options(yield_per=chunk).execute(query)
-        for part in result.partitions():
-            yield list(part)
+    for part in cursor.chunks(engine, query, size=chunk, binary=False):
+        yield list(part)
 
 
 def reproject(

@@ -24,6 +24,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
 from engine import LedgerKind
+from worker.store import cursor
 from worker.store.statements import PLAYER_ROW
 from worker.store.tables import imported_players, players
 
@@ -242,14 +243,8 @@ def imported_rows(
             imported_players.c.imported_at == at,
         )
     )
-    with engine.connect() as conn:
-        compiled = query.compile(dialect=conn.dialect)
-        driver = conn.connection.driver_connection
-        assert driver is not None
-        with driver.cursor(name=f"ladder_imported_{uuid.uuid4().hex}", binary=True) as cursor:
-            cursor.execute(str(compiled), compiled.params)
-            while part := cursor.fetchmany(FETCH):
-                yield part
+    for part in cursor.chunks(engine, query, size=FETCH):
+        yield list(part)
 
 
 def profiles(

@@ -9,11 +9,7 @@ their own (season resets, imports); ``read_rows`` any query's rows the same way.
 
 from __future__ import annotations
 
-import queue
-import threading
-import uuid
-import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import and_, func, literal_column, select, text
@@ -22,6 +18,7 @@ from sqlalchemy.engine import Engine
 from engine.ladder import Event
 from engine.replay import RECORDED_KINDS
 from worker.service import records
+from worker.store import cursor
 from worker.store.tables import events, rating_changes
 
 CHUNK = 5000  # rows per fetch from the server-side cursor
@@ -176,96 +173,8 @@ def event_of(row: Sequence[Any]) -> Event:
 def read_rows(
     engine: Engine, query: Any, *, in_index_order: bool = False
 ) -> Iterator[Sequence[Any]]:
-    """The query's rows through a server-side cursor (PostgreSQL) or in chunks (SQLite).
-
-    On PostgreSQL a thread, started at once, fetches the next chunk while the caller works
-    on this one: the server's time to produce rows then overlaps the caller's instead of
-    adding to it (the driver lets go of the interpreter while it waits), and two readers
-    started together make their first rows at the same time. ``in_index_order``: the
-    query's order is an index's, to be read as it comes rather than sorted first (a sort
-    makes every row before it hands out the first)."""
-    if engine.dialect.name == "postgresql":
-        return _prefetched(lambda: _server_chunks(engine, query, in_index_order))
-    return _chunked(engine, query)
-
-
-def _chunked(engine: Engine, query: Any) -> Iterator[Sequence[Any]]:
-    with engine.connect() as conn:
-        result = conn.execution_options(yield_per=CHUNK).execute(query)
-        for part in result.partitions():
-            yield from part
-
-
-def _server_chunks(
-    engine: Engine, query: Any, in_index_order: bool
-) -> Iterator[Sequence[Sequence[Any]]]:
-    with engine.connect() as conn:
-        compiled = query.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
-        driver = conn.connection.driver_connection
-        assert driver is not None
-        # Plan for reading every row (a cursor's default plans for the first tenth, which
-        # with stale statistics can turn the join into a nested loop over the ledger).
-        conn.exec_driver_sql("SET LOCAL cursor_tuple_fraction = 1.0")
-        if in_index_order:
-            conn.exec_driver_sql("SET LOCAL enable_sort = off")
-        # Binary rows: numbers and timestamps as the server holds them, nothing to parse.
-        name = f"ladder_log_{uuid.uuid4().hex}"
-        with driver.cursor(name=name, binary=True) as cursor:
-            cursor.execute(str(compiled), compiled.params)
-            while part := cursor.fetchmany(CHUNK):
-                yield part
-
-
-_END = object()  # after the last chunk
-
-
-def _prefetched(
-    chunks: Callable[[], Iterator[Sequence[Sequence[Any]]]], ahead: int = 2
-) -> Iterator[Sequence[Any]]:
-    """The rows of ``chunks()``, which a thread runs (from now on) up to ``ahead`` chunks in
-    front of the reader. Its error is raised to the reader; a reader that stops early, or
-    never starts, stops the thread."""
-    handoff: queue.Queue[Any] = queue.Queue(ahead)
-    stop = threading.Event()
-
-    def fetch() -> None:
-        try:
-            for part in chunks():
-                while not stop.is_set():
-                    try:
-                        handoff.put(part, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
-            handoff.put(_END)
-        except BaseException as exc:  # handed to the reader, raised there
-            handoff.put(exc)
-
-    thread = threading.Thread(target=fetch, name="ladder-log-fetch", daemon=True)
-    rows = _handed(handoff, stop, thread)
-    weakref.finalize(rows, stop.set)  # dropped without being read to the end
-    thread.start()
-    return rows
-
-
-def _handed(
-    handoff: queue.Queue[Any], stop: threading.Event, thread: threading.Thread
-) -> Iterator[Sequence[Any]]:
-    try:
-        while (part := handoff.get()) is not _END:
-            if isinstance(part, BaseException):
-                raise part
-            yield from part
-    finally:
-        stop.set()
-        while thread.is_alive():
-            try:
-                handoff.get(timeout=0.1)
-            except queue.Empty:
-                pass
-        thread.join()
+    """The query's rows, streamed (``worker.store.cursor.rows``)."""
+    return cursor.rows(engine, query, size=CHUNK, in_index_order=in_index_order)
 
 
 def recorded_actions(engine: Engine, ladder: str) -> list[Sequence[Any]]:
