@@ -32,6 +32,7 @@ from engine.rating import rate as rate_game
 from engine.reasons import LedgerKind, Outcome, Reason
 from engine.rulesets import FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
 from engine.types import Game, PlayerState
+from engine.values import quick
 from engine.windows import Windows
 
 __all__ = [
@@ -64,6 +65,7 @@ RESULT_POINTS: Final[dict[str, int]] = {"single": 1, "gammon": 2, "backgammon": 
 # -- events ---------------------------------------------------------------------------------
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class Side:
     """One player of a game: the id as sent, and the fair-play facts about them."""
@@ -73,6 +75,7 @@ class Side:
     network: str | None = None  # opaque token (sent, or derived from an IP by the worker)
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class GameFinished:
     event_id: str
@@ -88,6 +91,7 @@ class GameFinished:
     type: ClassVar[str] = "game.finished"
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class TournamentFinished:
     event_id: str
@@ -100,6 +104,7 @@ class TournamentFinished:
     type: ClassVar[str] = "tournament.finished"
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class IdentityLinked:
     event_id: str
@@ -111,6 +116,7 @@ class IdentityLinked:
     type: ClassVar[str] = "identity.linked"
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class PlayerUpdated:
     event_id: str
@@ -200,6 +206,7 @@ class LadderState:
 # -- the decision ---------------------------------------------------------------------------
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class LedgerChange:
     """One ``rating_changes`` row: ``k`` is K (gammon42, prostriker) or the fibs multiplier."""
@@ -213,6 +220,7 @@ class LedgerChange:
     expected: float | None = None
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class LinkEffect:
     anonymous_id: str
@@ -220,6 +228,7 @@ class LinkEffect:
     adopted: bool
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class TournamentEffect:
     tournament_id: str
@@ -227,6 +236,7 @@ class TournamentEffect:
     prizes: tuple[tuple[str, int], ...] = ()  # (player id, prize), first place first
 
 
+@quick
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What one event did: the audit row's facts, the ledger rows and the other effects."""
