@@ -18,7 +18,7 @@ from tests.integration.helpers import board, card, ledger, stored_players
 from worker.boards import reader
 from worker.entrypoints.cli import boards as cli_boards
 from worker.entrypoints.cli.main import dispatch
-from worker.ops import importer, verify
+from worker.ops import importer, rebuild, verify
 from worker.ops.progress import Progress
 
 L = "fibs"
@@ -256,3 +256,30 @@ def test_import_needs_postgresql(tmp_path):
     with pytest.raises(NeedsPostgreSQL, match="import needs PostgreSQL"):
         Staging(engine, L)
     engine.dispose()
+
+
+def test_an_import_whose_boards_cannot_be_written_says_it_is_imported_and_how_to_show_it(
+    runtime, make_runtime, tmp_path, capsys
+):
+    """PostgreSQL is the record: an import that committed stays imported when Redis fails
+    right after; the command says so in one line, exits 1, and names the rebuild that puts
+    the players on the boards (a second import would find nothing to do)."""
+    away = make_runtime(leaderboard_redis_url="redis://127.0.0.1:1/0")
+    path = write(tmp_path / "players.jsonl", *GOOD)
+    code, out, err = cli(away, "import", L, str(path), "--json", capsys=capsys)
+    shown = json.loads(out)
+    assert (1, True, False, 3) == (
+        code,
+        shown["committed"],
+        shown["boards_written"],
+        shown["imported"],
+    )
+    assert shown["boards_error"]
+    assert "Traceback" not in err
+    assert f"run 'ladder rebuild {L}' once Redis answers" in err.strip().splitlines()[-1]
+    assert {"ann", "ben", "cy"} == set(stored_players(runtime, L))
+    assert {} == board(runtime, L, "rating")
+    again = run(runtime, path)
+    assert (0, 3) == (again.imported, again.unchanged)
+    rebuild.rebuild(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders[L])
+    assert {"ann": 1712.5, "ben": 1490.0, "cy": 1601.25} == board(runtime, L, "rating")

@@ -43,6 +43,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 from redis import Redis
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.events import Identifier, parse_timestamp
@@ -87,6 +88,11 @@ class ImportReport:
     refusals: list[tuple[int, str]] = field(default_factory=list)  # the first LISTED
     dry_run: bool = False
     committed: bool = False
+    # After the commit, the boards: False when writing them failed (Redis away); the
+    # players are imported all the same (PostgreSQL is the record) and ``ladder rebuild``
+    # writes them. ``boards_error`` says what failed.
+    boards_written: bool = False
+    boards_error: str | None = None
     seconds: float = 0.0
 
     @property
@@ -105,6 +111,8 @@ class ImportReport:
             "refusals": [{"line": n, "reason": r} for n, r in self.refusals],
             "dry_run": self.dry_run,
             "committed": self.committed,
+            "boards_written": self.boards_written,
+            "boards_error": self.boards_error,
             "seconds": round(self.seconds, 3),
         }
 
@@ -181,7 +189,14 @@ def import_file(
         staging.commit()
     report.committed = True
     if report.imported:
-        project(engine, redis, ladder_config, report.event_id, moment)
+        try:
+            project(engine, redis, ladder_config, report.event_id, moment)
+            report.boards_written = True
+        except RedisError as exc:
+            lines = str(exc).strip().splitlines()
+            report.boards_error = lines[0] if lines else type(exc).__name__
+    else:
+        report.boards_written = True  # nothing new to show
     report.seconds = (datetime.now(UTC) - started).total_seconds()
     if progress is not None:
         progress.finish(f"{report.imported} imported, {report.refused} refused")

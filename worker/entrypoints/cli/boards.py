@@ -148,6 +148,15 @@ def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
             f"{report.unchanged} unchanged, {report.refused} refused, in {report.seconds:.1f}s "
             f"({report.rate:,.0f} lines/s)"
         )
+    if report.committed and not report.boards_written:
+        # Imported (PostgreSQL is the record), but not yet on the boards.
+        print(
+            f"ladder: {report.imported} players imported, but writing them to the boards "
+            f"failed ({safe(report.boards_error or '')}): run 'ladder rebuild {report.ladder}' "
+            "once Redis answers",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
     if report.committed:
         return 0
     return EXIT_FAILED if report.refused else 0
