@@ -193,8 +193,8 @@ def import_file(
             project(engine, redis, ladder_config, report.event_id, moment)
             report.boards_written = True
         except RedisError as exc:
-            lines = str(exc).strip().splitlines()
-            report.boards_error = lines[0] if lines else type(exc).__name__
+            said = str(exc).strip().splitlines()
+            report.boards_error = said[0] if said else type(exc).__name__
     else:
         report.boards_written = True  # nothing new to show
     report.seconds = (datetime.now(UTC) - started).total_seconds()
