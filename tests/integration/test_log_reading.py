@@ -118,7 +118,7 @@ def test_every_stored_payload_reads_as_the_event_its_whole_payload_decodes_to(ru
 def test_a_reader_left_early_stops_its_fetching_thread(runtime):
     """Reading runs a thread ahead of the reader; a reader that stops early (a void that
     finds what it needs, an error) must not leave that thread or its connection behind."""
-    query = select(literal_column("generate_series(1, 100000)"))
+    query: Any = select(literal_column("generate_series(1, 100000)"))
     before = {t for t in threading.enumerate() if t.name == "ladder-read-ahead"}
     rows = read_rows(runtime.engine, query)
     assert next(rows) == (1,)
@@ -129,6 +129,6 @@ def test_a_reader_left_early_stops_its_fetching_thread(runtime):
         if thread.name == "ladder-read-ahead" and thread not in before:
             thread.join(timeout=5)
             assert not thread.is_alive()
-    missing = select(literal_column("1")).select_from(table("no_such_table"))
+    missing: Any = select(literal_column("1")).select_from(table("no_such_table"))
     with pytest.raises(UndefinedTable, match="no_such_table"):
         list(read_rows(runtime.engine, missing))  # the server's error reaches the reader
