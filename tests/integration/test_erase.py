@@ -76,8 +76,35 @@ def test_erase_leaves_no_trace_of_the_id_and_every_other_number_unchanged(runtim
     pseudonym = next(p for p in after if p.startswith("erased-"))
     assert after[pseudonym]["banned"] and after[pseudonym]["rated_games"] == 1
     clean(runtime, "gammon42")
-    # a second erase of the same id finds no such player
-    assert 2 == ladder(runtime, "player", "erase", "gammon42", ID, "--yes")
+    # a second erase of the same id finds it done: nothing left anywhere, nothing refused
+    capfd.readouterr()
+    assert 0 == ladder(runtime, "player", "erase", "gammon42", ID, "--yes")
+    assert "ladder: finished erasing the player on gammon42" in capfd.readouterr().out
+    assert ID not in everything_in_postgres(runtime) + everything_in_redis(runtime)
+    assert 2 == ladder(runtime, "player", "erase", "gammon42", "never-here", "--yes")
+
+
+def test_an_erase_that_loses_redis_after_its_commit_is_finished_by_running_it_again(
+    runtime, make_runtime, capfd
+):
+    """PostgreSQL is the record and its part of an erase is one transaction; when Redis
+    fails after it, the command says the player is erased there and that running the same
+    erase again removes them from Redis, which it then does."""
+    history_of_zed(runtime)
+    away = make_runtime(leaderboard_redis_url="redis://127.0.0.1:1/0")
+    capfd.readouterr()
+    assert 1 == ladder(away, "player", "erase", "gammon42", ID, "--yes", "--by", "dpo")
+    said = capfd.readouterr()
+    (line,) = said.err.strip().splitlines()
+    assert line.startswith("ladder: the player is erased in PostgreSQL (now erased-")
+    assert line.endswith("run the same erase again once Redis answers to remove it there")
+    assert "Traceback" not in said.err and ID not in said.err + said.out
+    assert ID not in everything_in_postgres(runtime)
+    assert ID in everything_in_redis(runtime)  # not yet
+    shown = ladder_json(runtime, capfd, "player", "erase", "gammon42", ID, "--yes")
+    assert (True, 0) == (shown["resumed"], shown["rows"])
+    assert ID not in everything_in_redis(runtime)
+    clean(runtime, "gammon42")
 
 
 def test_an_erased_pseudonym_is_stable_and_verify_passes_after_more_games(runtime, capsys):

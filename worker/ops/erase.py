@@ -19,6 +19,7 @@ from typing import Any
 
 from redis import Redis
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisError
 
 from schemas import InvalidEvent
 from worker import keys
@@ -87,22 +88,62 @@ def export(rt: Any, ladder: str, player_id: str) -> dict[str, Any]:
     }
 
 
+class ErasedInStore(Exception):
+    """PostgreSQL is erased (committed) but the Redis part failed: running the same erase
+    again finishes it (the id is found again through its pseudonym)."""
+
+
 def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict[str, Any]:
+    """Erase the player (see the module docstring). The PostgreSQL part is one transaction;
+    the Redis part follows it and can be run again: an erase of an id whose PostgreSQL part
+    is already done (its pseudonym is banned and its erase logged) does the Redis part only
+    and reports ``"resumed": true``."""
     ladder = ladder_config.name
     new = pseudonym(rt.settings.network_key.get_secret_value(), ladder, player_id)
+    resumed = False
     with rt.engine.begin() as conn:
         moderated.lock_ladder(conn, ladder)
         if moderated.load_one(conn, ladder, player_id) is None:
-            raise ModerationError(f"no player {player_id!r} on {ladder}")
-        rows = store.rename(conn, ladder, player_id, new)
-        now = datetime.now(UTC)
-        player = moderated.load_one(conn, ladder, new)
-        assert player is not None
-        player.banned = True
-        player.changed(now)
-        moderated.set_banned(conn, player)
-        after = moderated.last_seq(conn, ladder)
-        number = moderated.add_action(conn, ladder, "erase", new, REASON, by, now, after, {})
+            player = moderated.load_one(conn, ladder, new)
+            number = store.erase_number(conn, ladder, new)
+            if player is None or number is None:
+                raise ModerationError(f"no player {player_id!r} on {ladder}")
+            rows, resumed = 0, True
+        else:
+            rows = store.rename(conn, ladder, player_id, new)
+            now = datetime.now(UTC)
+            player = moderated.load_one(conn, ladder, new)
+            assert player is not None
+            player.banned = True
+            player.changed(now)
+            moderated.set_banned(conn, player)
+            after = moderated.last_seq(conn, ladder)
+            number = moderated.add_action(conn, ladder, "erase", new, REASON, by, now, after, {})
+    try:
+        written = _erase_in_redis(rt, ladder_config, player_id, new, player)
+    except RedisError as exc:
+        said = str(exc).strip().splitlines()
+        raise ErasedInStore(
+            f"the player is erased in PostgreSQL (now {new}), but Redis failed "
+            f"({said[0] if said else type(exc).__name__}): run the same erase again once "
+            "Redis answers to remove it there"
+        ) from exc
+    return {
+        "ladder": ladder,
+        "pseudonym": new,
+        "action": number,
+        "rows": rows,
+        "keys": written,
+        "resumed": resumed,
+    }
+
+
+def _erase_in_redis(
+    rt: Any, ladder_config: LadderConfig, player_id: str, new: str, player: Any
+) -> int:
+    """The id's boards entries, hash, receipts and dead letters, rewritten or removed; each
+    step finds nothing left to do when it has been done before."""
+    ladder = ladder_config.name
     redis: Redis | RedisCluster = rt.leaderboard_redis
     written = 0
     with redis.pipeline(transaction=False) as pipe:
@@ -133,7 +174,7 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
             attempts=letter.attempts,
         )
         written += 1
-    return {"ladder": ladder, "pseudonym": new, "action": number, "rows": rows, "keys": written}
+    return written
 
 
 def _text(value: bytes | str) -> str:

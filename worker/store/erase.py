@@ -168,3 +168,19 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
             )
         )
     return count
+
+
+def erase_number(conn: Connection, ladder: str, pseudonym: str) -> int | None:
+    """The moderation log's number of the erase that made ``pseudonym``, if there is one."""
+    query = (
+        select(moderation_actions.c.id)
+        .where(
+            moderation_actions.c.ladder == ladder,
+            moderation_actions.c.kind == "erase",
+            moderation_actions.c.target == pseudonym,
+        )
+        .order_by(moderation_actions.c.id)
+        .limit(1)
+    )
+    found = conn.execute(query).scalar()
+    return None if found is None else int(found)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from worker.bootstrap import Runtime
 
 EXIT_USAGE = 2
+EXIT_FAILED = 1
 PLAYER_VERBS = ("export", "erase")
 
 
@@ -312,20 +313,25 @@ def cmd_player_export(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_player_erase(rt: Runtime, args: argparse.Namespace) -> int:
-    from worker.ops.erase import erase
+    from worker.ops.erase import ErasedInStore, erase
 
     ladder_config = configured_ladder(rt.config, args.ladder)
     if not args.yes:
         error(f"erase replaces {safe(args.player)!r} everywhere; confirm with --yes")
         return EXIT_USAGE
-    report = _run(lambda: erase(rt, ladder_config, args.player, _operator(args)))
+    try:
+        report = _run(lambda: erase(rt, ladder_config, args.player, _operator(args)))
+    except ErasedInStore as exc:
+        error(safe(str(exc)))
+        return EXIT_FAILED
     if report is None:
         return EXIT_USAGE
     if args.json:
         print(json.dumps(report))
     else:
+        done = "finished erasing" if report["resumed"] else "erased"
         print(
-            f"ladder: erased the player on {args.ladder}: now {report['pseudonym']} "
+            f"ladder: {done} the player on {args.ladder}: now {report['pseudonym']} "
             f"({report['rows']} rows, {report['keys']} Redis entries rewritten)"
         )
     return 0
