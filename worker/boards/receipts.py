@@ -18,7 +18,6 @@ from typing import Any, cast
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
-from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from worker import keys
@@ -208,14 +207,12 @@ def dead_letter_receipt(
 ) -> dict[str, Any] | None:
     """The receipt of a dead-lettered event on ``ladder``: its Redis copy while it is kept,
     else built from the dead-letter queue (in Redis or archived in PostgreSQL); None for an
-    event that is in neither."""
+    event that is in neither. A ``RedisError`` is raised, not taken for "in neither": with
+    Redis away nobody can say the event was not dead-lettered."""
     from worker.queue.deadletter import DeadLetters
 
-    try:
-        copy = stored(redis, event_id)
-        if copy is not None and copy.get("outcome") == "dead_lettered":
-            if copy.get("ladder") == ladder:
-                return copy
-        return DeadLetters(redis, ttl_seconds=0, engine=lambda: engine).receipt(ladder, event_id)
-    except RedisError:
-        return None
+    copy = stored(redis, event_id)
+    if copy is not None and copy.get("outcome") == "dead_lettered":
+        if copy.get("ladder") == ladder:
+            return copy
+    return DeadLetters(redis, ttl_seconds=0, engine=lambda: engine).receipt(ladder, event_id)

@@ -34,6 +34,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
+    from redis.exceptions import RedisError
+
     from worker.boards.receipts import dead_letter_receipt, stored
     from worker.service.receipts import with_ranks
     from worker.store.migrate import require_current
@@ -43,7 +45,11 @@ def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
     configured_ladder(rt.config, args.ladder)
     found = stored_receipt(rt.engine, args.ladder, args.event_id)
     if found is not None:
-        receipt = with_ranks(found, stored(rt.redis, args.event_id))
+        try:
+            copy = stored(rt.redis, args.event_id)
+        except RedisError:  # the ranks are a bonus: PostgreSQL has the receipt
+            copy = None
+        receipt = with_ranks(found, copy)
     else:  # never applied: a dead letter's receipt, if it is one
         letter = dead_letter_receipt(rt.redis, rt.engine, args.ladder, args.event_id)
         if letter is None:
