@@ -276,3 +276,69 @@ def test_events_and_actions_stored_while_a_void_replays_are_taken_into_account(
     kept = [e for e in kept if e["event_id"] not in ("farm-1", "v-x")]
     assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
     clean(runtime, "gammon42")
+
+
+# Imported players: what the import gave them (games, experience) decides K and the multiplier.
+IMPORTED = [
+    {"player_id": "vet", "rating": 1400, "games": 250, "experience": 300},
+    {"player_id": "mid", "rating": 1300, "games": 29, "experience": 10},
+    {"player_id": "sid", "rating": 1250, "games": 5, "experience": 45},
+]
+
+
+def imported_games(name: str) -> list[dict[str, Any]]:
+    """Games of the imported players and a new one after the import; ``mid-sid`` is voided."""
+    pairs = [("mid", "sid"), ("vet", "mid"), ("nu", "vet"), ("mid", "nu"), ("sid", "vet")]
+    return [
+        game(
+            w,
+            lo,
+            ladder=name,
+            event_id=f"{w}-{lo}",
+            match_length=3,
+            ended_at=T0 + timedelta(hours=i),
+        )
+        for i, (w, lo) in enumerate(pairs)
+    ]
+
+
+@pytest.mark.parametrize("name", ["fibs", "prostriker"])
+def test_a_void_rerates_imported_players_with_what_the_import_gave_them(runtime, tmp_path, name):
+    """A void re-rates "as if the games had never been played", and an imported player has
+    played: "K by the player's rated games so far" (SPEC 2.3) and "the player's own experience
+    before the match" (SPEC 2.2) count the imported games and experience in the re-rating,
+    so every number equals a ladder that never received the voided game and ``ladder
+    verify`` passes; a backtest with the stored parameters reproduces the stored ratings."""
+    from tests.e2e.oracle import P
+    from worker.ops import importer
+    from worker.ops.backtest import backtest, parse_overrides
+
+    config = runtime.config.ladders[name]
+    path = tmp_path / "players.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in IMPORTED), encoding="utf-8")
+    assert (
+        3 == importer.import_file(runtime.engine, runtime.leaderboard_redis, config, path).imported
+    )
+    events = imported_games(name)
+    publish(runtime, *events)
+    drain(runtime)
+    same = "k_established=16" if name == "prostriker" else "value_factor=4"
+    tested = backtest(runtime.engine, config, parse_overrides(config, [same]))
+    assert {p: (s, s) for p, (s, _) in tested.players.items()} == tested.players
+    assert 0 == ladder(runtime, "void", name, "mid-sid", "--reason", "cheating")
+    model = Oracle()
+    for line in IMPORTED:
+        model.ladders[name].players[line["player_id"]] = P(
+            float(line["rating"]), line["games"], line["experience"], listed=True
+        )
+    for event in events:
+        if event["event_id"] != "mid-sid":
+            model.apply(event)
+    stored = stored_players(runtime, name)
+    expected = {p: (m.rating, m.games, m.exp) for p, m in model.ladders[name].players.items()}
+    actual = {p: (s["rating"], s["rated_games"], s["experience"]) for p, s in stored.items()}
+    assert sorted(expected) == sorted(actual)
+    for player, (rating, games, experience) in expected.items():
+        assert (games, experience) == actual[player][1:]
+        assert abs(rating - actual[player][0]) < 1e-9
+    clean(runtime, name)

@@ -7,7 +7,8 @@ on. A void's long replay runs before the lock; under it only the events stored s
 (``LogReplay``), or the whole log again if the log changed in a way that cannot be added.
 
 A void is exact (``engine.moderation``): the ladder's whole log is replayed with every voided
-event skipped (bans, adjustments and season resets where they fall), and each player whose
+event skipped (bans, adjustments, season resets and imports where they fall; an imported
+player with what the import gave them), and each player whose
 state differs from the stored one gets the state it should have and a ``correction`` ledger
 row (before, after, delta); each event whose outcome changes (the voided games, and later ones
 whose pair limit or K window the void changed) gets an ``event_effects`` row. The audit rows
@@ -32,6 +33,7 @@ from worker.boards.projection import as_row
 from worker.ladders import LadderConfig
 from worker.ops.progress import Progress
 from worker.ops.rebuild import reproject
+from worker.store import imports
 from worker.store import moderation as store
 from worker.store.log import audit_rows, event_of
 
@@ -126,12 +128,12 @@ class LogReplay:
         ladder: str,
         target: Ladder,
         actions: Sequence[Action],
-        seasons: Sequence[Sequence[Any]],
+        recorded: Sequence[Sequence[Any]],
         progress: Progress | None = None,
     ) -> None:
         self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
         self.pending = list(actions)
-        self.seasons = list(seasons)
+        self.recorded = list(recorded)  # season resets and imports, oldest first
         self.seq = 0  # the scoring number of the last event run
         self.count = 0
 
@@ -140,8 +142,8 @@ class LogReplay:
         ladder, target = self.ladder, self.target
         for row in audit_rows(self.engine, ladder, after=self.seq):
             outcome, reason, processed_at, seq = row[1], row[2], row[5], row[6]
-            while self.seasons and self.seasons[0][1] < processed_at:
-                _season(target, ladder, self.seasons.pop(0))
+            while self.recorded and self.recorded[0][1] < processed_at:
+                _recorded(target, ladder, self.recorded.pop(0))
             while self.pending and self.pending[0].after_seq < seq:
                 target.action(ladder, self.pending.pop(0))
             target.event(event_of(row), processed_at, (outcome, reason))
@@ -151,17 +153,17 @@ class LogReplay:
                 self.progress.advance(1000)
 
     def finish(self) -> None:
-        """The season resets and actions after the last event."""
-        for row in self.seasons:
-            _season(self.target, self.ladder, row)
+        """The season resets, imports and actions after the last event."""
+        for row in self.recorded:
+            _recorded(self.target, self.ladder, row)
         for action in self.pending:
             self.target.action(self.ladder, action)
-        self.seasons, self.pending = [], []
+        self.recorded, self.pending = [], []
         if self.progress is not None:
             self.progress.advance(self.count % 1000)
 
 
-def _season(target: Ladder, ladder: str, row: Sequence[Any]) -> None:
+def _recorded(target: Ladder, ladder: str, row: Sequence[Any]) -> None:
     _, at, player_id, kind, before, after, delta, k, expected = row
     target.recorded(
         ladder, LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected), at
@@ -191,9 +193,10 @@ def void(
             report.seconds = time.perf_counter() - started
             return report
         known = [action_of(row) for row in store.actions(conn, ladder)]
-        seasons = store.season_rows(conn, ladder)
-    should = Ladder(policy, rules_at, frozenset(already | set(new)))
-    log = LogReplay(engine, ladder, should, known, seasons, progress)
+        recorded = store.recorded_rows(conn, ladder)
+    imported = imports.profiles(engine, ladder)
+    should = Ladder(policy, rules_at, frozenset(already | set(new)), imported=imported)
+    log = LogReplay(engine, ladder, should, known, recorded, progress)
     log.run()
     with engine.begin() as conn:
         store.lock_ladder(conn, ladder)
@@ -203,18 +206,20 @@ def void(
         current = store.load_players(conn, ladder)
         locked, new_now, already_now = _chosen(conn, ladder, event_ids, dry_run)
         known_now = [action_of(row) for row in store.actions(conn, ladder)]
-        seasons_now = store.season_rows(conn, ladder)
-        if (new_now, already_now, known_now, seasons_now) != (new, already, known, seasons) or (
+        recorded_now = store.recorded_rows(conn, ladder)
+        if (new_now, already_now, known_now, recorded_now) != (new, already, known, recorded) or (
             store.count_through(conn, ladder, log.seq) != log.count
         ):
-            # Another action, a season close or an event stored out of order meanwhile: the
+            # Another action, a season close, an import or an event stored out of order: the
             # events since cannot simply be added, so the log is run again, under the lock.
             report, new = locked, new_now
             if not new:
                 report.seconds = time.perf_counter() - started
                 return report
-            should = Ladder(policy, rules_at, frozenset(already_now | set(new)))
-            log = LogReplay(engine, ladder, should, known_now, seasons_now, progress)
+            if recorded_now != recorded:
+                imported = imports.profiles(engine, ladder)
+            should = Ladder(policy, rules_at, frozenset(already_now | set(new)), imported=imported)
+            log = LogReplay(engine, ladder, should, known_now, recorded_now, progress)
         log.run()
         log.finish()
         report.replayed = log.count
