@@ -21,6 +21,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
+from engine import Outcome
 from worker import keys
 from worker.lua import lua_source
 from worker.service.receipts import Receipt
@@ -192,6 +193,53 @@ def rename_player(
             pipe.xadd(keys.RECEIPTS, {"receipt": rewritten})
             pipe.execute()
     return done + len(moved)
+
+
+def refresh(redis: Redis, bodies: Sequence[dict[str, Any]], chunk: int = 1000) -> int:
+    """Rewrite the kept copy of each receipt in ``bodies`` (an event's receipt as a void left
+    it) where ``ladder:receipt:<event_id>`` still holds that event's receipt with another
+    outcome or other numbers; its expiry is kept, and a key gone (expired, or never written) is
+    not written again: the receipt is then read from PostgreSQL. ``rank_after`` of a rewritten
+    receipt is null (the rank right after a re-rated event is on no board). Two pipelined
+    rounds per ``chunk`` receipts (the reads, then the writes). Returns how many were rewritten.
+    """
+    done = 0
+    for first in range(0, len(bodies), chunk):
+        part = bodies[first : first + chunk]
+        with redis.pipeline(transaction=False) as pipe:
+            for body in part:
+                pipe.get(keys.receipt(body["event_id"]))
+            copies = pipe.execute()
+        stale = [b for b, raw in zip(part, copies, strict=True) if _stale(_loads(raw), b)]
+        if not stale:
+            continue
+        with redis.pipeline(transaction=False) as pipe:
+            for body in stale:
+                pipe.set(keys.receipt(body["event_id"]), _encode(body), xx=True, keepttl=True)
+            done += sum(1 for written in pipe.execute() if written)
+    return done
+
+
+_SAME_PROCESSING = ("event_id", "ladder", "processed_at")
+_FACTS = ("outcome", "reason", "ruleset_version", "type")
+
+
+def _stale(copy: Any, body: dict[str, Any]) -> bool:
+    """Whether ``copy`` is the receipt of the same processing of the event as ``body`` (not a
+    duplicate's or dead letter's, not another ladder's event of that id) and says otherwise."""
+    if not isinstance(copy, dict) or any(copy.get(k) != body[k] for k in _SAME_PROCESSING):
+        return False
+    if copy.get("outcome") in (str(Outcome.DUPLICATE), str(Outcome.DEAD_LETTERED)):
+        return False
+    if any(copy.get(k) != body[k] for k in _FACTS):
+        return True
+    theirs = copy.get("players")
+    if not isinstance(theirs, list) or len(theirs) != len(body["players"]):
+        return True
+    return any(
+        not isinstance(other, dict) or dict(other, rank_after=None) != mine
+        for other, mine in zip(theirs, body["players"], strict=True)
+    )
 
 
 def _loads(text: bytes | str | None) -> Any:

@@ -12,7 +12,8 @@ player with what the import gave them), and each player whose
 state differs from the stored one gets the state it should have and a ``correction`` ledger
 row (before, after, delta); each event whose outcome changes (the voided games, and later ones
 whose pair limit or K window the void changed) gets an ``event_effects`` row. The audit rows
-themselves are never rewritten. After the commit the changed players are re-projected.
+themselves are never rewritten. After the commit the changed players are re-projected and the
+kept receipts the void changed are rewritten (``_refresh``).
 """
 
 from __future__ import annotations
@@ -20,19 +21,23 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from redis import Redis
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
-from engine import LedgerChange, LedgerKind, Player
+from engine import Decision, LedgerChange, LedgerKind, Player
+from engine.ladder import Event, when
 from engine.moderation import Action, Ladder, rerate
 from worker.boards.projection import as_row
+from worker.boards.receipts import ReceiptSink, refresh
 from worker.ladders import LadderConfig
 from worker.ops.progress import Progress
 from worker.ops.rebuild import reproject
+from worker.service import receipts
 from worker.store import imports
 from worker.store import moderation as store
 from worker.store.log import audit_rows, event_of
@@ -57,6 +62,8 @@ class Report:
     replayed: int = 0  # events replayed
     seconds: float = 0.0
     note: str = ""
+    receipts: int = 0  # receipt keys rewritten to what the void made of their event
+    warning: str = ""  # one line: what could not be done after the commit
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +81,8 @@ class Report:
             "events_replayed": self.replayed,
             "seconds": round(self.seconds, 3),
             "note": self.note,
+            "receipts_refreshed": self.receipts,
+            "warning": self.warning or None,
         }
 
 
@@ -130,12 +139,17 @@ class LogReplay:
         actions: Sequence[Action],
         recorded: Sequence[Sequence[Any]],
         progress: Progress | None = None,
+        receipts_since: datetime | None = None,
     ) -> None:
         self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
         self.pending = list(actions)
         self.recorded = list(recorded)  # season resets and imports, oldest first
         self.seq = 0  # the scoring number of the last event run
         self.count = 0
+        # The receipt, as re-rated, of every event processed since ``receipts_since`` (the
+        # ones whose Redis copy may still be kept): at most LADDER_RECEIPT_TTL's worth.
+        self.receipts_since = receipts_since
+        self.receipts: list[dict[str, Any]] = []
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
@@ -146,11 +160,23 @@ class LogReplay:
                 _recorded(target, ladder, self.recorded.pop(0))
             while self.pending and self.pending[0].after_seq < seq:
                 target.action(ladder, self.pending.pop(0))
-            target.event(event_of(row), processed_at, (outcome, reason))
+            event = event_of(row)
+            decision = target.event(event, processed_at, (outcome, reason))
+            if self.receipts_since is not None and processed_at >= self.receipts_since:
+                self.receipts.append(self._receipt(row, event, decision, processed_at))
             self.seq = seq
             self.count += 1
             if self.progress is not None and self.count % 1000 == 0:
                 self.progress.advance(1000)
+
+    def _receipt(
+        self, row: Sequence[Any], event: Event, decision: Decision | None, processed_at: datetime
+    ) -> dict[str, Any]:
+        """The event's receipt as the ladder as it should be scores it (``None``: voided)."""
+        if decision is None:
+            return receipts.voided(row[0], self.ladder, event.type, row[3], processed_at)
+        rules = self.target.rules_at(when(event, processed_at))
+        return receipts.scored(decision, self.target.players, rules, processed_at)
 
     def finish(self) -> None:
         """The season resets, imports and actions after the last event."""
@@ -181,11 +207,18 @@ def void(
     dry_run: bool = False,
     progress: Progress | None = None,
     details: dict[str, Any] | None = None,
+    receipt_sink: ReceiptSink | None = None,
 ) -> Report:
-    """Void these games exactly; an unknown id is refused (``ModerationError``) before any."""
+    """Void these games exactly; an unknown id is refused (``ModerationError``) before any.
+
+    With ``receipt_sink`` (receipts on), the receipts the void changed are made true after the
+    commit (``_refresh``)."""
     started = time.perf_counter()
     ladder = ladder_config.name
     policy, rules_at = ladder_config.policy, ladder_config.rules_at
+    since = None
+    if receipt_sink is not None and not dry_run:
+        since = datetime.now(UTC) - timedelta(seconds=receipt_sink.ttl)
     # Most of the replay runs before the lock, so workers are not kept waiting for it.
     with engine.connect() as conn:
         report, new, already = _chosen(conn, ladder, event_ids, dry_run)
@@ -196,7 +229,7 @@ def void(
         recorded = store.recorded_rows(conn, ladder)
     imported = imports.profiles(engine, ladder)
     should = Ladder(policy, rules_at, frozenset(already | set(new)), imported=imported)
-    log = LogReplay(engine, ladder, should, known, recorded, progress)
+    log = LogReplay(engine, ladder, should, known, recorded, progress, since)
     log.run()
     with engine.begin() as conn:
         store.lock_ladder(conn, ladder)
@@ -219,7 +252,7 @@ def void(
             if recorded_now != recorded:
                 imported = imports.profiles(engine, ladder)
             should = Ladder(policy, rules_at, frozenset(already_now | set(new)), imported=imported)
-            log = LogReplay(engine, ladder, should, known_now, recorded_now, progress)
+            log = LogReplay(engine, ladder, should, known_now, recorded_now, progress, since)
         log.run()
         log.finish()
         report.replayed = log.count
@@ -249,8 +282,38 @@ def void(
         store.write(conn, _ledger_rows(ladder, number, done.changes, now), done.players)
         report.action = number
     _project(redis, ladder_config, done.players)
+    if receipt_sink is not None:
+        _refresh(receipt_sink, log.receipts, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _refresh(sink: ReceiptSink, made: Sequence[dict[str, Any]], report: Report) -> None:
+    """Make the kept receipts true after a void: ``ladder:receipt:<event_id>`` of the voided
+    games and of every event the re-rating scored otherwise is rewritten to its receipt as
+    re-rated.
+
+    A receipt answers a game server's question "what did my event do?", and after a void the
+    ladder is the one that never received the voided games (SPEC 5: moderation is recorded
+    in the log; a void re-rates exactly): a voided game did nothing (outcome ``voided``, no
+    players), and a later game did what the re-rating made of it, the numbers its players'
+    ratings now follow from. So the keys are rewritten rather than deleted, keeping their
+    expiry; a key already gone stays gone (``worker.boards.receipts.refresh``). The stream
+    ``ladder:receipts`` and the wait lists are left as published: they are what was sent at
+    the time. Only events processed within ``LADDER_RECEIPT_TTL`` can have a key, so only
+    their receipts are built during the replay (memory bounded by one TTL of events), and the
+    keys go in pipelined chunks. An erase renames receipts itself and an adjustment is its own
+    ledger row, which no event's receipt holds; neither changes an event's numbers.
+
+    The void has committed: PostgreSQL is the record, so a Redis that cannot be reached now
+    leaves the keys as they were (until they expire) and one warning line says so."""
+    try:
+        report.receipts = refresh(sink.redis, made)
+    except RedisError as exc:
+        report.warning = (
+            f"receipts not refreshed: Redis unreachable ({type(exc).__name__}); the void is "
+            "committed, and the receipt keys it changed keep their old numbers until they expire"
+        )
 
 
 def _chosen(
