@@ -436,7 +436,7 @@ def test_refreshing_receipts_goes_in_chunks_and_writes_only_kept_copies_that_dif
     chunk by chunk, their expiry kept; an expired key is not written again, an equal copy is
     left alone, and a copy of another processing of the id (another ladder's) is not touched."""
     from worker import keys
-    from worker.boards.receipts import refresh
+    from worker.boards.receipts import encode, refresh
 
     events = [game("a", f"b{i}", event_id=f"r-{i}") for i in range(7)]
     publish(runtime, *events)
@@ -447,7 +447,7 @@ def test_refreshing_receipts_goes_in_chunks_and_writes_only_kept_copies_that_dif
     runtime.redis.delete(keys.receipt("r-2"))  # expired: stays gone
     made[3] = {**made[3], "ladder": "fibs"}  # another ladder's event of that id
     runtime.redis.expire(keys.receipt("r-4"), 500)
-    assert 4 == refresh(runtime.redis, made, chunk=3)
+    assert 4 == refresh(runtime.redis, [encode(m) for m in made], chunk=3)
     assert [True, False, None, False, True, True, True] == [
         None
         if runtime.redis.get(keys.receipt(e)) is None

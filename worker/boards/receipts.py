@@ -195,17 +195,22 @@ def rename_player(
     return done + len(moved)
 
 
-def refresh(redis: Redis, bodies: Sequence[dict[str, Any]], chunk: int = 1000) -> int:
-    """Rewrite the kept copy of each receipt in ``bodies`` (an event's receipt as a void left
-    it) where ``ladder:receipt:<event_id>`` still holds that event's receipt with another
+def encode(body: dict[str, Any]) -> str:
+    """A receipt's JSON text, as the keys hold it."""
+    return _encode(body)
+
+
+def refresh(redis: Redis, texts: Sequence[str], chunk: int = 1000) -> int:
+    """Rewrite the kept copy of each receipt in ``texts`` (an event's receipt as a void left
+    it, JSON text) where ``ladder:receipt:<event_id>`` still holds that event's receipt with another
     outcome or other numbers; its expiry is kept, and a key gone (expired, or never written) is
     not written again: the receipt is then read from PostgreSQL. ``rank_after`` of a rewritten
     receipt is null (the rank right after a re-rated event is on no board). Two pipelined
     rounds per ``chunk`` receipts (the reads, then the writes). Returns how many were rewritten.
     """
     done = 0
-    for first in range(0, len(bodies), chunk):
-        part = bodies[first : first + chunk]
+    for first in range(0, len(texts), chunk):
+        part = [json.loads(text) for text in texts[first : first + chunk]]
         with redis.pipeline(transaction=False) as pipe:
             for body in part:
                 pipe.get(keys.receipt(body["event_id"]))

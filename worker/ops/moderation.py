@@ -33,7 +33,7 @@ from engine import Decision, LedgerChange, LedgerKind, Player
 from engine.ladder import Event, when
 from engine.moderation import Action, Ladder, rerate
 from worker.boards.projection import as_row
-from worker.boards.receipts import ReceiptSink, refresh
+from worker.boards.receipts import ReceiptSink, encode, refresh
 from worker.ladders import LadderConfig
 from worker.ops.progress import Progress
 from worker.ops.rebuild import reproject
@@ -140,16 +140,19 @@ class LogReplay:
         recorded: Sequence[Sequence[Any]],
         progress: Progress | None = None,
         receipts_since: datetime | None = None,
+        voiding: frozenset[str] = frozenset(),
     ) -> None:
         self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
         self.pending = list(actions)
         self.recorded = list(recorded)  # season resets and imports, oldest first
         self.seq = 0  # the scoring number of the last event run
         self.count = 0
-        # The receipt, as re-rated, of every event processed since ``receipts_since`` (the
-        # ones whose Redis copy may still be kept): at most LADDER_RECEIPT_TTL's worth.
-        self.receipts_since = receipts_since
-        self.receipts: list[dict[str, Any]] = []
+        # The receipt, as re-rated, of every event from the first one ``voiding`` (none before
+        # it changes) that was processed since ``receipts_since`` (the ones whose Redis copy
+        # may still be kept): at most LADDER_RECEIPT_TTL's worth, each as its JSON text.
+        self.receipts_since, self.voiding = receipts_since, voiding
+        self.receipts: list[str] = []
+        self._collecting = False
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
@@ -162,8 +165,10 @@ class LogReplay:
                 target.action(ladder, self.pending.pop(0))
             event = event_of(row)
             decision = target.event(event, processed_at, (outcome, reason))
-            if self.receipts_since is not None and processed_at >= self.receipts_since:
-                self.receipts.append(self._receipt(row, event, decision, processed_at))
+            if self.receipts_since is not None:
+                self._collecting = self._collecting or event.event_id in self.voiding
+                if self._collecting and processed_at >= self.receipts_since:
+                    self.receipts.append(encode(self._receipt(row, event, decision, processed_at)))
             self.seq = seq
             self.count += 1
             if self.progress is not None and self.count % 1000 == 0:
@@ -229,7 +234,7 @@ def void(
         recorded = store.recorded_rows(conn, ladder)
     imported = imports.profiles(engine, ladder)
     should = Ladder(policy, rules_at, frozenset(already | set(new)), imported=imported)
-    log = LogReplay(engine, ladder, should, known, recorded, progress, since)
+    log = LogReplay(engine, ladder, should, known, recorded, progress, since, frozenset(new))
     log.run()
     with engine.begin() as conn:
         store.lock_ladder(conn, ladder)
@@ -252,7 +257,9 @@ def void(
             if recorded_now != recorded:
                 imported = imports.profiles(engine, ladder)
             should = Ladder(policy, rules_at, frozenset(already_now | set(new)), imported=imported)
-            log = LogReplay(engine, ladder, should, known_now, recorded_now, progress, since)
+            log = LogReplay(
+                engine, ladder, should, known_now, recorded_now, progress, since, frozenset(new)
+            )
         log.run()
         log.finish()
         report.replayed = log.count
@@ -288,7 +295,7 @@ def void(
     return report
 
 
-def _refresh(sink: ReceiptSink, made: Sequence[dict[str, Any]], report: Report) -> None:
+def _refresh(sink: ReceiptSink, made: Sequence[str], report: Report) -> None:
     """Make the kept receipts true after a void: ``ladder:receipt:<event_id>`` of the voided
     games and of every event the re-rating scored otherwise is rewritten to its receipt as
     re-rated.
@@ -300,9 +307,10 @@ def _refresh(sink: ReceiptSink, made: Sequence[dict[str, Any]], report: Report) 
     ratings now follow from. So the keys are rewritten rather than deleted, keeping their
     expiry; a key already gone stays gone (``worker.boards.receipts.refresh``). The stream
     ``ladder:receipts`` and the wait lists are left as published: they are what was sent at
-    the time. Only events processed within ``LADDER_RECEIPT_TTL`` can have a key, so only
-    their receipts are built during the replay (memory bounded by one TTL of events), and the
-    keys go in pipelined chunks. An erase renames receipts itself and an adjustment is its own
+    the time. Only events processed within ``LADDER_RECEIPT_TTL`` can have a key, and none
+    before the first voided game changes, so only those receipts are kept during the replay, as
+    JSON text (memory bounded by one TTL of events, about 0.5 kB each), and the keys go in
+    pipelined chunks. An erase renames receipts itself and an adjustment is its own
     ledger row, which no event's receipt holds; neither changes an event's numbers.
 
     The void has committed: PostgreSQL is the record, so a Redis that cannot be reached now
