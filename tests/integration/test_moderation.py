@@ -447,7 +447,7 @@ def test_refreshing_receipts_goes_in_chunks_and_writes_only_kept_copies_that_dif
     runtime.redis.delete(keys.receipt("r-2"))  # expired: stays gone
     made[3] = {**made[3], "ladder": "fibs"}  # another ladder's event of that id
     runtime.redis.expire(keys.receipt("r-4"), 500)
-    assert 4 == refresh(runtime.redis, [encode(m) for m in made], chunk=3)
+    assert 4 == refresh(runtime.redis, [(m["event_id"], encode(m)) for m in made], chunk=3)
     assert [True, False, None, False, True, True, True] == [
         None
         if runtime.redis.get(keys.receipt(e)) is None

@@ -151,7 +151,7 @@ class LogReplay:
         # it changes) that was processed since ``receipts_since`` (the ones whose Redis copy
         # may still be kept): at most LADDER_RECEIPT_TTL's worth, each as its JSON text.
         self.receipts_since, self.voiding = receipts_since, voiding
-        self.receipts: list[str] = []
+        self.receipts: list[tuple[str, str]] = []  # (event id, receipt)
         self._collecting = False
 
     def run(self) -> None:
@@ -168,7 +168,8 @@ class LogReplay:
             if self.receipts_since is not None:
                 self._collecting = self._collecting or event.event_id in self.voiding
                 if self._collecting and processed_at >= self.receipts_since:
-                    self.receipts.append(encode(self._receipt(row, event, decision, processed_at)))
+                    made = self._receipt(row, event, decision, processed_at)
+                    self.receipts.append((event.event_id, encode(made)))
             self.seq = seq
             self.count += 1
             if self.progress is not None and self.count % 1000 == 0:
@@ -295,7 +296,7 @@ def void(
     return report
 
 
-def _refresh(sink: ReceiptSink, made: Sequence[str], report: Report) -> None:
+def _refresh(sink: ReceiptSink, made: Sequence[tuple[str, str]], report: Report) -> None:
     """Make the kept receipts true after a void: ``ladder:receipt:<event_id>`` of the voided
     games and of every event the re-rating scored otherwise is rewritten to its receipt as
     re-rated.
