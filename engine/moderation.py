@@ -191,7 +191,8 @@ class Lived:
 
     ``event`` returns the lived decision (what the worker stored); ``action`` returns what the
     action derived: its ledger rows (adjustment or corrections) and, for a void, the changed
-    outcomes. ``effective`` holds each event's outcome where a void changed it.
+    outcomes. ``effective`` holds each event's outcome where a void changed it. ``imported``
+    is the ladder's imported profiles, which every replay it runs applies (``Replay``).
     """
 
     def __init__(
