@@ -23,7 +23,7 @@ from engine.network import network_token
 from engine.player import Player, PlayerKey
 from engine.rating import display_rating, is_provisional, preview, rate
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.replay import Replay
+from engine.replay import Imported, Replay
 from engine.rounding import round_half_away
 from engine.rulesets import RULESET_KINDS, FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
 from engine.types import Game, PlayerState, Preview, RatingChange, SideChange
@@ -41,6 +41,7 @@ __all__ = [
     "Filter",
     "Gammon42Rules",
     "Game",
+    "Imported",
     "LadderState",
     "LedgerChange",
     "LedgerKind",

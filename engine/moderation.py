@@ -21,7 +21,7 @@ from datetime import datetime
 from engine.ladder import Decision, Event, LadderState, LedgerChange, Policy
 from engine.player import STATE_FIELDS, Player, PlayerKey
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.replay import Replay
+from engine.replay import Imported, Replay
 from engine.rulesets import Ruleset
 
 __all__ = [
@@ -83,6 +83,7 @@ class Ladder:
 
     ``verdicts`` collects, when ``track`` is set, each event's decision that differs from the
     one given as it was stored (``event(..., stored=...)``), and every voided event.
+    ``imported`` is the ladder's imported profiles (``Replay``).
     """
 
     def __init__(
@@ -92,8 +93,9 @@ class Ladder:
         voided: frozenset[str],
         *,
         track: bool = True,
+        imported: Mapping[str, Imported] | None = None,
     ) -> None:
-        self.replay = Replay(policy, rules_at)
+        self.replay = Replay(policy, rules_at, imported)
         self.rules_at = rules_at
         self.voided = voided
         self.track = track
@@ -189,7 +191,8 @@ class Lived:
 
     ``event`` returns the lived decision (what the worker stored); ``action`` returns what the
     action derived: its ledger rows (adjustment or corrections) and, for a void, the changed
-    outcomes. ``effective`` holds each event's outcome where a void changed it.
+    outcomes. ``effective`` holds each event's outcome where a void changed it. ``imported``
+    is the ladder's imported profiles, which every replay it runs applies (``Replay``).
     """
 
     def __init__(
@@ -198,16 +201,17 @@ class Lived:
         policy: Policy,
         rules_at: Callable[[datetime], Ruleset],
         actions: Iterable[Action],
+        imported: Mapping[str, Imported] | None = None,
     ) -> None:
         self.ladder = ladder
         self.rules_at = rules_at
-        self.lived = Ladder(policy, rules_at, frozenset(), track=False)
+        self.lived = Ladder(policy, rules_at, frozenset(), track=False, imported=imported)
         self.ahead: dict[int, Ladder] = {}
         voided: frozenset[str] = frozenset()
         for action in actions:
             if action.kind == "void":
                 voided = voided | action.voided
-                self.ahead[action.number] = Ladder(policy, rules_at, voided)
+                self.ahead[action.number] = Ladder(policy, rules_at, voided, imported=imported)
         self.voided: frozenset[str] = frozenset()
         self.effective: dict[str, tuple[Verdict, Verdict]] = {}  # id -> (now, as stored)
 

@@ -276,3 +276,182 @@ def test_events_and_actions_stored_while_a_void_replays_are_taken_into_account(
     kept = [e for e in kept if e["event_id"] not in ("farm-1", "v-x")]
     assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
     clean(runtime, "gammon42")
+
+
+# Imported players: what the import gave them (games, experience) decides K and the multiplier.
+IMPORTED: list[dict[str, Any]] = [
+    {"player_id": "vet", "rating": 1400, "games": 250, "experience": 300},
+    {"player_id": "mid", "rating": 1300, "games": 29, "experience": 10},
+    {"player_id": "sid", "rating": 1250, "games": 5, "experience": 45},
+]
+
+
+def imported_games(name: str) -> list[dict[str, Any]]:
+    """Games of the imported players and a new one after the import; ``mid-sid`` is voided."""
+    pairs = [("mid", "sid"), ("vet", "mid"), ("nu", "vet"), ("mid", "nu"), ("sid", "vet")]
+    return [
+        game(
+            w,
+            lo,
+            ladder=name,
+            event_id=f"{w}-{lo}",
+            match_length=3,
+            ended_at=T0 + timedelta(hours=i),
+        )
+        for i, (w, lo) in enumerate(pairs)
+    ]
+
+
+@pytest.mark.parametrize("name", ["fibs", "prostriker"])
+def test_a_void_rerates_imported_players_with_what_the_import_gave_them(runtime, tmp_path, name):
+    """A void re-rates "as if the games had never been played", and an imported player has
+    played: "K by the player's rated games so far" (SPEC 2.3) and "the player's own experience
+    before the match" (SPEC 2.2) count the imported games and experience in the re-rating,
+    so every number equals a ladder that never received the voided game and ``ladder
+    verify`` passes; a backtest with the stored parameters reproduces the stored ratings."""
+    from tests.e2e.oracle import P
+    from worker.ops import importer
+    from worker.ops.backtest import backtest, parse_overrides
+
+    config = runtime.config.ladders[name]
+    path = tmp_path / "players.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in IMPORTED), encoding="utf-8")
+    assert (
+        3 == importer.import_file(runtime.engine, runtime.leaderboard_redis, config, path).imported
+    )
+    events = imported_games(name)
+    publish(runtime, *events)
+    drain(runtime)
+    same = "k_established=16" if name == "prostriker" else "value_factor=4"
+    tested = backtest(runtime.engine, config, parse_overrides(config, [same]))
+    assert {p: (s, s) for p, (s, _) in tested.players.items()} == tested.players
+    assert 0 == ladder(runtime, "void", name, "mid-sid", "--reason", "cheating")
+    model = Oracle()
+    for line in IMPORTED:
+        model.ladders[name].players[line["player_id"]] = P(
+            float(line["rating"]), line["games"], line["experience"], listed=True
+        )
+    for event in events:
+        if event["event_id"] != "mid-sid":
+            model.apply(event)
+    stored = stored_players(runtime, name)
+    expected = {p: (m.rating, m.games, m.exp) for p, m in model.ladders[name].players.items()}
+    actual = {p: (s["rating"], s["rated_games"], s["experience"]) for p, s in stored.items()}
+    assert sorted(expected) == sorted(actual)
+    for player, (rating, games, experience) in expected.items():
+        assert (games, experience) == actual[player][1:]
+        assert abs(rating - actual[player][0]) < 1e-9
+    clean(runtime, name)
+
+
+def receipt_key(rt: Any, event_id: str) -> dict[str, Any]:
+    from worker import keys
+
+    found: dict[str, Any] = json.loads(rt.redis.get(keys.receipt(event_id)))
+    return found
+
+
+def unranked(receipt: dict[str, Any]) -> dict[str, Any]:
+    return {**receipt, "players": [{**p, "rank_after": None} for p in receipt["players"]]}
+
+
+def test_a_void_makes_the_receipts_it_changed_true(runtime, capsys):
+    """ "every event gets a receipt (outcome, reason, each player's before/after/delta and
+    rank)" (SPEC 5), and a void re-rates "as if the games had never been played": after it the
+    voided games' receipts say ``voided`` with nothing moved, a later game's says what the
+    re-rating made of it (the pair-limited farm-3 is rated now; c-y, the last game of both
+    c and y, ends at their corrected ratings), in Redis (expiry kept) and over HTTP; an
+    untouched game's receipt is left as it was, and the output says how many were refreshed."""
+    from starlette.testclient import TestClient
+
+    from worker import keys
+    from worker.entrypoints.api import create_app
+
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    ids = [e["event_id"] for e in events]
+    before = {e: receipt_key(runtime, e) for e in ids}
+    assert ("unrated", []) == (before["farm-3"]["outcome"], before["farm-3"]["players"])
+    shown = ladder_json(
+        runtime, capsys, "void", "gammon42", "farm-0", "x-y", "--reason", "cheating"
+    )
+    after = {e: receipt_key(runtime, e) for e in ids}
+    for voided in ("farm-0", "x-y"):
+        assert ("voided", None, []) == tuple(
+            after[voided][k] for k in ("outcome", "reason", "players")
+        )
+    assert ("rated", 2) == (after["farm-3"]["outcome"], len(after["farm-3"]["players"]))
+    stored = stored_players(runtime, "gammon42")
+    assert [stored["c"]["rating"], stored["y"]["rating"]] == [
+        p["rating_after"] for p in after["c-y"]["players"]
+    ]
+    assert after["c-y"]["players"] != before["c-y"]["players"]
+    assert before["z-w"] == after["z-w"]
+    assert 0 < runtime.redis.ttl(keys.receipt("c-y")) <= runtime.settings.receipt_ttl
+    changed = [e for e in ids if before[e] != after[e]]
+    assert {"farm-0", "x-y", "farm-3", "c-y"} <= set(changed)
+    assert len(changed) == shown["receipts_refreshed"]
+    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, runtime.redis)
+    with TestClient(app) as client:
+        for event_id in ids:
+            answer = client.get(f"/ladders/gammon42/events/{event_id}").json()
+            assert unranked(after[event_id]) == unranked(answer)
+        runtime.redis.delete(keys.receipt("farm-0"))  # expired: PostgreSQL still says voided
+        answer = client.get("/ladders/gammon42/events/farm-0").json()
+    assert ("voided", []) == (answer["outcome"], answer["players"])
+    # the same void again: nothing changes, nothing is refreshed
+    again = ladder_json(runtime, capsys, "void", "gammon42", "x-y", "--reason", "cheating")
+    assert (None, 0) == (again["action"], again["receipts_refreshed"])
+    clean(runtime, "gammon42")
+
+
+def test_a_void_succeeds_and_warns_once_when_the_receipts_redis_is_down(runtime, capsys):
+    """ "PostgreSQL is the source of truth" (SPEC 1): with the receipts' Redis unreachable
+        after the commit the void stands, one warning line says the receipts were not refreshed (the
+    progress bar aside)."""
+    from redis import Redis
+
+    from worker.boards.receipts import ReceiptSink
+
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    down = Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    runtime.__dict__["receipts"] = ReceiptSink(down, ttl=60, maxlen=10)
+    capsys.readouterr()
+    assert 0 == ladder(runtime, "void", "gammon42", "farm-0", "--reason", "cheating", "--json")
+    out, err = capsys.readouterr()
+    assert 0 == json.loads(out)["receipts_refreshed"]
+    (line,) = [line for line in err.splitlines() if line.startswith("ladder:")]
+    assert line.startswith("ladder: warning: receipts not refreshed: Redis unreachable")
+    assert "Traceback" not in err
+    kept = [e for e in events if e["event_id"] != "farm-0"]
+    assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
+    clean(runtime, "gammon42")
+
+
+def test_refreshing_receipts_goes_in_chunks_and_writes_only_kept_copies_that_differ(runtime):
+    """The rule ("bounded: pipelined, chunked") on its own: copies that differ are rewritten
+    chunk by chunk, their expiry kept; an expired key is not written again, an equal copy is
+    left alone, and a copy of another processing of the id (another ladder's) is not touched."""
+    from worker import keys
+    from worker.boards.receipts import encode, refresh
+
+    events = [game("a", f"b{i}", event_id=f"r-{i}") for i in range(7)]
+    publish(runtime, *events)
+    drain(runtime)
+    copies = [receipt_key(runtime, e["event_id"]) for e in events]
+    made = [{**c, "outcome": "voided", "players": []} for c in copies]
+    made[1] = unranked(copies[1])  # the same numbers (a rewrite has no ranks): left alone
+    runtime.redis.delete(keys.receipt("r-2"))  # expired: stays gone
+    made[3] = {**made[3], "ladder": "fibs"}  # another ladder's event of that id
+    runtime.redis.expire(keys.receipt("r-4"), 500)
+    assert 4 == refresh(runtime.redis, [(m["event_id"], encode(m)) for m in made], chunk=3)
+    assert [True, False, None, False, True, True, True] == [
+        None
+        if runtime.redis.get(keys.receipt(e)) is None
+        else receipt_key(runtime, e)["outcome"] == "voided"
+        for e in (f"r-{i}" for i in range(7))
+    ]
+    assert 0 < runtime.redis.ttl(keys.receipt("r-4")) <= 500

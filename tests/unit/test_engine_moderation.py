@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from engine import LedgerKind, Policy, Replay
+from engine import Imported, LedgerChange, LedgerKind, Policy, Replay
 from engine.ladder import GameFinished, Side
 from engine.moderation import Action, Ladder, Lived, rerate, same_state
 from engine.rulesets import FibsRules
@@ -74,3 +74,22 @@ def test_lived_switches_at_the_void_and_derives_its_corrections():
     players = lived.state.players
     again = rerate("fibs", players, players, {}, {}, RULES.start, void.at)
     assert ([], [], []) == (again.players, again.changes, again.effects)
+
+
+def test_an_import_row_gives_the_player_what_the_import_gave_them():
+    """an imported player's history starts at their import row, with the games, experience
+    and flags of their profile; the multiplier of their next match is the one their
+    experience gives (SPEC 2.2: "the player's own experience before the match")."""
+    imported = {"f1": Imported(games=12, experience=350, email_verified=True)}
+    should = Ladder(POLICY, rules_at, frozenset(), imported=imported)
+    start = LedgerChange("f1", LedgerKind.IMPORT, RULES.start, 1600.0, 100.0)
+    should.recorded("fibs", start, T0)
+    decision = should.event(games()[1], T0 + timedelta(hours=1))
+    assert decision is not None
+    f1 = should.players[("fibs", "f1")]
+    assert (13, 353, True, 1.5) == (
+        f1.rated_games,
+        f1.experience,
+        f1.email_verified,
+        decision.changes[0].k,
+    )

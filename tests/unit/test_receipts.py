@@ -128,3 +128,21 @@ def test_the_text_marks_each_player_rank_after_with_one_control_byte() -> None:
     assert [p["rank_after"] for p in joined["players"]] == [7, 7]
     assert joined["players"][1]["player_id"] == "y\x01rank"
     assert all(p["rank_after"] is None for p in body["players"])  # the body is left as it was
+
+
+def test_a_voided_game_moved_nothing_and_a_rewritten_copy_lends_its_numbers() -> None:
+    """a void re-rates "as if the games had never been played" (SPEC 5: moderation is in the
+    log): read from the audit store a voided game says voided with no players; the Redis copy a
+    void rewrote (same processing, same outcome, other numbers) gives its players, a copy of
+    another processing lends nothing."""
+    state = LadderState()
+    stored = receipts.scored(apply(game("g-1"), state, Gammon42Rules(), Policy(), NOW),
+                             state.players, Gammon42Rules(), NOW)  # fmt: skip
+    voided = receipts.moderated(stored, "voided", None)
+    assert ("voided", None, []) == (voided["outcome"], voided["reason"], voided["players"])
+    valid(voided)
+    rerated = json.loads(json.dumps(stored))
+    rerated["players"][0].update(rating_after=1520.0, delta=20.0, rank_after=3)
+    assert rerated["players"] == receipts.with_ranks(stored, rerated)["players"]
+    other = dict(rerated, processed_at="2026-12-01T13:00:00+00:00")
+    assert stored == receipts.with_ranks(stored, other)

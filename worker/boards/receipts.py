@@ -11,6 +11,7 @@ script only writes.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
@@ -20,6 +21,7 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 from sqlalchemy.engine import Engine
 
+from engine import Outcome
 from worker import keys
 from worker.lua import lua_source
 from worker.service.receipts import Receipt
@@ -191,6 +193,71 @@ def rename_player(
             pipe.xadd(keys.RECEIPTS, {"receipt": rewritten})
             pipe.execute()
     return done + len(moved)
+
+
+def encode(body: dict[str, Any]) -> str:
+    """A receipt's JSON text, as the keys hold it."""
+    return _encode(body)
+
+
+def refresh(redis: Redis, made: Sequence[tuple[str, str]], chunk: int = 1000) -> int:
+    """Rewrite the kept copy of each receipt in ``made`` (event id, and its receipt as a void
+    left it as JSON text) where ``ladder:receipt:<event_id>`` still holds that event's receipt with
+    another outcome or other numbers; its expiry is kept, and a key gone (expired, or never
+    written) is not written again: the receipt is then read from PostgreSQL. ``rank_after`` of
+    a rewritten receipt is null (the rank right after a re-rated event is on no board). One
+    ``MGET`` and at most one pipeline of writes per ``chunk`` receipts. A copy the same as
+    the receipt but for its ranks (most of them) is told by comparing the texts: both come
+    from the same encoder, the copy with each rank filled in. Returns how many were rewritten.
+    """
+    done = 0
+    for first in range(0, len(made), chunk):
+        part = made[first : first + chunk]
+        copies = redis.mget([keys.receipt(event_id) for event_id, _ in part])
+        stale = [
+            (event_id, text)
+            for (event_id, text), raw in zip(part, copies, strict=True)
+            if raw is not None
+            and _unranked(raw) != text.encode()
+            and _stale(_loads(raw), json.loads(text))
+        ]
+        if not stale:
+            continue
+        with redis.pipeline(transaction=False) as pipe:
+            for event_id, text in stale:
+                pipe.set(keys.receipt(event_id), text, xx=True, keepttl=True)
+            done += sum(1 for written in pipe.execute() if written)
+    return done
+
+
+_RANK = re.compile(rb'"rank_after":\d+')  # an id's quotes are escaped: never matched
+
+
+def _unranked(raw: bytes | str) -> bytes:
+    """A kept receipt's text with every ``rank_after`` null, as a void's receipt has it."""
+    return _RANK.sub(b'"rank_after":null', raw if isinstance(raw, bytes) else raw.encode())
+
+
+_SAME_PROCESSING = ("event_id", "ladder", "processed_at")
+_FACTS = ("outcome", "reason", "ruleset_version", "type")
+
+
+def _stale(copy: Any, body: dict[str, Any]) -> bool:
+    """Whether ``copy`` is the receipt of the same processing of the event as ``body`` (not a
+    duplicate's or dead letter's, not another ladder's event of that id) and says otherwise."""
+    if not isinstance(copy, dict) or any(copy.get(k) != body[k] for k in _SAME_PROCESSING):
+        return False
+    if copy.get("outcome") in (str(Outcome.DUPLICATE), str(Outcome.DEAD_LETTERED)):
+        return False
+    if any(copy.get(k) != body[k] for k in _FACTS):
+        return True
+    theirs = copy.get("players")
+    if not isinstance(theirs, list) or len(theirs) != len(body["players"]):
+        return True
+    return any(
+        not isinstance(other, dict) or dict(other, rank_after=None) != mine
+        for other, mine in zip(theirs, body["players"], strict=True)
+    )
 
 
 def _loads(text: bytes | str | None) -> Any:

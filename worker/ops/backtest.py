@@ -4,6 +4,7 @@ The stored events go through ``engine.replay.Replay`` in scoring order exactly a
 verify`` replays them (the same reading code, ``worker.store.log.stream_log``; recorded
 actions such as season resets applied where they fall in time), with one difference: from
 ``start`` on, every ruleset version in force has the ``--set`` values in place of its own.
+Imported players start with what their import gave them (``worker.store.imports.profiles``).
 Each rated game's expected scores are the ones the candidate engine computed before that
 game, so the candidate's calibration is what it would have been live.
 
@@ -28,6 +29,7 @@ from engine import LedgerChange, LedgerKind, Outcome, Replay, Ruleset
 from engine.ladder import GameFinished, on_rating_board, when
 from worker.ladders import LadderConfig
 from worker.ops.calibrate import Metrics, current_ratings
+from worker.store import imports
 from worker.store.log import event_of, recorded_actions, stream_log
 
 FIXED = frozenset({"version"})  # a label, not a parameter
@@ -157,7 +159,8 @@ def backtest(
     ladder = ladder_config.name
     fibs = ladder_config.ruleset == "fibs"
     result = Backtest(ladder, overrides, start, stored=Metrics(fibs), candidate=Metrics(fibs))
-    replay = Replay(ladder_config.policy, candidate_rules(ladder_config, overrides, start))
+    rules_at = candidate_rules(ladder_config, overrides, start)
+    replay = Replay(ladder_config.policy, rules_at, imports.profiles(engine, ladder))
     pending = recorded_actions(engine, ladder)
     for row, ledger in stream_log(engine, ladder):
         outcome, processed_at = row[1], row[5]

@@ -4,8 +4,9 @@ Each line names ``player_id`` and ``rating``, and optionally ``games``, ``experi
 ``last_game_at`` (RFC 3339 with an offset), ``email_verified`` and ``display_name_chosen``.
 An imported player is created as if they had played: on the rating board (and the public and
 active boards where they qualify), with one ledger row of kind ``import`` from the ruleset's
-start rating to the imported one, which ``ladder verify`` takes as the start of their history
-(``worker.ops.import_replay``).
+start rating to the imported one, which every replay (``ladder verify``, a void's re-rating, a
+backtest) takes as the start of their history, with the games, experience, last game and flags
+of ``imported_players`` (``engine.replay.Imported``, read by ``worker.store.imports.profiles``).
 
 The file is read once to take its digest (the ledger rows' ``event_id`` is
 ``import:<first 16 hex digits of its SHA-256>``) and once to stage it, ``CHUNK`` lines at a

@@ -7,11 +7,13 @@ on. A void's long replay runs before the lock; under it only the events stored s
 (``LogReplay``), or the whole log again if the log changed in a way that cannot be added.
 
 A void is exact (``engine.moderation``): the ladder's whole log is replayed with every voided
-event skipped (bans, adjustments and season resets where they fall), and each player whose
+event skipped (bans, adjustments, season resets and imports where they fall; an imported
+player with what the import gave them), and each player whose
 state differs from the stored one gets the state it should have and a ``correction`` ledger
 row (before, after, delta); each event whose outcome changes (the voided games, and later ones
 whose pair limit or K window the void changed) gets an ``event_effects`` row. The audit rows
-themselves are never rewritten. After the commit the changed players are re-projected.
+themselves are never rewritten. After the commit the changed players are re-projected and the
+kept receipts the void changed are rewritten (``_refresh``).
 """
 
 from __future__ import annotations
@@ -19,19 +21,24 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from redis import Redis
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
-from engine import LedgerChange, LedgerKind, Player
+from engine import Decision, LedgerChange, LedgerKind, Player
+from engine.ladder import Event, when
 from engine.moderation import Action, Ladder, rerate
 from worker.boards.projection import as_row
+from worker.boards.receipts import ReceiptSink, encode, refresh
 from worker.ladders import LadderConfig
 from worker.ops.progress import Progress
 from worker.ops.rebuild import reproject
+from worker.service import receipts
+from worker.store import imports
 from worker.store import moderation as store
 from worker.store.log import audit_rows, event_of
 
@@ -55,6 +62,8 @@ class Report:
     replayed: int = 0  # events replayed
     seconds: float = 0.0
     note: str = ""
+    receipts: int = 0  # receipt keys rewritten to what the void made of their event
+    warning: str = ""  # one line: what could not be done after the commit
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -72,6 +81,8 @@ class Report:
             "events_replayed": self.replayed,
             "seconds": round(self.seconds, 3),
             "note": self.note,
+            "receipts_refreshed": self.receipts,
+            "warning": self.warning or None,
         }
 
 
@@ -126,42 +137,65 @@ class LogReplay:
         ladder: str,
         target: Ladder,
         actions: Sequence[Action],
-        seasons: Sequence[Sequence[Any]],
+        recorded: Sequence[Sequence[Any]],
         progress: Progress | None = None,
+        receipts_since: datetime | None = None,
+        voiding: frozenset[str] = frozenset(),
     ) -> None:
         self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
         self.pending = list(actions)
-        self.seasons = list(seasons)
+        self.recorded = list(recorded)  # season resets and imports, oldest first
         self.seq = 0  # the scoring number of the last event run
         self.count = 0
+        # The receipt, as re-rated, of every event from the first one ``voiding`` (none before
+        # it changes) that was processed since ``receipts_since`` (the ones whose Redis copy
+        # may still be kept): at most LADDER_RECEIPT_TTL's worth, each as its JSON text.
+        self.receipts_since, self.voiding = receipts_since, voiding
+        self.receipts: list[tuple[str, str]] = []  # (event id, receipt)
+        self._collecting = False
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
         ladder, target = self.ladder, self.target
         for row in audit_rows(self.engine, ladder, after=self.seq):
             outcome, reason, processed_at, seq = row[1], row[2], row[5], row[6]
-            while self.seasons and self.seasons[0][1] < processed_at:
-                _season(target, ladder, self.seasons.pop(0))
+            while self.recorded and self.recorded[0][1] < processed_at:
+                _recorded(target, ladder, self.recorded.pop(0))
             while self.pending and self.pending[0].after_seq < seq:
                 target.action(ladder, self.pending.pop(0))
-            target.event(event_of(row), processed_at, (outcome, reason))
+            event = event_of(row)
+            decision = target.event(event, processed_at, (outcome, reason))
+            if self.receipts_since is not None:
+                self._collecting = self._collecting or event.event_id in self.voiding
+                if self._collecting and processed_at >= self.receipts_since:
+                    made = self._receipt(row, event, decision, processed_at)
+                    self.receipts.append((event.event_id, encode(made)))
             self.seq = seq
             self.count += 1
             if self.progress is not None and self.count % 1000 == 0:
                 self.progress.advance(1000)
 
+    def _receipt(
+        self, row: Sequence[Any], event: Event, decision: Decision | None, processed_at: datetime
+    ) -> dict[str, Any]:
+        """The event's receipt as the ladder as it should be scores it (``None``: voided)."""
+        if decision is None:
+            return receipts.voided(row[0], self.ladder, event.type, row[3], processed_at)
+        rules = self.target.rules_at(when(event, processed_at))
+        return receipts.scored(decision, self.target.players, rules, processed_at)
+
     def finish(self) -> None:
-        """The season resets and actions after the last event."""
-        for row in self.seasons:
-            _season(self.target, self.ladder, row)
+        """The season resets, imports and actions after the last event."""
+        for row in self.recorded:
+            _recorded(self.target, self.ladder, row)
         for action in self.pending:
             self.target.action(self.ladder, action)
-        self.seasons, self.pending = [], []
+        self.recorded, self.pending = [], []
         if self.progress is not None:
             self.progress.advance(self.count % 1000)
 
 
-def _season(target: Ladder, ladder: str, row: Sequence[Any]) -> None:
+def _recorded(target: Ladder, ladder: str, row: Sequence[Any]) -> None:
     _, at, player_id, kind, before, after, delta, k, expected = row
     target.recorded(
         ladder, LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected), at
@@ -179,11 +213,18 @@ def void(
     dry_run: bool = False,
     progress: Progress | None = None,
     details: dict[str, Any] | None = None,
+    receipt_sink: ReceiptSink | None = None,
 ) -> Report:
-    """Void these games exactly; an unknown id is refused (``ModerationError``) before any."""
+    """Void these games exactly; an unknown id is refused (``ModerationError``) before any.
+
+    With ``receipt_sink`` (receipts on), the receipts the void changed are made true after the
+    commit (``_refresh``)."""
     started = time.perf_counter()
     ladder = ladder_config.name
     policy, rules_at = ladder_config.policy, ladder_config.rules_at
+    since = None
+    if receipt_sink is not None and not dry_run:
+        since = datetime.now(UTC) - timedelta(seconds=receipt_sink.ttl)
     # Most of the replay runs before the lock, so workers are not kept waiting for it.
     with engine.connect() as conn:
         report, new, already = _chosen(conn, ladder, event_ids, dry_run)
@@ -191,9 +232,10 @@ def void(
             report.seconds = time.perf_counter() - started
             return report
         known = [action_of(row) for row in store.actions(conn, ladder)]
-        seasons = store.season_rows(conn, ladder)
-    should = Ladder(policy, rules_at, frozenset(already | set(new)))
-    log = LogReplay(engine, ladder, should, known, seasons, progress)
+        recorded = store.recorded_rows(conn, ladder)
+    imported = imports.profiles(engine, ladder)
+    should = Ladder(policy, rules_at, frozenset(already | set(new)), imported=imported)
+    log = LogReplay(engine, ladder, should, known, recorded, progress, since, frozenset(new))
     log.run()
     with engine.begin() as conn:
         store.lock_ladder(conn, ladder)
@@ -203,18 +245,22 @@ def void(
         current = store.load_players(conn, ladder)
         locked, new_now, already_now = _chosen(conn, ladder, event_ids, dry_run)
         known_now = [action_of(row) for row in store.actions(conn, ladder)]
-        seasons_now = store.season_rows(conn, ladder)
-        if (new_now, already_now, known_now, seasons_now) != (new, already, known, seasons) or (
+        recorded_now = store.recorded_rows(conn, ladder)
+        if (new_now, already_now, known_now, recorded_now) != (new, already, known, recorded) or (
             store.count_through(conn, ladder, log.seq) != log.count
         ):
-            # Another action, a season close or an event stored out of order meanwhile: the
+            # Another action, a season close, an import or an event stored out of order: the
             # events since cannot simply be added, so the log is run again, under the lock.
             report, new = locked, new_now
             if not new:
                 report.seconds = time.perf_counter() - started
                 return report
-            should = Ladder(policy, rules_at, frozenset(already_now | set(new)))
-            log = LogReplay(engine, ladder, should, known_now, seasons_now, progress)
+            if recorded_now != recorded:
+                imported = imports.profiles(engine, ladder)
+            should = Ladder(policy, rules_at, frozenset(already_now | set(new)), imported=imported)
+            log = LogReplay(
+                engine, ladder, should, known_now, recorded_now, progress, since, frozenset(new)
+            )
         log.run()
         log.finish()
         report.replayed = log.count
@@ -244,8 +290,39 @@ def void(
         store.write(conn, _ledger_rows(ladder, number, done.changes, now), done.players)
         report.action = number
     _project(redis, ladder_config, done.players)
+    if receipt_sink is not None:
+        _refresh(receipt_sink, log.receipts, report)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _refresh(sink: ReceiptSink, made: Sequence[tuple[str, str]], report: Report) -> None:
+    """Make the kept receipts true after a void: ``ladder:receipt:<event_id>`` of the voided
+    games and of every event the re-rating scored otherwise is rewritten to its receipt as
+    re-rated.
+
+    A receipt answers a game server's question "what did my event do?", and after a void the
+    ladder is the one that never received the voided games (SPEC 5: moderation is recorded
+    in the log; a void re-rates exactly): a voided game did nothing (outcome ``voided``, no
+    players), and a later game did what the re-rating made of it, the numbers its players'
+    ratings now follow from. So the keys are rewritten rather than deleted, keeping their
+    expiry; a key already gone stays gone (``worker.boards.receipts.refresh``). The stream
+    ``ladder:receipts`` and the wait lists are left as published: they are what was sent at
+    the time. Only events processed within ``LADDER_RECEIPT_TTL`` can have a key, and none
+    before the first voided game changes, so only those receipts are kept during the replay, as
+    JSON text (memory bounded by one TTL of events, about 0.5 kB each), and the keys go in
+    pipelined chunks. An erase renames receipts itself and an adjustment is its own
+    ledger row, which no event's receipt holds; neither changes an event's numbers.
+
+    The void has committed: PostgreSQL is the record, so a Redis that cannot be reached now
+    leaves the keys as they were (until they expire) and one warning line says so."""
+    try:
+        report.receipts = refresh(sink.redis, made)
+    except RedisError as exc:
+        report.warning = (
+            f"receipts not refreshed: Redis unreachable ({type(exc).__name__}); the void is "
+            "committed, and the receipt keys it changed keep their old numbers until they expire"
+        )
 
 
 def _chosen(

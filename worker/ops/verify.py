@@ -37,10 +37,11 @@ from sqlalchemy.engine import Engine
 from engine import LedgerChange, LedgerKind, Player, Replay
 from engine.moderation import Lived
 from worker.ladders import LadderConfig
-from worker.ops import import_replay, reconcile
+from worker.ops import reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
 from worker.ops.verify_moderation import moderated
+from worker.store import imports
 from worker.store.log import CHUNK, STORED_LEDGER, event_of, recorded_actions, stream_log
 from worker.store.statements import PLAYER_COLUMNS
 
@@ -224,8 +225,9 @@ def _replay(
     progress: Advancing | None,
 ) -> None:
     ladder = ladder_config.name
-    replay: Replay | Lived = import_replay.replay_for(engine, ladder_config)  # imports: starts
-    actions = moderated(engine, ladder_config)  # voids, bans, adjustments: derived again
+    imported = imports.profiles(engine, ladder)  # what an import row's player starts with
+    replay: Replay | Lived = Replay(ladder_config.policy, ladder_config.rules_at, imported)
+    actions = moderated(engine, ladder_config, imported)  # voids, bans, adjustments: again
     if actions is not None:
         replay = actions.lived
     pending = recorded_actions(engine, ladder)

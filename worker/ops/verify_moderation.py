@@ -9,11 +9,12 @@ what is stored. The final players are then compared as for any ladder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
+from engine import Imported
 from engine.moderation import Action, Lived
 from worker.ladders import LadderConfig
 from worker.ops.moderation import action_of, event_ref
@@ -26,13 +27,17 @@ if TYPE_CHECKING:
 class Moderated:
     """The lived replay of one ladder and the stored effects of its actions."""
 
-    def __init__(self, engine: Engine, ladder_config: LadderConfig) -> None:
+    def __init__(
+        self, engine: Engine, ladder_config: LadderConfig, imported: Mapping[str, Imported]
+    ) -> None:
         ladder = ladder_config.name
         with engine.connect() as conn:
             self.actions: list[Action] = [action_of(r) for r in store.actions(conn, ladder)]
             self.rows = store.action_rows(conn, ladder)
             self.effects = store.action_effects(conn, ladder)
-        self.lived = Lived(ladder, ladder_config.policy, ladder_config.rules_at, self.actions)
+        self.lived = Lived(
+            ladder, ladder_config.policy, ladder_config.rules_at, self.actions, imported
+        )
         self.pending = list(self.actions)
 
     def before(self, seq: int | None, report: LadderReport) -> None:
@@ -62,7 +67,9 @@ class Moderated:
                 report.differ(Mismatch(ref, None, f"outcome of {item[0]}", item[1:], None))
 
 
-def moderated(engine: Engine, ladder_config: LadderConfig) -> Moderated | None:
+def moderated(
+    engine: Engine, ladder_config: LadderConfig, imported: Mapping[str, Imported]
+) -> Moderated | None:
     """The moderated replay of the ladder, or None when no action was ever taken on it."""
-    found = Moderated(engine, ladder_config)
+    found = Moderated(engine, ladder_config, imported)
     return found if found.actions else None

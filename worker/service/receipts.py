@@ -13,7 +13,9 @@ just wrote. The JSON fields are the contract ``schemas/json/receipt.v1.json``::
 ``players`` has one entry per ledger change (a game's two sides, a prize, a link adoption) and
 is empty where nothing moved. A duplicate carries the original's numbers with outcome
 ``duplicate`` (``original_outcome`` / ``original_reason`` say what the original was); a dead
-letter has outcome ``dead_lettered``, its ``reason`` and ``detail``.
+letter has outcome ``dead_lettered``, its ``reason`` and ``detail``; a game a void took back
+has outcome ``voided`` and no players (``worker.ops.moderation`` rewrites the receipts a void
+changes).
 
 Nothing here does I/O: the store reads the originals, the projection writes.
 """
@@ -168,6 +170,22 @@ def dead_lettered(
     }
 
 
+def voided(
+    event_id: str, ladder: str, event_type: str, ruleset_version: str | None, processed_at: datetime
+) -> dict[str, Any]:
+    """The receipt of a game a void took back: as if it had never been played, nothing moved."""
+    return {
+        "event_id": event_id,
+        "ladder": ladder,
+        "type": event_type,
+        "outcome": str(Outcome.VOIDED),
+        "reason": None,
+        "ruleset_version": ruleset_version,
+        "processed_at": processed_at.isoformat(),
+        "players": [],
+    }
+
+
 def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """A receipt from the audit store: the ``events`` row and its ``rating_changes`` rows in
     ledger order (``rank_after`` is not stored: it is the board's, read when written)."""
@@ -198,20 +216,43 @@ def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) ->
     }
 
 
+def moderated(stored: dict[str, Any], outcome: str, reason: str | None) -> dict[str, Any]:
+    """The receipt read from PostgreSQL with the outcome a void gave the event; a voided game
+    moved nothing."""
+    players = [] if outcome == str(Outcome.VOIDED) else stored["players"]
+    return dict(stored, outcome=outcome, reason=reason, players=players)
+
+
 def with_ranks(stored: dict[str, Any], copy: Mapping[str, Any] | None) -> dict[str, Any]:
     """The receipt read from PostgreSQL, with ``rank_after`` from the Redis copy while it is
     kept (ranks are the board's, not stored). A copy of another processing (a duplicate's,
-    or an event of the same id on another ladder) lends nothing."""
+    or an event of the same id on another ladder) lends nothing. A copy of the same processing
+    with the same outcome whose numbers differ is one a void rewrote (``worker.ops.moderation``:
+    the event as re-rated; the audit store keeps what it moved when scored, and the
+    corrections): its players are the receipt's."""
     if copy is None or copy.get("outcome") == str(Outcome.DUPLICATE):
         return stored
     same = all(copy.get(k) == stored[k] for k in ("event_id", "ladder", "processed_at"))
     theirs = copy.get("players")
-    if not same or not isinstance(theirs, list) or len(theirs) != len(stored["players"]):
+    if not same or not isinstance(theirs, list):
+        return stored
+    if (copy.get("outcome"), copy.get("reason")) == (stored["outcome"], stored["reason"]) and all(
+        isinstance(p, dict) and set(p) == _PLAYER_FIELDS for p in theirs
+    ):
+        return dict(stored, players=[_ranked(p, p) for p in theirs])
+    if len(theirs) != len(stored["players"]):
         return stored
     players = []
     for mine, other in zip(stored["players"], theirs, strict=True):
-        rank = other.get("rank_after") if isinstance(other, dict) else None
         if not isinstance(other, dict) or other.get("player_id") != mine["player_id"]:
             return stored
-        players.append(dict(mine, rank_after=rank if isinstance(rank, int) else None))
+        players.append(_ranked(mine, other))
     return dict(stored, players=players)
+
+
+_PLAYER_FIELDS = frozenset(player_entry("", 0.0, 0.0, 0.0, None, None, None, None))
+
+
+def _ranked(mine: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    rank = other.get("rank_after")
+    return dict(mine, rank_after=rank if isinstance(rank, int) else None)

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
-from engine import LedgerKind
+from engine import Imported, LedgerKind
 from worker.store import cursor
 from worker.store.statements import PLAYER_ROW
 from worker.store.tables import imported_players, players
@@ -247,11 +247,9 @@ def imported_rows(
         yield list(part)
 
 
-def profiles(
-    engine: Engine, ladder: str
-) -> dict[str, tuple[int, int, datetime | None, bool, bool]]:
-    """What each imported player of the ladder was imported with, besides the rating:
-    games, experience, last game, e-mail verified, display name chosen."""
+def profiles(engine: Engine, ladder: str) -> dict[str, Imported]:
+    """What each imported player of the ladder was imported with besides the rating (which
+    their ``import`` ledger row holds): what a replay gives them at that row."""
     query = select(
         imported_players.c.player_id,
         imported_players.c.rated_games,
@@ -260,10 +258,10 @@ def profiles(
         imported_players.c.email_verified,
         imported_players.c.display_name_chosen,
     ).where(imported_players.c.ladder == ladder)
-    found: dict[str, tuple[int, int, datetime | None, bool, bool]] = {}
+    found: dict[str, Imported] = {}
     with engine.connect() as conn:
         for pid, games, experience, last, email, name in conn.execution_options(
             yield_per=FETCH
         ).execute(query):
-            found[pid] = (games, experience, last, email, name)
+            found[pid] = Imported(games, experience, last, email, name)
     return found

@@ -14,6 +14,7 @@ from sqlalchemy import and_, func, insert, literal_column, select, update
 from sqlalchemy.engine import Connection
 
 from engine import Player
+from engine.replay import RECORDED_KINDS
 from worker.store.statements import PLAYER_ROW, WindowGame, chunks, write_batch
 from worker.store.tables import (
     event_effects,
@@ -25,6 +26,7 @@ from worker.store.tables import (
 
 CHUNK = 5000
 VOIDED = "voided"
+RECORDED = sorted(str(kind) for kind in RECORDED_KINDS)  # rows that are the action itself
 
 
 def _pg(conn: Connection) -> bool:
@@ -248,8 +250,9 @@ def count_through(conn: Connection, ladder: str, seq: int) -> int:
     return int(conn.execute(query.where(events.c.ladder == ladder, order <= seq)).scalar_one())
 
 
-def season_rows(conn: Connection, ladder: str) -> list[Sequence[Any]]:
-    """Season resets, oldest first: event_id, at, then the ledger fields."""
+def recorded_rows(conn: Connection, ladder: str) -> list[Sequence[Any]]:
+    """The recorded ledger rows (season resets, imports), oldest first: event_id, at, then the
+    ledger fields."""
     query = (
         select(
             rating_changes.c.event_id,
@@ -262,7 +265,7 @@ def season_rows(conn: Connection, ladder: str) -> list[Sequence[Any]]:
             rating_changes.c.k,
             rating_changes.c.expected,
         )
-        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind == "season")
+        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.in_(RECORDED))
         .order_by(rating_changes.c.id)
     )
     return [tuple(row) for row in conn.execute(query)]

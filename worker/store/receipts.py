@@ -2,7 +2,11 @@
 
 Used for a duplicate (it repeats the original's numbers) and for ``GET
 /ladders/{ladder}/events/{event_id}`` / ``ladder event``, which work after the Redis copy
-of a receipt expired.
+of a receipt expired. The outcome is the event's as moderation left it (its latest
+``event_effects`` row): a voided game's receipt says ``voided`` and lists no players. The
+ledger rows are the event's own (the log is append-only: a void adds correction rows and
+rewrites no event's), so the re-rated numbers of a later game are those of its Redis copy,
+which the void rewrote, while that copy is kept (``worker.service.receipts.with_ranks``).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from worker.service import receipts
 from worker.store.statements import chunks
-from worker.store.tables import events, rating_changes
+from worker.store.tables import event_effects, events, rating_changes
 
 _EVENT_COLUMNS = (
     events.c.ladder,
@@ -61,9 +65,31 @@ def originals(
         )
         for row in conn.execute(query).mappings():
             ledger.setdefault((row["ladder"], row["event_id"]), []).append(row)
+        moderated = _effects(conn, list(heads))
         for key, head in heads.items():
-            found[key] = receipts.from_rows(head, ledger.get(key, []))
+            made = receipts.from_rows(head, ledger.get(key, []))
+            effect = moderated.get(key)
+            if effect is not None:
+                made = receipts.moderated(made, *effect)
+            found[key] = made
     return found
+
+
+def _effects(
+    conn: Connection, keys: list[tuple[str, str]]
+) -> dict[tuple[str, str], tuple[str, str | None]]:
+    """The outcome (and reason) the latest void gave each of these events, where one did."""
+    query = (
+        select(
+            event_effects.c.ladder,
+            event_effects.c.event_id,
+            event_effects.c.outcome,
+            event_effects.c.reason,
+        )
+        .where(tuple_(event_effects.c.ladder, event_effects.c.event_id).in_(keys))
+        .order_by(event_effects.c.action_id)
+    )
+    return {(a, e): (o, r) for a, e, o, r in conn.execute(query)}
 
 
 def stored_receipt(engine: Engine, ladder: str, event_id: str) -> dict[str, Any] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +132,7 @@ def cmd_void(rt: Runtime, args: argparse.Namespace) -> int:
             _operator(args),
             dry_run=args.dry_run,
             progress=progress,
+            receipt_sink=rt.receipts,
         )
     )
     if report is None:
@@ -183,6 +185,7 @@ def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
                     dry_run=args.dry_run,
                     progress=progress,
                     details={"ban": args.player, "since": args.void_since.isoformat()},
+                    receipt_sink=rt.receipts,
                 )
             )
             if voided is None:
@@ -250,6 +253,8 @@ def cmd_adjust(rt: Runtime, args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace, ladder_config: Any, report: Any) -> None:
     from engine import display_rating
 
+    if report.warning:
+        print(f"ladder: warning: {safe(report.warning)}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.as_json()))
         return
@@ -269,6 +274,7 @@ def _show(args: argparse.Namespace, ladder_config: Any, report: Any) -> None:
             f"{report.effects} outcomes {what}, {report.replayed} events replayed "
             f"in {report.seconds:.1f}s"
             + ("" if report.action is None else f" (action {report.action})")
+            + ("" if report.dry_run else f", {report.receipts} receipts refreshed")
         )
     elif report.action is not None or report.dry_run:
         verb = {"ban": "banned", "unban": "unbanned", "adjust": "adjusted"}[report.kind]
