@@ -455,3 +455,51 @@ def test_refreshing_receipts_goes_in_chunks_and_writes_only_kept_copies_that_dif
         for e in (f"r-{i}" for i in range(7))
     ]
     assert 0 < runtime.redis.ttl(keys.receipt("r-4")) <= 500
+
+
+def _true_receipts(rt: Any, ladder: str) -> dict[str, dict[str, Any]]:
+    """Every event's receipt as the ladder now stands (its log replayed with every recorded
+    void), built for each event rather than only for those that differ."""
+    from worker.store import imports
+    from worker.store import moderation as store
+
+    config = rt.config.ladders[ladder]
+    with rt.engine.connect() as conn:
+        known = [moderation.action_of(row) for row in store.actions(conn, ladder)]
+        recorded = store.recorded_rows(conn, ladder)
+    voided = frozenset().union(*(a.voided for a in known))
+    should = moderation.Ladder(
+        config.policy, config.rules_at, voided, imported=imports.profiles(rt.engine, ladder)
+    )
+    since = datetime.now(UTC) - timedelta(days=1)
+    log = moderation.LogReplay(
+        rt.engine, ladder, should, known, recorded, None, since, frozenset(["*"])
+    )
+    log.against_ledger = False
+    log._collecting = True  # from the first event on
+    log.run()
+    return {event_id: json.loads(text) for event_id, text in log.receipts}
+
+
+def test_after_voids_every_kept_receipt_of_the_mix_is_what_the_ladder_now_says(runtime, capsys):
+    """A void makes the receipts it changed true, and only those need writing: over the
+    benchmark mix, after a first void (receipts compared with the ledger) and a second one
+    (compared with the kept copies), every kept copy equals the event's receipt as the
+    re-rated ladder scores it (ranks aside)."""
+    from bench.events import generate
+
+    raws, _ = generate(1500, seed=11, players=120)
+    publish(runtime, *raws)
+    drain(runtime)
+    games = [
+        r["event_id"]
+        for r in audit(runtime, "gammon42")
+        if r["type"] == "game.finished" and r["outcome"] == "rated"
+    ]
+    for chosen in (games[3:5], games[40:41]):
+        shown = ladder_json(runtime, capsys, "void", "gammon42", *chosen, "--reason", "t")
+        assert shown["receipts_refreshed"] > 0
+        true = _true_receipts(runtime, "gammon42")
+        kept = {e: receipt_key(runtime, e) for e in true}
+        assert {e: unranked(kept[e]) for e in true} == {e: unranked(r) for e, r in true.items()}
+    clean(runtime, "gammon42")

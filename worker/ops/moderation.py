@@ -29,7 +29,15 @@ from redis.cluster import RedisCluster
 from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
-from engine import Decision, LedgerChange, LedgerKind, Player
+from engine import (
+    Decision,
+    LedgerChange,
+    LedgerKind,
+    Player,
+    PlayerState,
+    Ruleset,
+    is_provisional,
+)
 from engine.ladder import Event, when
 from engine.moderation import Action, Ladder, rerate
 from worker.boards.projection import as_row
@@ -40,7 +48,7 @@ from worker.ops.rebuild import reproject
 from worker.service import receipts
 from worker.store import imports
 from worker.store import moderation as store
-from worker.store.log import audit_rows, event_of
+from worker.store.log import RECEIPT_LEDGER, audit_rows, event_of, stream_log
 
 
 class ModerationError(ValueError):
@@ -153,11 +161,24 @@ class LogReplay:
         self.receipts_since, self.voiding = receipts_since, voiding
         self.receipts: list[tuple[str, str]] = []  # (event id, receipt)
         self._collecting = False
+        # With no earlier void, every kept copy is the receipt the event got when it was
+        # scored, which its audit and ledger rows record (the ledger keeps each player's games
+        # and provisional flag as the receipt showed them): an event the ladder as it should be
+        # scores exactly so has a true copy already, and only the others are kept. After an
+        # earlier void a copy may hold that void's numbers instead, so every receipt is kept
+        # and ``refresh`` compares with the copies themselves.
+        self.against_ledger = receipts_since is not None and not any(a.voided for a in actions)
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
         ladder, target = self.ladder, self.target
-        for row in audit_rows(self.engine, ladder, after=self.seq):
+        if self.against_ledger:
+            log: Iterable[tuple[Sequence[Any], list[Sequence[Any]]]] = stream_log(
+                self.engine, ladder, after=self.seq, ledger_columns=RECEIPT_LEDGER
+            )
+        else:
+            log = ((row, []) for row in audit_rows(self.engine, ladder, after=self.seq))
+        for row, ledger in log:
             outcome, reason, processed_at, seq = row[1], row[2], row[5], row[6]
             while self.recorded and self.recorded[0][1] < processed_at:
                 _recorded(target, ladder, self.recorded.pop(0))
@@ -168,12 +189,50 @@ class LogReplay:
             if self.receipts_since is not None:
                 self._collecting = self._collecting or event.event_id in self.voiding
                 if self._collecting and processed_at >= self.receipts_since:
-                    made = self._receipt(row, event, decision, processed_at)
-                    self.receipts.append((event.event_id, encode(made)))
+                    rules = target.rules_at(when(event, processed_at))
+                    if not (self.against_ledger and self._as_scored(row, decision, ledger, rules)):
+                        made = self._receipt(row, event, decision, processed_at)
+                        self.receipts.append((event.event_id, encode(made)))
             self.seq = seq
             self.count += 1
             if self.progress is not None and self.count % 1000 == 0:
                 self.progress.advance(1000)
+
+    def _as_scored(
+        self,
+        row: Sequence[Any],
+        decision: Decision | None,
+        ledger: Sequence[Sequence[Any]],
+        rules: Ruleset,
+    ) -> bool:
+        """Whether ``decision`` is what the event's receipt said when it was scored: the same
+        outcome, reason and ruleset version, and each ledger row the same with the same
+        games and provisional flag right after it (``receipts.players_after``)."""
+        if decision is None:
+            return False  # voided now
+        reason = None if decision.reason is None else str(decision.reason)
+        if (decision.outcome, reason, decision.ruleset_version) != (row[1], row[2], row[3]):
+            return False
+        changes = decision.changes
+        if len(changes) != len(ledger):
+            return False
+        players = self.target.players
+        for change, kept in zip(changes, ledger, strict=True):
+            if tuple(kept[:7]) != (
+                change.player_id,
+                change.kind,
+                change.before,
+                change.after,
+                change.delta,
+                change.k,
+                change.expected,
+            ):
+                return False
+            player = players[(decision.ladder, change.player_id)]
+            state = PlayerState(player.rating, player.rated_games, player.experience)
+            if (kept[7], kept[8]) != (player.rated_games, is_provisional(rules, state)):
+                return False  # also when the row does not know them (NULL)
+        return True
 
     def _receipt(
         self, row: Sequence[Any], event: Event, decision: Decision | None, processed_at: datetime

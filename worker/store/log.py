@@ -23,6 +23,8 @@ from worker.store.tables import events, rating_changes
 
 CHUNK = 5000  # rows per fetch from the server-side cursor
 STORED_LEDGER = ("player_id", "kind", "rating_before", "rating_after", "delta", "k", "expected")
+# ... and what the event's receipt showed of each player right after it (NULL: not known).
+RECEIPT_LEDGER = (*STORED_LEDGER, "games", "provisional")
 RECORDED = [str(kind) for kind in RECORDED_KINDS]
 
 
@@ -38,11 +40,11 @@ def scoring_order(engine: Engine) -> Any:
 
 
 def stream_log(
-    engine: Engine, ladder: str, after: int = 0
+    engine: Engine, ladder: str, after: int = 0, ledger_columns: Sequence[str] = STORED_LEDGER
 ) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
     """Each audit row numbered after ``after`` in scoring order (``audit_rows``) with its
-    ledger rows in written order: two cursors, one over the audit rows and one over the
-    ledger (ordered by its event's place), merged."""
+    ledger rows (``ledger_columns``) in written order: two cursors, one over the audit rows
+    and one over the ledger (ordered by its event's place), merged."""
     order = scoring_order(engine)
     joined = rating_changes.join(
         events,
@@ -52,7 +54,7 @@ def stream_log(
         ),
     )
     ledger = (
-        select(order, *(rating_changes.c[c] for c in STORED_LEDGER))
+        select(order, *(rating_changes.c[c] for c in ledger_columns))
         .select_from(joined)
         .where(
             rating_changes.c.ladder == ladder,
