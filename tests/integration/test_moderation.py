@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from engine.moderation import Ladder
 from tests.conftest import drain, publish
 from tests.e2e.oracle import Oracle
 from tests.events import game
@@ -468,7 +469,7 @@ def _true_receipts(rt: Any, ladder: str) -> dict[str, dict[str, Any]]:
         known = [moderation.action_of(row) for row in store.actions(conn, ladder)]
         recorded = store.recorded_rows(conn, ladder)
     voided = frozenset().union(*(a.voided for a in known))
-    should = moderation.Ladder(
+    should = Ladder(
         config.policy, config.rules_at, voided, imported=imports.profiles(rt.engine, ladder)
     )
     since = datetime.now(UTC) - timedelta(days=1)

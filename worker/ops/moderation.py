@@ -18,6 +18,7 @@ kept receipts the void changed are rewritten (``_refresh``).
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +49,13 @@ from worker.ops.rebuild import reproject
 from worker.service import receipts
 from worker.store import imports
 from worker.store import moderation as store
-from worker.store.log import RECEIPT_LEDGER, audit_rows, event_of, stream_log
+from worker.store.log import (
+    RECEIPT_LEDGER,
+    audit_rows,
+    event_of,
+    first_processed_since,
+    stream_log,
+)
 
 
 class ModerationError(ValueError):
@@ -171,13 +178,19 @@ class LogReplay:
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
-        ladder, target = self.ladder, self.target
-        if self.against_ledger:
-            log: Iterable[tuple[Sequence[Any], list[Sequence[Any]]]] = stream_log(
-                self.engine, ladder, after=self.seq, ledger_columns=RECEIPT_LEDGER
-            )
+        ladder, target, engine = self.ladder, self.target, self.engine
+        log: Iterable[tuple[Sequence[Any], list[Sequence[Any]]]]
+        window = None
+        if self.against_ledger and self.receipts_since is not None:
+            # The ledger is read only where a receipt may still be kept.
+            window = first_processed_since(engine, ladder, self.receipts_since, self.seq)
+        if window is None:
+            log = ((row, []) for row in audit_rows(engine, ladder, after=self.seq))
         else:
-            log = ((row, []) for row in audit_rows(self.engine, ladder, after=self.seq))
+            log = itertools.chain(
+                ((row, []) for row in audit_rows(engine, ladder, self.seq, window - 1)),
+                stream_log(engine, ladder, window - 1, ledger_columns=RECEIPT_LEDGER),
+            )
         for row, ledger in log:
             outcome, reason, processed_at, seq = row[1], row[2], row[5], row[6]
             while self.recorded and self.recorded[0][1] < processed_at:

@@ -10,6 +10,7 @@ their own (season resets, imports); ``read_rows`` any query's rows the same way.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, func, literal_column, select, text
@@ -109,17 +110,23 @@ SELECT e.event_id, e.outcome, e.reason, e.ruleset_version,
 FROM events e
 CROSS JOIN LATERAL (SELECT e.payload AS p) j
 CROSS JOIN LATERAL (SELECT coalesce({_PLAIN_GAME}, false) AS plain) g
-WHERE e.ladder = :ladder AND e.seq > :after
+WHERE e.ladder = :ladder AND e.seq > :after AND e.seq <= :through
 ORDER BY e.seq
 """
 
 
-def audit_rows(engine: Engine, ladder: str, after: int = 0) -> Iterator[Sequence[Any]]:
-    """The ladder's audit rows numbered after ``after``, in scoring order: event_id,
-    outcome, reason, ruleset version, payload, processed_at, scoring number; on PostgreSQL a
-    plain game's payload is ``None`` and its fields follow (``event_of`` reads either)."""
+THROUGH_END = 2**63 - 1  # the highest scoring number there can be
+
+
+def audit_rows(
+    engine: Engine, ladder: str, after: int = 0, through: int = THROUGH_END
+) -> Iterator[Sequence[Any]]:
+    """The ladder's audit rows numbered after ``after`` (through ``through``), in scoring
+    order: event_id, outcome, reason, ruleset version, payload, processed_at, scoring number;
+    on PostgreSQL a plain game's payload is ``None`` and its fields follow (``event_of``
+    reads either)."""
     if engine.dialect.name == "postgresql":
-        plain = text(_AUDIT_PG).bindparams(ladder=ladder, after=after)
+        plain = text(_AUDIT_PG).bindparams(ladder=ladder, after=after, through=through)
         return read_rows(engine, plain, in_index_order=True)  # events_scoring_order
     order = scoring_order(engine)
     query = (
@@ -132,7 +139,7 @@ def audit_rows(engine: Engine, ladder: str, after: int = 0) -> Iterator[Sequence
             events.c.processed_at,
             order,
         )
-        .where(events.c.ladder == ladder, order > after)
+        .where(events.c.ladder == ladder, order > after, order <= through)
         .order_by(order)
     )
     return read_rows(engine, query)
@@ -192,3 +199,17 @@ def recorded_actions(engine: Engine, ladder: str) -> list[Sequence[Any]]:
     )
     with engine.connect() as conn:
         return [tuple(row) for row in conn.execute(query)]
+
+
+def first_processed_since(
+    engine: Engine, ladder: str, since: datetime, after: int = 0
+) -> int | None:
+    """The lowest scoring number after ``after`` of an event of the ladder processed at or
+    after ``since``, or None: no event numbered before it was processed since then."""
+    order = scoring_order(engine)
+    query = select(func.min(order)).where(
+        events.c.ladder == ladder, order > after, events.c.processed_at >= since
+    )
+    with engine.connect() as conn:
+        found = conn.execute(query).scalar()
+    return None if found is None else int(found)
