@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 from engine import LedgerChange, LedgerKind, Outcome, Replay, Ruleset
 from engine.ladder import GameFinished, on_rating_board, when
 from worker.ladders import LadderConfig
+from worker.ops import collector
 from worker.ops.calibrate import Metrics, current_ratings
 from worker.store import imports
 from worker.store.log import event_of, recorded_actions, stream_log
@@ -162,32 +163,33 @@ def backtest(
     rules_at = candidate_rules(ladder_config, overrides, start)
     replay = Replay(ladder_config.policy, rules_at, imports.profiles(engine, ladder))
     pending = recorded_actions(engine, ladder)
-    for row, ledger in stream_log(engine, ladder):
-        outcome, processed_at = row[1], row[5]
-        while pending and pending[0][1] < processed_at:
-            _recorded(replay, ladder, pending.pop(0))
-        result.events += 1
-        try:
-            event = event_of(row)
-        except (KeyError, ValueError, TypeError):
-            continue  # an undecodable payload: ``ladder verify`` names it
-        decision = replay.event(event, processed_at)
-        if not isinstance(event, GameFinished):
-            continue
-        if start is not None and when(event, processed_at) < start:
-            continue
-        length = event.match_length
-        if decision.outcome == Outcome.RATED and decision.winner_id and decision.loser_id:
-            won, lost = decision.changes[0], decision.changes[1]
-            if won.expected is not None and lost.expected is not None:
-                result.candidate.add(
-                    won.player_id, lost.player_id, won.expected, lost.expected, length
-                )
-        games = [r for r in ledger if r[1] == LedgerKind.GAME.value]
-        if outcome == Outcome.RATED.value and len(games) == 2:
-            won_row, lost_row = games
-            if won_row[6] is not None and lost_row[6] is not None:
-                result.stored.add(won_row[0], lost_row[0], won_row[6], lost_row[6], length)
+    with collector.paused():
+        for row, ledger in stream_log(engine, ladder):
+            outcome, processed_at = row[1], row[5]
+            while pending and pending[0][1] < processed_at:
+                _recorded(replay, ladder, pending.pop(0))
+            result.events += 1
+            try:
+                event = event_of(row)
+            except (KeyError, ValueError, TypeError):
+                continue  # an undecodable payload: ``ladder verify`` names it
+            decision = replay.event(event, processed_at)
+            if not isinstance(event, GameFinished):
+                continue
+            if start is not None and when(event, processed_at) < start:
+                continue
+            length = event.match_length
+            if decision.outcome == Outcome.RATED and decision.winner_id and decision.loser_id:
+                won, lost = decision.changes[0], decision.changes[1]
+                if won.expected is not None and lost.expected is not None:
+                    result.candidate.add(
+                        won.player_id, lost.player_id, won.expected, lost.expected, length
+                    )
+            games = [r for r in ledger if r[1] == LedgerKind.GAME.value]
+            if outcome == Outcome.RATED.value and len(games) == 2:
+                won_row, lost_row = games
+                if won_row[6] is not None and lost_row[6] is not None:
+                    result.stored.add(won_row[0], lost_row[0], won_row[6], lost_row[6], length)
     for action in pending:
         _recorded(replay, ladder, action)
     result.stored_ratings = current_ratings(engine, ladder)

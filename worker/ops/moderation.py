@@ -44,6 +44,7 @@ from engine.moderation import Action, Ladder, rerate
 from worker.boards.projection import as_row
 from worker.boards.receipts import ReceiptSink, encode, refresh
 from worker.ladders import LadderConfig
+from worker.ops import collector
 from worker.ops.progress import Progress
 from worker.ops.rebuild import reproject
 from worker.service import receipts
@@ -178,6 +179,10 @@ class LogReplay:
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
+        with collector.paused():
+            self._run()
+
+    def _run(self) -> None:
         ladder, target, engine = self.ladder, self.target, self.engine
         log: Iterable[tuple[Sequence[Any], list[Sequence[Any]]]]
         window = None

@@ -19,7 +19,6 @@ both values.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import operator
 import os
@@ -37,7 +36,7 @@ from sqlalchemy.engine import Engine
 from engine import LedgerChange, LedgerKind, Player, Replay
 from engine.moderation import Lived
 from worker.ladders import LadderConfig
-from worker.ops import reconcile
+from worker.ops import collector, reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
 from worker.ops.verify_moderation import moderated
@@ -231,11 +230,7 @@ def _replay(
     if actions is not None:
         replay = actions.lived
     pending = recorded_actions(engine, ladder)
-    # What a replay allocates per event is freed as it goes (nothing it makes is cyclic);
-    # the collector would only walk the growing ladder state again and again.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector.paused():
         for event_row, ledger_rows in stream_log(engine, ladder):
             processed_at = event_row[5]
             while pending and pending[0][1] < processed_at:
@@ -249,9 +244,6 @@ def _replay(
             _apply_recorded(replay, ladder, row, report)
         if actions is not None:
             actions.before(None, report)
-    finally:
-        if collecting:
-            gc.enable()
     _check_players(engine, ladder, replay.state.players, report)
 
 
