@@ -52,14 +52,17 @@ def test_a_dead_letters_receipt_with_redis_away_is_503_not_500_nor_404(runtime):
 
 
 def test_ladder_event_with_redis_away_shows_an_applied_receipt_and_one_line_for_the_rest(
-    runtime, make_runtime, capsys, monkeypatch
+    runtime, make_runtime, capsys
 ):
     """The command reads as the route does: the applied event's receipt from PostgreSQL;
     for anything else one line naming Redis, exit 1, no traceback."""
     import argparse
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
 
     from worker.entrypoints.cli import receipts as cli_receipts
-    from worker.entrypoints.cli.main import main
 
     publish(runtime, game("alice", "bob", event_id="r-1"))
     drain(runtime)
@@ -69,10 +72,14 @@ def test_ladder_event_with_redis_away_shows_an_applied_receipt_and_one_line_for_
     capsys.readouterr()
     assert 0 == cli_receipts.cmd_event(away, parser.parse_args(["event", "gammon42", "r-1"]))
     assert "r-1" in capsys.readouterr().out
-    monkeypatch.setenv("REDIS_URL", AWAY)
-    monkeypatch.setenv("DATABASE_URL", runtime.settings.database_url)
-    code = main(["event", "gammon42", "never-sent"])
-    err = capsys.readouterr().err
-    assert 1 == code and "Traceback" not in err
-    (line,) = err.strip().splitlines()
+    environ = {**os.environ, "REDIS_URL": AWAY, "DATABASE_URL": runtime.settings.database_url}
+    run = subprocess.run(
+        [str(Path(sys.executable).with_name("ladder")), "event", "gammon42", "never-sent"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert 1 == run.returncode and "Traceback" not in run.stderr
+    (line,) = run.stderr.strip().splitlines()
     assert line.startswith("ladder: Redis at redis://127.0.0.1:1/0 failed")
