@@ -146,3 +146,30 @@ class Target:
         env.update(self.worker_env(batch_size))
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         return env
+
+
+def ladder_json(
+    target: Target, argv: list[str], log: Path
+) -> tuple[dict[str, Any] | None, int, float]:
+    """Run ``ladder ARGV`` (this interpreter's) against ``target`` with its stderr appended to
+    ``log``: the JSON of its last output line (None if there is none), its exit status, and
+    the seconds the whole command took (interpreter start-up included)."""
+    import json
+    import subprocess
+    import time
+
+    started = time.perf_counter()
+    with log.open("ab") as errors:
+        run = subprocess.run(
+            [str(Path(sys.executable).with_name("ladder")), *argv],
+            env=target.subprocess_env(),
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+        )
+    seconds = time.perf_counter() - started
+    try:
+        shown = json.loads(run.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None, run.returncode, seconds
+    return (shown if isinstance(shown, dict) else None), run.returncode, seconds

@@ -9,10 +9,6 @@ then runs again with ``--dry-run`` (nothing to do: already void, so it must not 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,20 +31,10 @@ def void(
         "ORDER BY seq LIMIT 1",
         ladder,
     )
-    command = [str(Path(sys.executable).with_name("ladder")), "void", ladder, first]
-    started = time.perf_counter()
-    run = subprocess.run(
-        [*command, "--reason", "bench", "--by", "bench", "--json"],
-        env=target.subprocess_env(),
-        stdout=subprocess.PIPE,
-        stderr=log.open("ab"),
-        text=True,
-    )
-    command_seconds = time.perf_counter() - started
-    try:
-        shown = json.loads(run.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {"events": 0, "seconds": None, "note": f"ladder void exited {run.returncode}"}
+    argv = ["void", ladder, first, "--reason", "bench", "--by", "bench", "--json"]
+    shown, code, command_seconds = env.ladder_json(target, argv, log)
+    if shown is None:
+        return {"events": 0, "seconds": None, "note": f"ladder void exited {code}"}
     seconds = shown["seconds"]
     rate = shown["events_replayed"] / seconds if seconds else None
     return {
@@ -61,7 +47,7 @@ def void(
         "command_seconds": round(command_seconds, 2),
         "events_per_second": round(rate) if rate else None,
         "projected_seconds_for_1m": round(GOAL_EVENTS / rate, 1) if rate else None,
-        "exit": run.returncode,
+        "exit": code,
     }
 
 

@@ -671,21 +671,10 @@ def replay(target: env.Target, events: int, log: Path) -> dict[str, Any]:
     its rate is the command's own reported seconds (interpreter start-up left out, as in the
     ingest figures), and the mismatches must be 0."""
     ingest(target, events, 2, None, log)
-    environ = target.subprocess_env()
-    started = time.perf_counter()
-    run = subprocess.run(
-        [str(Path(sys.executable).with_name("ladder")), "verify", "--json"],
-        env=environ,
-        stdout=subprocess.PIPE,
-        stderr=log.open("ab"),
-        text=True,
-    )
-    command_seconds = time.perf_counter() - started
-    try:
-        shown = json.loads(run.stdout.strip().splitlines()[-1])
-        ladders, checked, seconds = shown["ladders"], shown["events"], shown["seconds"]
-    except (ValueError, KeyError, IndexError):
-        return {"events": 0, "seconds": None, "note": f"ladder verify exited {run.returncode}"}
+    shown, code, command_seconds = env.ladder_json(target, ["verify", "--json"], log)
+    if shown is None or not {"ladders", "events", "seconds"} <= shown.keys():
+        return {"events": 0, "seconds": None, "note": f"ladder verify exited {code}"}
+    ladders, checked, seconds = shown["ladders"], shown["events"], shown["seconds"]
     replayed = max(entry["seconds"] for entry in ladders.values())
     return {
         "events": checked,
@@ -695,7 +684,7 @@ def replay(target: env.Target, events: int, log: Path) -> dict[str, Any]:
         "command_seconds": round(command_seconds, 2),
         "events_per_second": round(checked / seconds) if seconds else None,
         "mismatches": sum(entry["mismatch_count"] for entry in ladders.values()),
-        "exit": run.returncode,
+        "exit": code,
     }
 
 

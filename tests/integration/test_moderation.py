@@ -463,11 +463,12 @@ def _true_receipts(rt: Any, ladder: str) -> dict[str, dict[str, Any]]:
     void), built for each event rather than only for those that differ."""
     from worker.store import imports
     from worker.store import moderation as store
+    from worker.store.log import recorded_actions
 
     config = rt.config.ladders[ladder]
     with rt.engine.connect() as conn:
         known = [moderation.action_of(row) for row in store.actions(conn, ladder)]
-        recorded = store.recorded_rows(conn, ladder)
+        recorded = recorded_actions(conn, ladder)
     voided = frozenset().union(*(a.voided for a in known))
     should = Ladder(
         config.policy, config.rules_at, voided, imported=imports.profiles(rt.engine, ladder)

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from engine import LedgerKind, Outcome
 from engine.calibration import Scores, Spread, Tally, favourite, spread
 from worker.ladders import LadderConfig
-from worker.store.log import read_rows, scoring_order
+from worker.store.log import LEDGER_WITH_EVENTS, read_rows, scoring_order
 from worker.store.tables import events, players, rating_changes
 
 
@@ -133,13 +133,6 @@ def rated_games(
 ) -> Iterator[RatedGame]:
     """The ladder's rated games in scoring order, each with both stored expected scores."""
     order = scoring_order(engine)
-    joined = rating_changes.join(
-        events,
-        and_(
-            events.c.ladder == rating_changes.c.ladder,
-            events.c.event_id == rating_changes.c.event_id,
-        ),
-    )
     query = (
         select(
             order,
@@ -149,7 +142,7 @@ def rated_games(
             rating_changes.c.player_id,
             rating_changes.c.expected,
         )
-        .select_from(joined)
+        .select_from(LEDGER_WITH_EVENTS)
         .where(
             rating_changes.c.ladder == ladder,
             rating_changes.c.kind == LedgerKind.GAME.value,

@@ -55,6 +55,7 @@ from worker.store.log import (
     audit_rows,
     event_of,
     first_processed_since,
+    recorded_actions,
     stream_log,
 )
 
@@ -309,7 +310,7 @@ def void(
             report.seconds = time.perf_counter() - started
             return report
         known = [action_of(row) for row in store.actions(conn, ladder)]
-        recorded = store.recorded_rows(conn, ladder)
+        recorded = recorded_actions(conn, ladder)
     imported = imports.profiles(engine, ladder)
     should = Ladder(policy, rules_at, frozenset(already | set(new)), imported=imported)
     log = LogReplay(engine, ladder, should, known, recorded, progress, since, frozenset(new))
@@ -322,7 +323,7 @@ def void(
         current = store.load_players(conn, ladder)
         locked, new_now, already_now = _chosen(conn, ladder, event_ids, dry_run)
         known_now = [action_of(row) for row in store.actions(conn, ladder)]
-        recorded_now = store.recorded_rows(conn, ladder)
+        recorded_now = recorded_actions(conn, ladder)
         if (new_now, already_now, known_now, recorded_now) != (new, already, known, recorded) or (
             store.count_through(conn, ladder, log.seq) != log.count
         ):

@@ -37,6 +37,7 @@ from engine import FibsRules
 from worker import keys
 from worker.ladders import LadderConfig
 from worker.ops.rebuild import CHUNK, SWAP, reproject, stream_players
+from worker.store.moderation import lock_ladder
 from worker.store.tables import players, rating_changes, season_standings, seasons
 
 RESETS = ("none", "start", "toward_start")
@@ -120,7 +121,7 @@ def close(
     ladder = ladder_config.name
     now = now or datetime.now(UTC)
     with engine.begin() as conn:
-        _lock_ladder(conn, ladder)
+        lock_ladder(conn, ladder)
         done = (
             conn.execute(select(seasons).where(seasons.c.ladder == ladder, seasons.c.name == name))
             .mappings()
@@ -209,22 +210,6 @@ def standings(engine: Engine, ladder: str, name: str) -> list[dict[str, Any]]:
     )
     with engine.connect() as conn:
         return [dict(row) for row in conn.execute(query).mappings()]
-
-
-def _lock_ladder(conn: Connection, ladder: str) -> None:
-    """Lock every player of the ladder, in the order workers lock them (see ``store``):
-    code-point order, as Python sorts the ids (SQLite's default collation is that already)."""
-    order: Any = players.c.player_id
-    if conn.dialect.name == "postgresql":
-        order = order.collate("C")
-    query = (
-        select(players.c.player_id)
-        .where(players.c.ladder == ladder)
-        .order_by(order)
-        .with_for_update()
-    )
-    for _ in conn.execute(query):
-        pass
 
 
 def _on_board(ladder: str) -> Any:

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, func, literal_column, select, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from engine.ladder import Event
 from engine.replay import RECORDED_KINDS
@@ -27,6 +27,14 @@ STORED_LEDGER = ("player_id", "kind", "rating_before", "rating_after", "delta", 
 # ... and what the event's receipt showed of each player right after it (NULL: not known).
 RECEIPT_LEDGER = (*STORED_LEDGER, "games", "provisional")
 RECORDED = [str(kind) for kind in RECORDED_KINDS]
+# Each ledger row with the audit row of its event (its scoring number, its facts).
+LEDGER_WITH_EVENTS = rating_changes.join(
+    events,
+    and_(
+        events.c.ladder == rating_changes.c.ladder,
+        events.c.event_id == rating_changes.c.event_id,
+    ),
+)
 
 
 def count_events(engine: Engine, ladder: str) -> int:
@@ -47,16 +55,9 @@ def stream_log(
     ledger rows (``ledger_columns``) in written order: two cursors, one over the audit rows
     and one over the ledger (ordered by its event's place), merged."""
     order = scoring_order(engine)
-    joined = rating_changes.join(
-        events,
-        and_(
-            events.c.ladder == rating_changes.c.ladder,
-            events.c.event_id == rating_changes.c.event_id,
-        ),
-    )
     ledger = (
         select(order, *(rating_changes.c[c] for c in ledger_columns))
-        .select_from(joined)
+        .select_from(LEDGER_WITH_EVENTS)
         .where(
             rating_changes.c.ladder == ladder,
             rating_changes.c.kind.not_in(RECORDED),
@@ -186,8 +187,10 @@ def read_rows(
     return cursor.rows(engine, query, size=CHUNK, in_index_order=in_index_order)
 
 
-def recorded_actions(engine: Engine, ladder: str) -> list[Sequence[Any]]:
-    """The ladder's recorded ledger actions (season resets), oldest first."""
+def recorded_actions(source: Engine | Connection, ladder: str) -> list[Sequence[Any]]:
+    """The ladder's recorded ledger actions (season resets, imports), oldest first: event_id,
+    at, then ``STORED_LEDGER``; read on ``source``'s connection when it is one (inside its
+    transaction, as a void does under the ladder's lock)."""
     query = (
         select(
             rating_changes.c.event_id,
@@ -197,7 +200,9 @@ def recorded_actions(engine: Engine, ladder: str) -> list[Sequence[Any]]:
         .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.in_(RECORDED))
         .order_by(rating_changes.c.id)
     )
-    with engine.connect() as conn:
+    if isinstance(source, Connection):
+        return [tuple(row) for row in source.execute(query)]
+    with source.connect() as conn:
         return [tuple(row) for row in conn.execute(query)]
 
 

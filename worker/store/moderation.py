@@ -250,27 +250,6 @@ def count_through(conn: Connection, ladder: str, seq: int) -> int:
     return int(conn.execute(query.where(events.c.ladder == ladder, order <= seq)).scalar_one())
 
 
-def recorded_rows(conn: Connection, ladder: str) -> list[Sequence[Any]]:
-    """The recorded ledger rows (season resets, imports), oldest first: event_id, at, then the
-    ledger fields."""
-    query = (
-        select(
-            rating_changes.c.event_id,
-            rating_changes.c.at,
-            rating_changes.c.player_id,
-            rating_changes.c.kind,
-            rating_changes.c.rating_before,
-            rating_changes.c.rating_after,
-            rating_changes.c.delta,
-            rating_changes.c.k,
-            rating_changes.c.expected,
-        )
-        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.in_(RECORDED))
-        .order_by(rating_changes.c.id)
-    )
-    return [tuple(row) for row in conn.execute(query)]
-
-
 # -- the worker's hook: window counts leave voided games out ---------------------------------
 
 _PG_LATEST = """

@@ -12,6 +12,7 @@ import argparse
 import getpass
 import json
 import sys
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
+    from worker.ladders import LadderConfig
 
 EXIT_USAGE = 2
 EXIT_FAILED = 1
@@ -113,39 +115,53 @@ def _run(action: Any) -> Any:
         return None
 
 
-def cmd_void(rt: Runtime, args: argparse.Namespace) -> int:
+def _void(
+    rt: Runtime,
+    args: argparse.Namespace,
+    ladder_config: LadderConfig,
+    event_ids: Sequence[str],
+    reason: str,
+    by: str,
+    details: dict[str, Any] | None = None,
+) -> Any:
+    """``moderation.void`` with a progress bar over the ladder's events (``None``: refused)."""
     from worker.ops import moderation
     from worker.store.log import count_events
 
-    ladder_config = configured_ladder(rt.config, args.ladder)
-    reason = _reason(args)
-    if reason is None:
-        return EXIT_USAGE
     progress = Progress(f"void {args.ladder}", count_events(rt.engine, args.ladder), unit="events")
     report = _run(
         lambda: moderation.void(
             rt.engine,
             rt.leaderboard_redis,
             ladder_config,
-            args.event_ids,
+            event_ids,
             reason,
-            _operator(args),
+            by,
             dry_run=args.dry_run,
             progress=progress,
+            details=details,
             receipt_sink=rt.receipts,
         )
     )
+    if report is not None and report.replayed:
+        progress.finish()
+    return report
+
+
+def cmd_void(rt: Runtime, args: argparse.Namespace) -> int:
+    ladder_config = configured_ladder(rt.config, args.ladder)
+    reason = _reason(args)
+    if reason is None:
+        return EXIT_USAGE
+    report = _void(rt, args, ladder_config, args.event_ids, reason, _operator(args))
     if report is None:
         return EXIT_USAGE
-    if report.replayed:
-        progress.finish()
     _show(args, ladder_config, report)
     return 0
 
 
 def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
-    from worker.store.log import count_events
 
     ladder_config = configured_ladder(rt.config, args.ladder)
     reason = _reason(args)
@@ -167,31 +183,17 @@ def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     reports = [report]
     if args.void_since is not None:
-        with rt.engine.connect() as conn:
-            from worker.store.moderation import games_since
+        from worker.store.moderation import games_since
 
+        with rt.engine.connect() as conn:
             ids = games_since(conn, args.ladder, args.player, args.void_since)
         if ids:
-            total = count_events(rt.engine, args.ladder)
-            progress = Progress(f"void {args.ladder}", total, unit="events")
-            voided = _run(
-                lambda: moderation.void(
-                    rt.engine,
-                    rt.leaderboard_redis,
-                    ladder_config,
-                    ids,
-                    f"ban of {args.player}: {reason}",
-                    by,
-                    dry_run=args.dry_run,
-                    progress=progress,
-                    details={"ban": args.player, "since": args.void_since.isoformat()},
-                    receipt_sink=rt.receipts,
-                )
+            details = {"ban": args.player, "since": args.void_since.isoformat()}
+            voided = _void(
+                rt, args, ladder_config, ids, f"ban of {args.player}: {reason}", by, details
             )
             if voided is None:
                 return EXIT_USAGE
-            if voided.replayed:
-                progress.finish()
             reports.append(voided)
     for one in reports:
         _show(args, ladder_config, one)
