@@ -22,14 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import display_rating
-from worker.entrypoints.cli.terminal import configured_ladder, error, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, error, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
     from worker.ladders import LadderConfig
 
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 SHOWN_MOVES = 10  # players listed by how far they move (``--json`` lists all)
 
 

@@ -17,14 +17,11 @@ from typing import TYPE_CHECKING, Any
 from engine import display_rating
 from worker.boards import export, reader
 from worker.entrypoints.cli.common import board_ladder, board_option, guarded
-from worker.entrypoints.cli.terminal import configured_ladder, error, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, error, safe
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 
 def register(sub: Any) -> None:

@@ -14,13 +14,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from worker.boards import reader
-from worker.entrypoints.cli.terminal import Refused, configured_ladder
+from worker.entrypoints.cli.terminal import EXIT_USAGE, Refused, configured_ladder
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
 
 EXIT_UNKNOWN_PLAYER = 1
-EXIT_USAGE = 2
 Handler = Callable[[Any, argparse.Namespace], int]
 
 

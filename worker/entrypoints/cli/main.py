@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from worker.entrypoints.cli.terminal import Refused
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused
 from worker.ladders import ConfigError
 from worker.settings import Settings, SettingsError
 
@@ -46,8 +46,6 @@ NEEDS_DATABASE: frozenset[str] = frozenset(
     | {"import"}
     | {"void", "ban", "unban", "adjust"}
 )
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 DESCRIPTION = (
     "ladder rates finished games from a Redis queue into leaderboards and an audit store. "
     "Exit status: 0 done, 1 could not do it, 2 asked wrongly."

@@ -16,15 +16,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import configured_ladder, error, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, error, safe
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
     from worker.ladders import LadderConfig
 
-EXIT_USAGE = 2
-EXIT_FAILED = 1
 PLAYER_VERBS = ("export", "erase")
 
 

@@ -14,14 +14,12 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from worker.entrypoints.cli.terminal import configured_ladder, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
     from worker.queue.publish import Published
 
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 COLUMNS = f"{'event_id':<24} {'ladder':<12} {'outcome':<14} {'reason':<26} players"
 
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from worker.ladders import Config, LadderConfig
 
-EXIT_USAGE = 2
+EXIT_FAILED = 1  # the command could not do what it was asked
+EXIT_USAGE = 2  # asked wrongly (a bad argument, an unknown ladder)
 
 
 class Refused(Exception):
