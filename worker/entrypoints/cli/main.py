@@ -39,6 +39,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.receipts",
     "worker.entrypoints.cli.moderate",
 )
+#: Commands defined in this module: parsing one of them imports none of COMMAND_MODULES, so a
+#: burst worker's start-up does not pay for the operator commands' imports.
+CORE_COMMANDS: frozenset[str] = frozenset({"migrate", "worker", "publish", "config"})
 #: Commands that read or write the audit store: they check first that it is migrated.
 NEEDS_DATABASE: frozenset[str] = frozenset(
     {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
@@ -58,8 +61,8 @@ log = logging.getLogger("ladder")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    args = parser_for(given).parse_args(given)
     from worker.observability import logs
 
     logs.configure(args.log_level)
@@ -161,7 +164,26 @@ def _level(text: str) -> str:
     return text.upper()
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser for ``argv``: a core command's parser imports no other command module."""
+    return _parser(all_commands=_command_word(argv) not in CORE_COMMANDS)
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first word that is not an option or the value of
+    ``--log-level``), or None when there is none (``--help``, ``--version``, nothing)."""
+    words = iter(argv)
+    for word in words:
+        if word == "--log-level":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def _parser(*, all_commands: bool = True) -> argparse.ArgumentParser:
+    """The whole command line; with ``all_commands`` false, only the commands defined here
+    (the other modules' commands are then unknown to it)."""
     parser = argparse.ArgumentParser(prog="ladder", description=DESCRIPTION, epilog=EPILOG)
     parser.add_argument(
         "--log-level",
@@ -193,7 +215,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="--wait: receipts as JSON lines")
     p.set_defaults(handler=cmd_publish)
 
-    for module in COMMAND_MODULES:
+    for module in COMMAND_MODULES if all_commands else ():
         importlib.import_module(module).register(sub)
 
     config = sub.add_parser("config", help="the ladder configuration").add_subparsers(
