@@ -43,6 +43,7 @@ BUCKET_WIDTH: Final = 0.05
 # Written as decimals so that 0.6 is the float 0.6: (0.6 - 0.5) / 0.05 is 1.9999999999999996.
 BUCKET_LOWS: Final[tuple[float, ...]] = tuple(round(0.5 + BUCKET_WIDTH * i, 2) for i in range(10))
 CLIP: Final = 1e-15
+LAST_BUCKET: Final = len(BUCKET_LOWS) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +114,23 @@ class Tally:
     won: list[int] = field(default_factory=lambda: [0] * len(BUCKET_LOWS))
 
     def add(self, forecast: Forecast) -> None:
-        p, y = forecast.p, forecast.y
+        self.add_expected(forecast.p, forecast.y)
+
+    def add_game(self, winner_expected: float, loser_expected: float) -> None:
+        """``add(favourite(winner_expected, loser_expected))``, without building the Forecast
+        (a backtest adds two games for every event it replays)."""
+        if loser_expected > winner_expected:
+            self.add_expected(loser_expected, 0)
+        else:
+            self.add_expected(winner_expected, 1)
+
+    def add_expected(self, p: float, y: int) -> None:
+        """One game: the favourite's expected score ``p``, and 1 if the favourite won."""
         self.games += 1
         self.squared += (p - y) ** 2
         self.loss -= math.log(max(p, CLIP)) if y else math.log(max(1.0 - p, CLIP))
-        i = bucket_index(p)
+        i = bisect.bisect_right(BUCKET_LOWS, p) - 1  # bucket_index, inline
+        i = 0 if i < 0 else LAST_BUCKET if i > LAST_BUCKET else i
         self.counts[i] += 1
         self.expected[i] += p
         self.won[i] += y

@@ -55,6 +55,27 @@ def test_buckets_are_half_open_steps_of_five_hundredths(p, index):
     assert bucket_index(p) == index
 
 
+def test_a_game_added_by_its_two_expected_scores_is_its_favourites_forecast():
+    """``Tally.add_game(w, l)`` is ``Tally.add(favourite(w, l))`` to the last bit, the bucket
+    edges and both ends included (the backtest's fast path)."""
+    import random
+
+    rng = random.Random(7)
+    edges = [*BUCKET_LOWS, 0.5499999, 0.9499, 1.0, 0.0, 0.5]
+    pairs = [(e, 1.0 - e) for e in edges] + [(1.0 - e, e) for e in edges]
+    pairs += [(w, 1.0 - w) for w in (rng.random() for _ in range(2000))]
+    by_forecast, by_game = Tally(), Tally()
+    for winner, loser in pairs:
+        by_forecast.add(favourite(winner, loser))
+        by_game.add_game(winner, loser)
+    assert by_game == by_forecast
+    assert by_game.scores() == by_forecast.scores()
+    for p in [*edges, *(rng.random() for _ in range(500))]:
+        one = Tally()
+        one.add_expected(p, 1)
+        assert one.counts[bucket_index(p)] == 1, p
+
+
 def test_bucket_bounds_are_the_decimals():
     """Ten buckets from 0.50, each 0.05 wide, bounds exactly as written."""
     assert BUCKET_LOWS == (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)

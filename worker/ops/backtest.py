@@ -163,6 +163,7 @@ def backtest(
     rules_at = candidate_rules(ladder_config, overrides, start)
     replay = Replay(ladder_config.policy, rules_at, imports.profiles(engine, ladder))
     pending = recorded_actions(engine, ladder)
+    rated, stored_rated, game = Outcome.RATED, Outcome.RATED.value, LedgerKind.GAME.value
     with collector.paused():
         for row, ledger in stream_log(engine, ladder):
             outcome, processed_at = row[1], row[5]
@@ -179,14 +180,14 @@ def backtest(
             if start is not None and when(event, processed_at) < start:
                 continue
             length = event.match_length
-            if decision.outcome == Outcome.RATED and decision.winner_id and decision.loser_id:
+            if decision.outcome is rated and decision.winner_id and decision.loser_id:
                 won, lost = decision.changes[0], decision.changes[1]
                 if won.expected is not None and lost.expected is not None:
                     result.candidate.add(
                         won.player_id, lost.player_id, won.expected, lost.expected, length
                     )
-            games = [r for r in ledger if r[1] == LedgerKind.GAME.value]
-            if outcome == Outcome.RATED.value and len(games) == 2:
+            games = [r for r in ledger if r[1] == game]
+            if outcome == stored_rated and len(games) == 2:
                 won_row, lost_row = games
                 if won_row[6] is not None and lost_row[6] is not None:
                     result.stored.add(won_row[0], lost_row[0], won_row[6], lost_row[6], length)

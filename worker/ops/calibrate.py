@@ -23,7 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from engine import LedgerKind, Outcome
-from engine.calibration import Scores, Spread, Tally, favourite, spread
+from engine.calibration import Scores, Spread, Tally, spread
 from worker.ladders import LadderConfig
 from worker.store.log import LEDGER_WITH_EVENTS, read_rows, scoring_order
 from worker.store.tables import events, players, rating_changes
@@ -46,10 +46,9 @@ class Metrics:
         loser_expected: float,
         match_length: int,
     ) -> None:
-        forecast = favourite(winner_expected, loser_expected)
-        self.tally.add(forecast)
+        self.tally.add_game(winner_expected, loser_expected)
         if self.by_match_length:
-            self.lengths.setdefault(match_length, Tally()).add(forecast)
+            self.lengths.setdefault(match_length, Tally()).add_game(winner_expected, loser_expected)
         self.active.add(winner)
         self.active.add(loser)
 
