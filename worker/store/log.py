@@ -54,18 +54,7 @@ def stream_log(
     """Each audit row numbered after ``after`` in scoring order (``audit_rows``) with its
     ledger rows (``ledger_columns``) in written order: two cursors, one over the audit rows
     and one over the ledger (ordered by its event's place), merged."""
-    order = scoring_order(engine)
-    ledger = (
-        select(order, *(rating_changes.c[c] for c in ledger_columns))
-        .select_from(LEDGER_WITH_EVENTS)
-        .where(
-            rating_changes.c.ladder == ladder,
-            rating_changes.c.kind.not_in(RECORDED),
-            order > after,
-        )
-        .order_by(order, rating_changes.c.id)
-    )
-    changes = read_rows(engine, ledger)
+    changes = read_rows(engine, ledger_query(engine, ladder, after, ledger_columns))
     audit = audit_rows(engine, ladder, after)  # both started before either is read
     pending = next(changes, None)
     for row in audit:
@@ -75,6 +64,24 @@ def stream_log(
             mine.append(pending[1:])
             pending = next(changes, None)
         yield row, mine
+
+
+def ledger_query(
+    engine: Engine, ladder: str, after: int = 0, ledger_columns: Sequence[str] = STORED_LEDGER
+) -> Any:
+    """The ladder's event ledger rows after ``after``, each with its event's scoring number
+    first, in scoring order and written order (``stream_log``'s second cursor)."""
+    order = scoring_order(engine)
+    return (
+        select(order, *(rating_changes.c[c] for c in ledger_columns))
+        .select_from(LEDGER_WITH_EVENTS)
+        .where(
+            rating_changes.c.ladder == ladder,
+            rating_changes.c.kind.not_in(RECORDED),
+            order > after,
+        )
+        .order_by(order, rating_changes.c.id)
+    )
 
 
 # A stored game.finished payload whose fields all have the JSON types that decoding the
