@@ -14,6 +14,8 @@ Sections (each on a clean database and a flushed Redis db):
   written plainly, no framework) on the same events, for the mix and for one hot ladder
   (``bench.floorbench``); the goals are the ratios.
 - startup: a burst worker's process start to its first event scored.
+- history: ``ladder verify``, ``backtest`` and ``void`` over one ladder's long history
+  (``bench.history``: 200,000 games among 4,000 players).
 - worker peak RSS over every worker process started.
 
 Prints a table with each goal and whether it is met, and writes JSON
@@ -43,12 +45,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from bench import boards as boards_bench
-from bench import env, floorbench, moderation
+from bench import env, floorbench, history, moderation
 from bench.events import Mix, probe_game
 from bench.receipts import goals as receipt_goals
 
 LADDERS = ("gammon42", "fibs", "prostriker")
-SECTIONS = "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts,void"
+SECTIONS = (
+    "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts,void,history"
+)
 WATCH_AT_MOST = 600  # outstanding probes polled per round
 LATENCY_GRACE_SECONDS = 10.0  # how long after the last publish a probe may still appear
 RESULTS_DIR = env.ROOT / "bench-results"
@@ -66,6 +70,8 @@ class Plan:
     read_players: int
     read_seconds: float
     rebuild_players: int
+    history_events: int  # section history: one ladder's games, and its players
+    history_players: int
     rounds: int  # ingest, latency and rebuild are run this many times; the median is shown
 
 
@@ -80,6 +86,8 @@ FULL = Plan(
     read_players=100_000,
     read_seconds=1.5,
     rebuild_players=1_000_000,
+    history_events=200_000,
+    history_players=4_000,
     rounds=3,
 )
 QUICK = Plan(
@@ -93,6 +101,8 @@ QUICK = Plan(
     read_players=5_000,
     read_seconds=0.3,
     rebuild_players=20_000,
+    history_events=3_000,
+    history_players=300,
     rounds=1,
 )
 
@@ -779,7 +789,8 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
     rp = result.get("replay") or {}
     rate = rp.get("events_per_second")
     met = None if rate is None else rate >= 20_000 and rp.get("mismatches") == 0
-    out.append(("ladder verify >= 20,000 events/s, 0 mismatches", _fmt(rate), met))
+    out.append(("mix: ladder verify >= 20,000 events/s, 0 mismatches", _fmt(rate), met))
+    out.extend(history.goals(result))
     out.extend(floorbench.goals(result))
     return out
 
@@ -873,6 +884,8 @@ def print_table(result: dict[str, Any]) -> None:
     boards_bench.print_section(result)
     if result.get("void"):
         print(moderation.line(result["void"]))
+    for shown in history.lines(result):
+        print(shown)
     print(f"worker peak RSS: {_fmt(result.get('worker_peak_rss_mib'), ' MiB')}")
     for name, error in (result.get("errors") or {}).items():
         print(f"{name}: FAILED: {error}")
@@ -916,7 +929,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
-        "startup,boards,receipts,void",
+        "startup,boards,receipts,void,history",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -1050,6 +1063,16 @@ def main(argv: list[str] | None = None) -> int:
         if "void" in sections:
             print(f"bench: ladder void after {plan.events:,} events", flush=True)
             _section(result, "void", lambda: moderation.void(target, plan.events, log, ingest))
+        if "history" in sections:
+            print(
+                f"bench: verify, backtest and void of one ladder's {plan.history_events:,} games",
+                flush=True,
+            )
+            _section(
+                result,
+                "history",
+                lambda: history.run(target, plan.history_events, plan.history_players, log, ingest),
+            )
         target.redis.flushdb()
         target.drop()
         failed = [

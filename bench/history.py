@@ -1,0 +1,138 @@
+"""Bench section ``history``: the replaying commands over one ladder's long history.
+
+``ladder verify``, ``ladder backtest`` and ``ladder void`` replay a ladder's whole log, so
+what they cost is set by its events, plus a per-player part (the final states, the boards).
+The ``replay`` and ``void`` sections run them after the mix (three ladders, about one game
+per player: the per-player part is as large as the events'). This section runs them on the
+history a replay is for: one gammon42 ladder of ``events`` games among ``players`` players
+(``bench.events.generate_hot``: games 30 s apart, so the 7-day windows are full), ingested
+by two burst workers, then
+
+- ``ladder verify gammon42 --json`` (goal: >= 20,000 events/s, 0 mismatches),
+- ``ladder backtest gammon42 --set divisor=1600 --json`` (goal: 1,000,000 games in under a
+  minute, at the rate measured here),
+- ``ladder void gammon42 <its first game>`` (goal: 1,000,000 later events re-rated in under
+  a minute, at the rate measured here), last, as it changes the ladder.
+
+Each rate is the events over the command's own reported seconds (interpreter start-up left
+out); the whole command's seconds are kept beside it. A rate measured on fewer than
+1,000,000 events is a projection for 1,000,000, and the table says it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench import env
+from bench.events import generate_hot
+
+GOAL_EVENTS = 1_000_000
+GOAL_SECONDS = 60.0
+GOAL_VERIFY_RATE = 20_000
+LADDER = "gammon42"
+
+
+def run(
+    target: env.Target,
+    events: int,
+    players: int,
+    log: Path,
+    ingest: Callable[..., dict[str, Any]],
+) -> dict[str, Any]:
+    drained = ingest(target, events, 2, None, log, stream=generate_hot(events, players=players))
+    found: dict[str, Any] = {
+        "events": events,
+        "players": players,
+        "ingest_events_per_second": drained["events_per_second"],
+        "check_ok": drained["check"]["ok"],
+    }
+    shown, code, whole = env.ladder_json(target, ["verify", LADDER, "--json"], log)
+    entry = (shown or {}).get("ladders", {}).get(LADDER)
+    found["verify"] = _rate(entry, whole, code, "events")
+    if entry is not None:
+        found["verify"]["mismatches"] = entry["mismatch_count"]
+    argv = ["backtest", LADDER, "--set", "divisor=1600", "--json"]
+    shown, code, whole = env.ladder_json(target, argv, log)
+    found["backtest"] = _rate(shown, whole, code, "events")
+    ((first,),) = target.sql(
+        "SELECT event_id FROM events WHERE ladder = %s AND type = 'game.finished' "
+        "ORDER BY seq LIMIT 1",
+        LADDER,
+    )
+    argv = ["void", LADDER, first, "--reason", "bench", "--by", "bench", "--json"]
+    shown, code, whole = env.ladder_json(target, argv, log)
+    found["void"] = _rate(shown, whole, code, "events_replayed")
+    if shown is not None:
+        found["void"]["receipts_refreshed"] = shown.get("receipts_refreshed")
+    return found
+
+
+def _rate(shown: dict[str, Any] | None, whole: float, code: int, count: str) -> dict[str, Any]:
+    if shown is None or not shown.get("seconds"):
+        return {"events": 0, "seconds": None, "exit": code}
+    events, seconds = int(shown[count]), float(shown["seconds"])
+    rate = events / seconds
+    return {
+        "events": events,
+        "seconds": round(seconds, 3),
+        "command_seconds": round(whole, 2),
+        "events_per_second": round(rate),
+        "seconds_for_1m": round(GOAL_EVENTS / rate, 1),
+        "exit": code,
+    }
+
+
+def lines(result: dict[str, Any]) -> list[str]:
+    found = result.get("history")
+    if not found:
+        return []
+    out = [
+        f"history: one {LADDER} ladder, {found['events']:,} games among {found['players']:,} "
+        f"players (ingested at {found['ingest_events_per_second']:,} events/s, exactly-once "
+        f"{'ok' if found['check_ok'] else 'FAILED'})"
+    ]
+    for name in ("verify", "backtest", "void"):
+        step = found.get(name) or {}
+        if not step.get("seconds"):
+            out.append(f"    ladder {name}: not measured (exit {step.get('exit')})")
+            continue
+        extra = ""
+        if name == "verify":
+            extra = f", {step.get('mismatches')} mismatches"
+        if name == "void":
+            extra = f", {step.get('receipts_refreshed')} receipts refreshed"
+        out.append(
+            f"    ladder {name}: {step['events']:,} events in {step['seconds']:.2f} s "
+            f"({step['events_per_second']:,} events/s; {step['command_seconds']:.2f} s with "
+            f"start-up{extra}); 1,000,000 events at this rate: {step['seconds_for_1m']} s"
+        )
+    return out
+
+
+def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
+    found = result.get("history")
+    if not found:
+        return []
+    scaled = "" if found["events"] >= GOAL_EVENTS else f" (at {found['events']:,}'s rate)"
+    verify = found.get("verify") or {}
+    rate = verify.get("events_per_second")
+    out: list[tuple[str, str, bool | None]] = [
+        (
+            f"history: ladder verify >= {GOAL_VERIFY_RATE:,} events/s, 0 mismatches",
+            "n/a" if rate is None else f"{rate:,}",
+            None if rate is None else rate >= GOAL_VERIFY_RATE and verify["mismatches"] == 0,
+        )
+    ]
+    for name in ("backtest", "void"):
+        step = found.get(name) or {}
+        seconds = step.get("seconds_for_1m")
+        out.append(
+            (
+                f"history: {name} 1,000,000 < {GOAL_SECONDS:.0f} s{scaled}",
+                "n/a" if seconds is None else f"{seconds} s",
+                None if seconds is None else seconds < GOAL_SECONDS,
+            )
+        )
+    return out
