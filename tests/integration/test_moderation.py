@@ -432,6 +432,38 @@ def test_a_void_succeeds_and_warns_once_when_the_receipts_redis_is_down(runtime,
     clean(runtime, "gammon42")
 
 
+def test_a_void_asks_an_unreachable_receipts_redis_once_and_keeps_what_it_made(
+    runtime, monkeypatch
+):
+    """With the copies' Redis away while the log is replayed, the receipts made are compared
+    with nothing and all held for the refresh; Redis is asked once, not once a chunk."""
+    from redis import Redis
+
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    config = runtime.config.ladders["gammon42"]
+    calls: list[int] = []
+
+    class Down(Redis):
+        def mget(self, *args: Any, **kwargs: Any) -> Any:
+            calls.append(1)
+            return super().mget(*args, **kwargs)
+
+    down = Down(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
+    should = Ladder(config.policy, config.rules_at, frozenset())
+    since = datetime.now(UTC) - timedelta(days=1)
+    log = moderation.LogReplay(
+        runtime.engine, "gammon42", should, [], [], None, since, frozenset(["*"]), down
+    )
+    log.against_ledger = False
+    log._collecting = True
+    monkeypatch.setattr(moderation, "RECEIPT_CHUNK", 2)  # several chunks
+    log.run()
+    assert len(log.receipts) == len(events) > 2
+    assert calls == [1]
+
+
 def test_refreshing_receipts_goes_in_chunks_and_writes_only_kept_copies_that_differ(runtime):
     """The rule ("bounded: pipelined, chunked") on its own: copies that differ are rewritten
     chunk by chunk, their expiry kept; an expired key is not written again, an equal copy is
@@ -458,9 +490,10 @@ def test_refreshing_receipts_goes_in_chunks_and_writes_only_kept_copies_that_dif
     assert 0 < runtime.redis.ttl(keys.receipt("r-4")) <= 500
 
 
-def _true_receipts(rt: Any, ladder: str) -> dict[str, dict[str, Any]]:
+def _true_receipts(rt: Any, ladder: str, kept: Any = None) -> dict[str, dict[str, Any]]:
     """Every event's receipt as the ladder now stands (its log replayed with every recorded
-    void), built for each event rather than only for those that differ."""
+    void), built for each event rather than only for those that differ; with ``kept`` (the
+    Redis of the copies), only those a refresh may still write, as a void holds them."""
     from worker.store import imports
     from worker.store import moderation as store
     from worker.store.log import recorded_actions
@@ -475,7 +508,7 @@ def _true_receipts(rt: Any, ladder: str) -> dict[str, dict[str, Any]]:
     )
     since = datetime.now(UTC) - timedelta(days=1)
     log = moderation.LogReplay(
-        rt.engine, ladder, should, known, recorded, None, since, frozenset(["*"])
+        rt.engine, ladder, should, known, recorded, None, since, frozenset(["*"]), kept
     )
     log.against_ledger = False
     log._collecting = True  # from the first event on
@@ -483,7 +516,9 @@ def _true_receipts(rt: Any, ladder: str) -> dict[str, dict[str, Any]]:
     return {event_id: json.loads(text) for event_id, text in log.receipts}
 
 
-def test_after_voids_every_kept_receipt_of_the_mix_is_what_the_ladder_now_says(runtime, capsys):
+def test_after_voids_every_kept_receipt_of_the_mix_is_what_the_ladder_now_says(
+    runtime, capsys, monkeypatch
+):
     """A void makes the receipts it changed true, and only those need writing: over the
     benchmark mix, after a first void (receipts compared with the ledger) and a second one
     (compared with the kept copies), every kept copy equals the event's receipt as the
@@ -498,10 +533,25 @@ def test_after_voids_every_kept_receipt_of_the_mix_is_what_the_ladder_now_says(r
         for r in audit(runtime, "gammon42")
         if r["type"] == "game.finished" and r["outcome"] == "rated"
     ]
+    from worker.boards.receipts import refresh as writes
+
+    held: list[int] = []
+
+    def refresh(redis: Any, made: Any) -> int:
+        held.append(len(made))
+        return writes(redis, made)
+
+    monkeypatch.setattr(moderation, "refresh", refresh)
     for chosen in (games[3:5], games[40:41]):
         shown = ladder_json(runtime, capsys, "void", "gammon42", *chosen, "--reason", "t")
         assert shown["receipts_refreshed"] > 0
         true = _true_receipts(runtime, "gammon42")
         kept = {e: receipt_key(runtime, e) for e in true}
         assert {e: unranked(kept[e]) for e in true} == {e: unranked(r) for e, r in true.items()}
+        # Every copy is now true, so a replay comparing as it goes holds none of them.
+        assert _true_receipts(runtime, "gammon42", kept=runtime.receipts.redis) == {}
+    # The second void (after an earlier one: compared with the copies, not the ledger) held
+    # only the receipts it rewrote, not one for every event after its game.
+    assert held[1] == shown["receipts_refreshed"]
+    assert held[1] < len([g for g in true if g not in games[:41]])
     clean(runtime, "gammon42")

@@ -217,9 +217,7 @@ def refresh(redis: Redis, made: Sequence[tuple[str, str]], chunk: int = 1000) ->
         stale = [
             (event_id, text)
             for (event_id, text), raw in zip(part, copies, strict=True)
-            if raw is not None
-            and _unranked(raw) != text.encode()
-            and _stale(_loads(raw), json.loads(text))
+            if raw is not None and _rewrites(raw, text)
         ]
         if not stale:
             continue
@@ -228,6 +226,26 @@ def refresh(redis: Redis, made: Sequence[tuple[str, str]], chunk: int = 1000) ->
                 pipe.set(keys.receipt(event_id), text, xx=True, keepttl=True)
             done += sum(1 for written in pipe.execute() if written)
     return done
+
+
+def unsettled(redis: Redis, part: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The receipts of ``part`` (event id, receipt as JSON text) that ``refresh`` may still
+    have to write: those whose kept copy says otherwise, and those with no copy now (a
+    worker may be about to write it). One ``MGET``. A void asks this as it replays, so that
+    it holds only these until its commit, not every receipt it made."""
+    copies = redis.mget([keys.receipt(event_id) for event_id, _ in part])
+    return [
+        (event_id, text)
+        for (event_id, text), raw in zip(part, copies, strict=True)
+        if raw is None or _rewrites(raw, text)
+    ]
+
+
+def _rewrites(raw: bytes | str, text: str) -> bool:
+    """Whether the kept copy ``raw`` is to be rewritten to ``text``: the same processing of
+    the event (``_stale``) with another outcome or other numbers. A copy the same as the
+    receipt but for its ranks (most of them) is told by comparing the texts."""
+    return _unranked(raw) != text.encode() and _stale(_loads(raw), json.loads(text))
 
 
 _RANK = re.compile(rb'"rank_after":\d+')  # an id's quotes are escaped: never matched

@@ -42,7 +42,7 @@ from engine import (
 from engine.ladder import Event, when
 from engine.moderation import Action, Ladder, rerate
 from worker.boards.projection import as_row
-from worker.boards.receipts import ReceiptSink, encode, refresh
+from worker.boards.receipts import ReceiptSink, encode, refresh, unsettled
 from worker.ladders import LadderConfig
 from worker.ops import collector
 from worker.ops.progress import Progress
@@ -144,6 +144,9 @@ def _ledger_rows(
     ]
 
 
+RECEIPT_CHUNK = 1000  # receipts compared with their kept copies in one MGET
+
+
 class LogReplay:
     """The ladder's log run through ``target`` in pieces: most of it before the ladder is
     locked (workers score on meanwhile), then under the lock only the events stored since."""
@@ -158,6 +161,7 @@ class LogReplay:
         progress: Progress | None = None,
         receipts_since: datetime | None = None,
         voiding: frozenset[str] = frozenset(),
+        kept: Redis | None = None,
     ) -> None:
         self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
         self.pending = list(actions)
@@ -170,6 +174,12 @@ class LogReplay:
         self.receipts_since, self.voiding = receipts_since, voiding
         self.receipts: list[tuple[str, str]] = []  # (event id, receipt)
         self._collecting = False
+        # ``kept``: the Redis holding the copies. Each chunk of receipts is then compared
+        # with them as the replay goes (``unsettled``), and only those a refresh may write
+        # are held: after an earlier void every receipt is made, and holding them all took
+        # 1.1 GiB for 1,000,000 events.
+        self.kept = kept
+        self._unchecked: list[tuple[str, str]] = []
         # With no earlier void, every kept copy is the receipt the event got when it was
         # scored, which its audit and ledger rows record (the ledger keeps each player's games
         # and provisional flag as the receipt showed them): an event the ladder as it should be
@@ -211,11 +221,26 @@ class LogReplay:
                     rules = target.rules_at(when(event, processed_at))
                     if not (self.against_ledger and self._as_scored(row, decision, ledger, rules)):
                         made = self._receipt(row, event, decision, processed_at)
-                        self.receipts.append((event.event_id, encode(made)))
+                        self._unchecked.append((event.event_id, encode(made)))
+                        if len(self._unchecked) >= RECEIPT_CHUNK:
+                            self._settle()
             self.seq = seq
             self.count += 1
             if self.progress is not None and self.count % 1000 == 0:
                 self.progress.advance(1000)
+        self._settle()
+
+    def _settle(self) -> None:
+        """Hold the receipts made since the last call that a refresh may write. With Redis
+        away, all of them from then on, without asking it again (the refresh after the
+        commit then says it could not write them)."""
+        part, self._unchecked = self._unchecked, []
+        if self.kept is not None and part:
+            try:
+                part = unsettled(self.kept, part)
+            except RedisError:
+                self.kept = None
+        self.receipts += part
 
     def _as_scored(
         self,
@@ -313,7 +338,8 @@ def void(
         recorded = recorded_actions(conn, ladder)
     imported = imports.profiles(engine, ladder)
     should = Ladder(policy, rules_at, frozenset(already | set(new)), imported=imported)
-    log = LogReplay(engine, ladder, should, known, recorded, progress, since, frozenset(new))
+    kept = receipt_sink.redis if receipt_sink is not None and not dry_run else None
+    log = LogReplay(engine, ladder, should, known, recorded, progress, since, frozenset(new), kept)
     log.run()
     with engine.begin() as conn:
         store.lock_ladder(conn, ladder)
@@ -337,7 +363,15 @@ def void(
                 imported = imports.profiles(engine, ladder)
             should = Ladder(policy, rules_at, frozenset(already_now | set(new)), imported=imported)
             log = LogReplay(
-                engine, ladder, should, known_now, recorded_now, progress, since, frozenset(new)
+                engine,
+                ladder,
+                should,
+                known_now,
+                recorded_now,
+                progress,
+                since,
+                frozenset(new),
+                kept,
             )
         log.run()
         log.finish()
