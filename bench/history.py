@@ -27,6 +27,7 @@ from typing import Any
 
 from bench import env
 from bench.events import generate_hot
+from bench.moderation import void_first_game
 
 GOAL_EVENTS = 1_000_000
 GOAL_SECONDS = 60.0
@@ -56,13 +57,7 @@ def run(
     argv = ["backtest", LADDER, "--set", "divisor=1600", "--json"]
     shown, code, whole = env.ladder_json(target, argv, log)
     found["backtest"] = _rate(shown, whole, code, "events")
-    ((first,),) = target.sql(
-        "SELECT event_id FROM events WHERE ladder = %s AND type = 'game.finished' "
-        "ORDER BY seq LIMIT 1",
-        LADDER,
-    )
-    argv = ["void", LADDER, first, "--reason", "bench", "--by", "bench", "--json"]
-    shown, code, whole = env.ladder_json(target, argv, log)
+    shown, code, whole = void_first_game(target, LADDER, log)
     found["void"] = _rate(shown, whole, code, "events_replayed")
     if shown is not None:
         found["void"]["receipts_refreshed"] = shown.get("receipts_refreshed")

@@ -26,13 +26,7 @@ def void(
     ((ladder, count),) = target.sql(
         "SELECT ladder, count(*) FROM events GROUP BY ladder ORDER BY count(*) DESC LIMIT 1"
     )
-    ((first,),) = target.sql(
-        "SELECT event_id FROM events WHERE ladder = %s AND type = 'game.finished' "
-        "ORDER BY seq LIMIT 1",
-        ladder,
-    )
-    argv = ["void", ladder, first, "--reason", "bench", "--by", "bench", "--json"]
-    shown, code, command_seconds = env.ladder_json(target, argv, log)
+    shown, code, command_seconds = void_first_game(target, ladder, log)
     if shown is None:
         return {"events": 0, "seconds": None, "note": f"ladder void exited {code}"}
     seconds = shown["seconds"]
@@ -49,6 +43,20 @@ def void(
         "projected_seconds_for_1m": round(GOAL_EVENTS / rate, 1) if rate else None,
         "exit": code,
     }
+
+
+def void_first_game(
+    target: env.Target, ladder: str, log: Path
+) -> tuple[dict[str, Any] | None, int, float]:
+    """``ladder void LADDER <its first game> --json``: every later event is replayed
+    (``env.ladder_json``'s JSON, exit status and whole seconds)."""
+    ((first,),) = target.sql(
+        "SELECT event_id FROM events WHERE ladder = %s AND type = 'game.finished' "
+        "ORDER BY seq LIMIT 1",
+        ladder,
+    )
+    argv = ["void", ladder, first, "--reason", "bench", "--by", "bench", "--json"]
+    return env.ladder_json(target, argv, log)
 
 
 def line(found: dict[str, Any]) -> str:
