@@ -230,6 +230,98 @@ def test_import_streams_in_chunks_with_a_progress_bar(runtime, tmp_path, monkeyp
     assert 1050 == len(board(runtime, L, "rating"))
 
 
+def _count(rt: Any, table: Any) -> int:
+    from sqlalchemy import func, select
+
+    with rt.engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+@pytest.mark.parametrize("late", ["named twice", "exists", "unreadable"])
+def test_a_refusal_after_chunks_were_created_leaves_nothing_of_them(
+    runtime, tmp_path, monkeypatch, late
+):
+    """The chunks before a refused line are created before it is seen (parsing and
+    PostgreSQL overlap): the refusal, in the last chunk, still leaves nothing of them, and
+    the report and the progress are those of the file checked line by line."""
+    from worker.store.tables import imported_players, players, rating_changes
+
+    monkeypatch.setattr(importer, "CHUNK", 100)
+    if late == "exists":
+        publish(runtime, game("old", "timer", ladder=L))
+        drain(runtime)
+    before = (_count(runtime, players), _count(runtime, rating_changes))
+    path = importer.sample_file(tmp_path / "big.jsonl", 1050)
+    bad = {
+        "named twice": '{"player_id": "imp7", "rating": 1500}',
+        "exists": '{"player_id": "old", "rating": 1500}',
+        "unreadable": "not json",
+    }[late]
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(bad + "\n")
+    reason = {
+        "named twice": "player already named on line 8",
+        "exists": "player already exists on the ladder",
+        "unreadable": "not a JSON object",
+    }[late]
+    progress = Progress("import", stream=io.StringIO(), every=0)
+    report = run(runtime, path, progress=progress)
+    assert ([(1051, reason)], 0, False) == (report.refusals, report.imported, report.committed)
+    assert (1051, 1051) == (report.lines, progress.done)
+    assert before == (_count(runtime, players), _count(runtime, rating_changes))
+    assert 0 == _count(runtime, imported_players)
+    assert "imp0" not in board(runtime, L, "rating")
+    kept = run(runtime, path, skip_invalid=True)
+    assert (1050, 1, True, True) == (
+        kept.imported,
+        kept.refused,
+        kept.committed,
+        kept.boards_written,
+    )
+    assert 1050 == len(set(board(runtime, L, "rating")) - {"old", "timer"})
+
+
+def test_a_file_of_new_players_is_created_as_it_is_parsed(runtime, tmp_path, monkeypatch):
+    """Every line a new player: created chunk by chunk, never staged whole and checked."""
+    from worker.store import imports
+
+    monkeypatch.setattr(importer, "CHUNK", 100)
+
+    def never(self: Any) -> Any:
+        raise AssertionError("checked line by line")
+
+    monkeypatch.setattr(imports.Staging, "check", never)
+    report = run(runtime, importer.sample_file(tmp_path / "big.jsonl", 1050))
+    assert (1050, 1050, True) == (report.lines, report.imported, report.boards_written)
+    assert ["import"] == [r["kind"] for r in ledger(runtime, L, "imp1049")]
+
+
+def test_a_failure_while_creating_a_chunk_is_raised_and_leaves_nothing(
+    runtime, tmp_path, monkeypatch
+):
+    """An error in the thread that creates the chunks (not a refusal) is raised by the
+    import, after that thread stopped; nothing is committed."""
+    from worker.store import imports
+    from worker.store.tables import players
+
+    monkeypatch.setattr(importer, "CHUNK", 100)
+    created = imports.Staging.create
+    calls = []
+
+    def failing(self: Any, lines: Any, *args: Any) -> bool:
+        calls.append(len(lines))
+        if len(calls) == 3:
+            raise RuntimeError("disk full")
+        return created(self, lines, *args)
+
+    monkeypatch.setattr(imports.Staging, "create", failing)
+    path = importer.sample_file(tmp_path / "big.jsonl", 1050)
+    with pytest.raises(RuntimeError, match="disk full"):
+        run(runtime, path)
+    assert 0 == _count(runtime, players)
+    assert [100, 100, 100] == calls[:3] and len(calls) == 3
+
+
 def test_recent_imports_are_on_the_active_board(make_runtime, tmp_path):
     """an imported last game within active_days puts them on it."""
     from tests.integration.test_boards import with_active_days

@@ -24,6 +24,13 @@ nothing to do, so importing the same file twice changes nothing the second time.
 any refused line imports nothing unless ``skip_invalid``; ``dry_run`` reports and changes
 nothing. All of it is one PostgreSQL transaction (``worker.store.imports``); the boards are
 written after it commits, from PostgreSQL, the way a rebuild writes them.
+
+Most files name only new players. So each chunk's players are first created as soon as it is
+parsed, by a thread, while the next chunk is parsed (``_create_at_once``); at the first line
+refused while parsing, or a player who cannot be created as new (named twice, already on the
+ladder, imported before), that transaction is rolled back and the file is imported again the
+checked way: staged whole, checked as above, written (the refusals and ``unchanged`` come only
+from there).
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ import hashlib
 import io
 import json
 import math
+import queue
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -197,6 +206,13 @@ def _import_file(
     report = ImportReport(ladder_config.name, str(path), event_id, dry_run=dry_run)
     if progress is not None and progress.total is None:
         progress.total = total - (kind == "csv")
+    start = ladder_config.rules_at(moment).start
+    if not dry_run and _create_at_once(
+        engine, ladder_config.name, path, kind, report, start, moment, progress
+    ):
+        return _show(engine, redis, ladder_config, report, moment, started, progress)
+    if progress is not None:
+        progress.done = 0  # the file is read again, line by line against the store
     parse = _Parser(moment)
     with imports.Staging(engine, ladder_config.name) as staging:
         for lines, refused in _chunks(path, kind, parse):
@@ -217,10 +233,112 @@ def _import_file(
             report.imported = counts.new if dry_run else 0
             report.seconds = (datetime.now(UTC) - started).total_seconds()
             return report  # leaving the block rolls the transaction back
-        start = ladder_config.rules_at(moment).start
         report.imported = staging.write(report.event_id, start, moment)
         staging.commit()
     report.committed = True
+    return _show(engine, redis, ladder_config, report, moment, started, progress)
+
+
+def _create_at_once(
+    engine: Engine,
+    ladder: str,
+    path: Path,
+    kind: str,
+    report: ImportReport,
+    start: float,
+    moment: datetime,
+    progress: Progress | None,
+) -> bool:
+    """The usual import, every line a new player: each chunk's players created as soon as it
+    is parsed (``Staging.create``), by a thread, while this one parses the next chunk, so
+    PostgreSQL's work overlaps the parsing instead of following it. Committed and True when
+    every line was created so; False, with nothing changed, at the first line refused while
+    parsing or that could not be created as a new player (named twice, or already on the
+    ladder): the caller then imports the file the checked way, which says why, line by line.
+    """
+    parse = _Parser(moment)
+    with imports.Staging(engine, ladder) as staging:
+        writer = _Writer(lambda lines: staging.create(lines, report.event_id, start, moment))
+        try:
+            for lines, refused in _chunks(path, kind, parse):
+                if refused or not writer.put(lines):
+                    return False
+                report.lines += len(lines)
+                if progress is not None:
+                    progress.advance(len(lines))
+            if not writer.finish():
+                return False
+        finally:
+            writer.close()
+        staging.commit()
+    report.imported = report.lines
+    report.committed = True
+    return True
+
+
+class _Writer:
+    """Runs ``create`` on each chunk in a thread of its own, one chunk behind the parser."""
+
+    def __init__(self, create: Callable[[list[Line]], bool]) -> None:
+        self._create = create
+        self._chunks: queue.Queue[list[Line] | None] = queue.Queue(maxsize=1)
+        self._failed: BaseException | None = None
+        self._refused = False  # a chunk could not be created as new players
+        self._thread = threading.Thread(target=self._run, name="ladder-import-write")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while (lines := self._chunks.get()) is not None:
+                if not self._create(lines):
+                    self._refused = True
+                    return
+        except BaseException as exc:  # raised in the parsing thread, by put or finish
+            self._failed = exc
+
+    def put(self, lines: list[Line]) -> bool:
+        """Hand a chunk over (waiting while the one before it is still queued); False once a
+        chunk could not be created."""
+        while self._thread.is_alive():
+            try:
+                self._chunks.put(lines, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        return self._ok()
+
+    def finish(self) -> bool:
+        """Every chunk handed over written: True, or False as ``put``."""
+        self.close()
+        return self._ok()
+
+    def close(self) -> None:
+        """Stop the thread after the chunk in hand (always called before the transaction
+        ends, so the connection is never used by two threads)."""
+        while self._thread.is_alive():
+            try:
+                self._chunks.put(None, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        self._thread.join()
+
+    def _ok(self) -> bool:
+        if self._failed is not None:
+            raise self._failed
+        return not self._refused and (self._thread.is_alive() or self._chunks.empty())
+
+
+def _show(
+    engine: Engine,
+    redis: Redis | RedisCluster,
+    ladder_config: LadderConfig,
+    report: ImportReport,
+    moment: datetime,
+    started: datetime,
+    progress: Progress | None,
+) -> ImportReport:
+    """After the commit: the boards."""
     if report.imported:
         try:
             project(engine, redis, ladder_config, report.event_id, moment)
