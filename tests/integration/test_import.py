@@ -375,3 +375,63 @@ def test_an_import_whose_boards_cannot_be_written_says_it_is_imported_and_how_to
     assert (0, 3) == (again.imported, again.unchanged)
     rebuild.rebuild(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders[L])
     assert {"ann": 1712.5, "ben": 1490.0, "cy": 1601.25} == board(runtime, L, "rating")
+
+
+def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
+    """The boards script's mode for an import's players (a hash that does not exist is
+    written and its board entries sent together, after the loop) leaves Redis exactly as
+    ``newer``, one row at a time, would: a worker's newer hash is kept, an older one replaced,
+    a stale entry of a player with no hash taken off the boards the player is not on."""
+    from engine import Player
+    from tests.integration.test_boards import with_active_days
+    from worker import keys
+    from worker.boards.projection import WRITE, Rows, as_row, boards, write_rows
+
+    rt = with_active_days(make_runtime, tmp_path)
+    ladder = "gammon42"
+    config = rt.config.ladders[ladder]
+    r = rt.leaderboard_redis
+    now = datetime.now(UTC)
+    recent = now - timedelta(days=1)
+    shown = [
+        Player(ladder, "worker", 1800.0, 9, 90, True, version=5, last_game_at=now),
+        Player(ladder, "older", 1200.0, 1, 1, True, version=0, last_game_at=recent),
+    ]
+    imported = [
+        Player(ladder, "worker", 1500.0, 3, 30, True, version=1, updated_at=now),
+        Player(ladder, "older", 1510.0, 3, 30, True, version=1, updated_at=now),
+        Player(ladder, "stale", 1520.0, 0, 0, True, version=1, updated_at=now),
+        Player(ladder, "new", 1530.0, 2, 60, True, 0, True, True, None, 1, recent, now),
+        Player(ladder, "old", 1540.0, 2, 60, True, version=1, last_game_at=now - timedelta(300)),
+    ]
+
+    def after(mode: str) -> dict[str, Any]:
+        r.flushdb()
+        maker = Rows(config)
+        script = r.register_script(WRITE)
+        write_rows(
+            r, script, boards(ladder), ladder, [maker.row(as_row(p)) for p in shown], "newer"
+        )
+        for name in (keys.public, keys.active):  # a player erased from PostgreSQL, not Redis
+            r.zadd(name(ladder), {"stale": 1.0})
+        r.zadd(keys.active_since(ladder), {"stale": 1.0})
+        written = write_rows(
+            r, script, boards(ladder), ladder, [maker.row(as_row(p)) for p in imported], mode
+        )
+        state: dict[str, Any] = {"written": written}
+        for key in sorted(r.keys("*")):
+            kind = r.type(key)
+            state[key] = (
+                r.hgetall(key) if kind == b"hash" else r.zrange(key, 0, -1, withscores=True)
+            )
+        return state
+
+    newer = after("newer")
+    assert newer == after("created")
+    assert 4 == newer["written"]
+    assert b"5" == newer[keys.player(ladder, "worker").encode()][b"version"]
+    assert [(b"stale", 1520.0)] == [
+        m for m in newer[keys.rating(ladder).encode()] if m[0] == b"stale"
+    ]
+    assert keys.public(ladder).encode() not in newer  # gammon42 shows no public board
+    assert {b"new", b"worker"} == {m for m, _ in newer[keys.active(ladder).encode()]}

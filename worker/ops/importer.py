@@ -362,7 +362,8 @@ def project(
     at: datetime,
 ) -> int:
     """Write the players one import created onto the boards (newer versions only, so a game
-    a worker scored for one of them meanwhile is never rolled back).
+    a worker scored for one of them meanwhile is never rolled back): ``WRITE``'s ``created``
+    mode, which for a player with no hash yet makes two commands instead of seven.
 
     As in a rebuild, two threads send chunks to Redis while this one reads and prepares the
     next ones, so PostgreSQL, Python and Redis work at the same time."""
@@ -374,11 +375,11 @@ def project(
     def send(rows: list[list[Any]]) -> None:
         if isinstance(redis, RedisCluster):
             for i in range(0, len(rows), SCRIPT_CHUNK):
-                write_rows(redis, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "newer")
+                write_rows(redis, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "created")
             return
         with redis.pipeline(transaction=False) as pipe:
             for i in range(0, len(rows), SCRIPT_CHUNK):
-                write_rows(pipe, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "newer")
+                write_rows(pipe, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "created")
             pipe.execute()
 
     written = 0
