@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -435,3 +435,39 @@ def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
     ]
     assert keys.public(ladder).encode() not in newer  # gammon42 shows no public board
     assert {b"new", b"worker"} == {m for m, _ in newer[keys.active(ladder).encode()]}
+
+
+def test_the_boards_of_an_import_are_what_a_rebuild_from_postgresql_writes(make_runtime, tmp_path):
+    """The boards of players created at once are sent from the rows prepared while they were
+    parsed, not read back: every key, card field and score is what ``ladder rebuild`` then
+    writes from PostgreSQL (offsets turned to UTC, the active board, the provisional flag)."""
+    from tests.integration.test_boards import with_active_days
+
+    (tmp_path / "config").mkdir()
+    rt = with_active_days(make_runtime, tmp_path / "config")
+    ladder_config = rt.config.ladders["gammon42"]
+    recent = (datetime.now(UTC) - timedelta(days=1)).astimezone(timezone(timedelta(hours=5)))
+    path = write(
+        tmp_path / "p.jsonl",
+        *GOOD,
+        {"player_id": "dee", "rating": 1e3 / 3, "games": 7, "last_game_at": recent.isoformat()},
+        {"player_id": "ed", "rating": 1500, "last_game_at": "2020-01-01T00:00:00-08:00"},
+    )
+    r = rt.leaderboard_redis
+
+    def everything() -> dict[bytes, Any]:
+        found: dict[bytes, Any] = {}
+        for key in sorted(r.keys("*")):
+            kind = r.type(key)
+            found[key] = (
+                r.hgetall(key) if kind == b"hash" else r.zrange(key, 0, -1, withscores=True)
+            )
+        return found
+
+    report = importer.import_file(rt.engine, r, ladder_config, path)
+    assert (5, True) == (report.imported, report.boards_written)
+    imported = everything()
+    assert {"dee": 1e3 / 3} == board(rt, "gammon42", "active")
+    r.flushdb()
+    rebuild.rebuild(rt.engine, r, ladder_config)
+    assert everything() == imported

@@ -30,7 +30,9 @@ parsed, by a thread, while the next chunk is parsed (``_create_at_once``); at th
 refused while parsing, or a player who cannot be created as new (named twice, already on the
 ladder, imported before), that transaction is rolled back and the file is imported again the
 checked way: staged whole, checked as above, written (the refusals and ``unchanged`` come only
-from there).
+from there). What the boards will show of those players is prepared meanwhile too, from the
+rows handed to PostgreSQL, into a temporary file (``_Prepared``): after the commit it is only
+sent, with no read back (the checked way reads the rows back from PostgreSQL).
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ import csv
 import hashlib
 import io
 import json
+import marshal
 import math
 import queue
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -48,7 +52,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import TypeAdapter, ValidationError
 from redis import Redis
@@ -57,7 +61,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.events import Identifier, parse_timestamp
-from worker.boards.projection import WRITE, Rows, boards, write_rows
+from worker.boards.projection import WRITE, Rows, boards, write_payload, write_rows
 from worker.ladders import LadderConfig
 from worker.ops import collector
 from worker.ops.progress import Progress
@@ -207,10 +211,12 @@ def _import_file(
     if progress is not None and progress.total is None:
         progress.total = total - (kind == "csv")
     start = ladder_config.rules_at(moment).start
-    if not dry_run and _create_at_once(
-        engine, ladder_config.name, path, kind, report, start, moment, progress
-    ):
-        return _show(engine, redis, ladder_config, report, moment, started, progress)
+    if not dry_run:
+        with _Prepared(ladder_config, moment) as prepared:
+            if _create_at_once(engine, path, kind, report, start, moment, progress, prepared):
+                return _show(
+                    engine, redis, ladder_config, report, moment, started, progress, prepared
+                )
     if progress is not None:
         progress.done = 0  # the file is read again, line by line against the store
     parse = _Parser(moment)
@@ -241,13 +247,13 @@ def _import_file(
 
 def _create_at_once(
     engine: Engine,
-    ladder: str,
     path: Path,
     kind: str,
     report: ImportReport,
     start: float,
     moment: datetime,
     progress: Progress | None,
+    prepared: _Prepared,
 ) -> bool:
     """The usual import, every line a new player: each chunk's players created as soon as it
     is parsed (``Staging.create``), by a thread, while this one parses the next chunk, so
@@ -255,14 +261,17 @@ def _create_at_once(
     every line was created so; False, with nothing changed, at the first line refused while
     parsing or that could not be created as a new player (named twice, or already on the
     ladder): the caller then imports the file the checked way, which says why, line by line.
-    """
+
+    Meanwhile this thread also prepares what the boards will show of each chunk
+    (``prepared``), from the rows it hands PostgreSQL."""
     parse = _Parser(moment)
-    with imports.Staging(engine, ladder) as staging:
+    with imports.Staging(engine, prepared.ladder) as staging:
         writer = _Writer(lambda lines: staging.create(lines, report.event_id, start, moment))
         try:
             for lines, refused in _chunks(path, kind, parse):
                 if refused or not writer.put(lines):
                     return False
+                prepared.add(lines)
                 report.lines += len(lines)
                 if progress is not None:
                     progress.advance(len(lines))
@@ -329,6 +338,46 @@ class _Writer:
         return not self._refused and (self._thread.is_alive() or self._chunks.empty())
 
 
+class _Prepared:
+    """The boards' rows of the players an import creates at once, made while PostgreSQL
+    writes those players and kept in a temporary file (memory holds a chunk), so that after
+    the commit nothing is left but sending them: ``WRITE``'s payloads, ``SCRIPT_CHUNK``
+    players each, with their ids, in ``marshal`` records."""
+
+    def __init__(self, ladder_config: LadderConfig, moment: datetime) -> None:
+        self.ladder = ladder_config.name
+        self.moment = moment
+        self._maker = Rows(ladder_config, moment)
+        self._file: IO[bytes] | None = None
+
+    def __enter__(self) -> _Prepared:
+        self._file = tempfile.TemporaryFile(prefix="ladder-import-")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._file is not None
+        self._file.close()
+
+    def add(self, lines: list[Line]) -> None:
+        assert self._file is not None
+        rows = [self._maker.row(line.player_row(self.ladder, self.moment)) for line in lines]
+        for i in range(0, len(rows), SCRIPT_CHUNK):
+            part = rows[i : i + SCRIPT_CHUNK]
+            payload = json.dumps(part, ensure_ascii=False, separators=(",", ":"))
+            marshal.dump(([row[0] for row in part], payload), self._file)
+
+    def chunks(self) -> Iterator[tuple[list[str], str]]:
+        """(player ids, payload) of every script call, in the order they were added."""
+        assert self._file is not None
+        self._file.flush()
+        self._file.seek(0)
+        while True:
+            try:
+                yield marshal.load(self._file)
+            except EOFError:
+                return
+
+
 def _show(
     engine: Engine,
     redis: Redis | RedisCluster,
@@ -337,11 +386,15 @@ def _show(
     moment: datetime,
     started: datetime,
     progress: Progress | None,
+    prepared: _Prepared | None = None,
 ) -> ImportReport:
-    """After the commit: the boards."""
+    """After the commit: the boards (``prepared``, else read back from PostgreSQL)."""
     if report.imported:
         try:
-            project(engine, redis, ladder_config, report.event_id, moment)
+            if prepared is not None:
+                send_prepared(redis, ladder_config, prepared)
+            else:
+                project(engine, redis, ladder_config, report.event_id, moment)
             report.boards_written = True
         except RedisError as exc:
             said = str(exc).strip().splitlines()
@@ -391,6 +444,48 @@ def project(
                 written += len(part)
                 while len(pending) > 2 * SENDERS:
                     pending.popleft().result()
+            while pending:
+                pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+    return written
+
+
+def send_prepared(
+    redis: Redis | RedisCluster, ladder_config: LadderConfig, prepared: _Prepared
+) -> int:
+    """Send the boards' rows ``_Prepared`` holds, as ``project`` sends the rows it reads (the
+    same script and mode, the same threads)."""
+    script = redis.register_script(WRITE)
+    ladder = ladder_config.name
+    live = boards(ladder)
+
+    def send(calls: list[tuple[list[str], str]]) -> None:
+        if isinstance(redis, RedisCluster):
+            for ids, payload in calls:
+                write_payload(redis, script, live, ladder, ids, payload, "created")
+            return
+        with redis.pipeline(transaction=False) as pipe:
+            for ids, payload in calls:
+                write_payload(pipe, script, live, ladder, ids, payload, "created")
+            pipe.execute()
+
+    written = 0
+    calls: list[tuple[list[str], str]] = []
+    pending: deque[Future[None]] = deque()
+    with ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="ladder-import") as pool:
+        try:
+            for call in prepared.chunks():
+                calls.append(call)
+                written += len(call[0])
+                if len(calls) * SCRIPT_CHUNK >= imports.FETCH:
+                    pending.append(pool.submit(send, calls))
+                    calls = []
+                while len(pending) > 2 * SENDERS:
+                    pending.popleft().result()
+            if calls:
+                pending.append(pool.submit(send, calls))
             while pending:
                 pending.popleft().result()
         finally:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -72,6 +72,27 @@ class Line:
             f"{self.line}\t{self.player_id.replace(chr(92), chr(92) * 2)}\t{self.rating!r}\t"
             f"{self.rated_games}\t{self.experience}\t{last}\t"
             f"{'t' if self.email_verified else 'f'}\t{'t' if self.display_name_chosen else 'f'}\n"
+        )
+
+    def player_row(self, ladder: str, now: datetime) -> tuple[Any, ...]:
+        """The ``players`` row (``PLAYER_ROW``) that ``create`` and ``write`` make of the line,
+        as PostgreSQL hands it back (timestamps in UTC)."""
+        last = None if self.last_game_at is None else self.last_game_at.astimezone(UTC)
+        return (
+            ladder,
+            self.player_id,
+            self.rating,
+            self.rated_games,
+            self.experience,
+            True,  # listed
+            0,  # boosted_points
+            self.email_verified,
+            self.display_name_chosen,
+            None,  # linked_to
+            1,  # version
+            last,
+            now.astimezone(UTC),  # updated_at
+            False,  # banned
         )
 
 
@@ -160,7 +181,7 @@ class Staging:
             names = ", ".join(LINE_COLUMNS)
             with cursor.copy(f"COPY import_chunk ({names}) FROM STDIN") as copy:
                 copy.write("".join([line.copy_text() for line in lines]).encode("utf-8"))
-            cursor.execute(
+            cursor.execute(  # the rows of ``Line.player_row``
                 "INSERT INTO players (ladder, player_id, rating, rated_games, experience,"
                 " listed, boosted_points, email_verified, display_name_chosen, linked_to,"
                 " version, last_game_at, updated_at)"
