@@ -279,6 +279,10 @@ def test_a_refusal_after_chunks_were_created_leaves_nothing_of_them(
         kept.boards_written,
     )
     assert 1050 == len(set(board(runtime, L, "rating")) - {"old", "timer"})
+    assert (1050, before[1] + 1050) == (
+        _count(runtime, imported_players),
+        _count(runtime, rating_changes),
+    )
 
 
 def test_a_file_of_new_players_is_created_as_it_is_parsed(runtime, tmp_path, monkeypatch):
@@ -405,7 +409,7 @@ def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
         Player(ladder, "old", 1540.0, 2, 60, True, version=1, last_game_at=now - timedelta(300)),
     ]
 
-    def after(mode: str) -> dict[str, Any]:
+    def after(mode: str) -> dict[Any, Any]:
         r.flushdb()
         maker = Rows(config)
         script = r.register_script(WRITE)
@@ -418,7 +422,7 @@ def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
         written = write_rows(
             r, script, boards(ladder), ladder, [maker.row(as_row(p)) for p in imported], mode
         )
-        state: dict[str, Any] = {"written": written}
+        state: dict[Any, Any] = {"written": written}
         for key in sorted(r.keys("*")):
             kind = r.type(key)
             state[key] = (

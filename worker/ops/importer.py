@@ -23,16 +23,17 @@ A line identical to what an earlier import wrote for that player is not refused:
 nothing to do, so importing the same file twice changes nothing the second time. A file with
 any refused line imports nothing unless ``skip_invalid``; ``dry_run`` reports and changes
 nothing. All of it is one PostgreSQL transaction (``worker.store.imports``); the boards are
-written after it commits, from PostgreSQL, the way a rebuild writes them.
+written after it commits, as a rebuild writes them.
 
-Most files name only new players. So each chunk's players are first created as soon as it is
-parsed, by a thread, while the next chunk is parsed (``_create_at_once``); at the first line
-refused while parsing, or a player who cannot be created as new (named twice, already on the
-ladder, imported before), that transaction is rolled back and the file is imported again the
-checked way: staged whole, checked as above, written (the refusals and ``unchanged`` come only
-from there). What the boards will show of those players is prepared meanwhile too, from the
-rows handed to PostgreSQL, into a temporary file (``_Prepared``): after the commit it is only
-sent, with no read back (the checked way reads the rows back from PostgreSQL).
+Most files name only new players. So a thread stages each chunk and creates its players at
+once (``Staging.create``) while the next chunk is parsed (``_Writer``), and what the boards will
+show of them is prepared meanwhile, from the rows handed to PostgreSQL, into a temporary file
+(``_Prepared``); when every line was created so, nothing is left to check, and after the commit
+the prepared rows are only sent. From the first chunk holding a player who cannot be created
+as new (named twice, already on the ladder, imported before) the rest is only staged, and the
+checks above run over the whole file (the lines created are a prefix of it: a later line
+naming one of them is refused as named again) before the rest is written and the boards are
+read back from PostgreSQL.
 """
 
 from __future__ import annotations
@@ -211,131 +212,110 @@ def _import_file(
     if progress is not None and progress.total is None:
         progress.total = total - (kind == "csv")
     start = ladder_config.rules_at(moment).start
-    if not dry_run:
-        with _Prepared(ladder_config, moment) as prepared:
-            if _create_at_once(engine, path, kind, report, start, moment, progress, prepared):
-                return _show(
-                    engine, redis, ladder_config, report, moment, started, progress, prepared
-                )
-    if progress is not None:
-        progress.done = 0  # the file is read again, line by line against the store
     parse = _Parser(moment)
-    with imports.Staging(engine, ladder_config.name) as staging:
-        for lines, refused in _chunks(path, kind, parse):
-            staging.load(lines)
-            staging.refuse(refused)
-            if progress is not None:
-                progress.advance(len(lines) + len(refused))
-        counts = staging.check()
-        report.lines = counts.lines + parse.refused
-        report.unchanged = counts.same
-        report.refused = counts.refused
-        for number, reason in staging.refusals():
-            if len(report.refusals) < LISTED:
-                report.refusals.append((number, reason))
-            if on_refusal is not None:
-                on_refusal(number, reason)
-        if dry_run or (report.refused and not skip_invalid):
-            report.imported = counts.new if dry_run else 0
-            report.seconds = (datetime.now(UTC) - started).total_seconds()
-            return report  # leaving the block rolls the transaction back
-        report.imported = staging.write(report.event_id, start, moment)
-        staging.commit()
-    report.committed = True
-    return _show(engine, redis, ladder_config, report, moment, started, progress)
-
-
-def _create_at_once(
-    engine: Engine,
-    path: Path,
-    kind: str,
-    report: ImportReport,
-    start: float,
-    moment: datetime,
-    progress: Progress | None,
-    prepared: _Prepared,
-) -> bool:
-    """The usual import, every line a new player: each chunk's players created as soon as it
-    is parsed (``Staging.create``), by a thread, while this one parses the next chunk, so
-    PostgreSQL's work overlaps the parsing instead of following it. Committed and True when
-    every line was created so; False, with nothing changed, at the first line refused while
-    parsing or that could not be created as a new player (named twice, or already on the
-    ladder): the caller then imports the file the checked way, which says why, line by line.
-
-    Meanwhile this thread also prepares what the boards will show of each chunk
-    (``prepared``), from the rows it hands PostgreSQL."""
-    parse = _Parser(moment)
-    with imports.Staging(engine, prepared.ladder) as staging:
-        writer = _Writer(lambda lines: staging.create(lines, report.event_id, start, moment))
+    with (
+        _Prepared(ladder_config, moment) as prepared,
+        imports.Staging(engine, ladder_config.name) as staging,
+    ):
+        writer = _Writer(staging, event_id, start, moment, create=not dry_run)
         try:
             for lines, refused in _chunks(path, kind, parse):
-                if refused or not writer.put(lines):
-                    return False
-                prepared.add(lines)
+                writer.put(lines, refused)
+                if writer.creating:  # else the prepared rows are never sent
+                    prepared.add(lines)
                 report.lines += len(lines)
                 if progress is not None:
-                    progress.advance(len(lines))
-            if not writer.finish():
-                return False
+                    progress.advance(len(lines) + len(refused))
         finally:
             writer.close()
+        if writer.creating and not parse.refused:  # every line a new player, created
+            report.imported = report.lines
+        else:
+            counts = staging.check()
+            report.lines = counts.lines + parse.refused
+            report.unchanged = counts.same
+            report.refused = counts.refused
+            for number, reason in staging.refusals():
+                if len(report.refusals) < LISTED:
+                    report.refusals.append((number, reason))
+                if on_refusal is not None:
+                    on_refusal(number, reason)
+            if dry_run or (report.refused and not skip_invalid):
+                report.imported = counts.new if dry_run else 0
+                report.seconds = (datetime.now(UTC) - started).total_seconds()
+                return report  # leaving the block rolls the transaction back
+            report.imported = counts.created + staging.write(report.event_id, start, moment)
         staging.commit()
-    report.imported = report.lines
-    report.committed = True
-    return True
+        report.committed = True
+        # Every chunk created at once: the prepared rows are those of every imported player;
+        # else the boards are read back from PostgreSQL.
+        shown = prepared if writer.creating else None
+        return _show(engine, redis, ladder_config, report, moment, started, progress, shown)
 
 
 class _Writer:
-    """Runs ``create`` on each chunk in a thread of its own, one chunk behind the parser."""
+    """Hands each parsed chunk to PostgreSQL in a thread of its own, one chunk behind the
+    parser, so that PostgreSQL's work overlaps the parsing instead of following it: while
+    ``creating``, ``Staging.create`` stages the chunk and creates its players at once (the
+    usual file names only new players); from the first chunk it cannot create so (a player
+    named twice, already on the ladder, imported before), ``Staging.load`` only stages the
+    rest, for ``Staging.check`` and ``write`` to take the checked way. The lines refused while
+    parsing are recorded either way."""
 
-    def __init__(self, create: Callable[[list[Line]], bool]) -> None:
-        self._create = create
-        self._chunks: queue.Queue[list[Line] | None] = queue.Queue(maxsize=1)
+    def __init__(
+        self,
+        staging: imports.Staging,
+        event_id: str,
+        start: float,
+        moment: datetime,
+        *,
+        create: bool,
+    ) -> None:
+        self._staging = staging
+        self._create = (event_id, start, moment)
+        self.creating = create
+        self._chunks: queue.Queue[tuple[list[Line], list[tuple[int, str]]] | None] = queue.Queue(
+            maxsize=1
+        )
         self._failed: BaseException | None = None
-        self._refused = False  # a chunk could not be created as new players
         self._thread = threading.Thread(target=self._run, name="ladder-import-write")
         self._thread.start()
 
     def _run(self) -> None:
         try:
-            while (lines := self._chunks.get()) is not None:
-                if not self._create(lines):
-                    self._refused = True
-                    return
-        except BaseException as exc:  # raised in the parsing thread, by put or finish
+            while (chunk := self._chunks.get()) is not None:
+                lines, refused = chunk
+                self._staging.refuse(refused)
+                if self.creating:
+                    self.creating = self._staging.create(lines, *self._create)
+                else:
+                    self._staging.load(lines)
+        except BaseException as exc:  # raised in the parsing thread, by put or close
             self._failed = exc
 
-    def put(self, lines: list[Line]) -> bool:
-        """Hand a chunk over (waiting while the one before it is still queued); False once a
-        chunk could not be created."""
-        while self._thread.is_alive():
-            try:
-                self._chunks.put(lines, timeout=0.1)
-                break
-            except queue.Full:
-                continue
-        return self._ok()
-
-    def finish(self) -> bool:
-        """Every chunk handed over written: True, or False as ``put``."""
-        self.close()
-        return self._ok()
+    def put(self, lines: list[Line], refused: list[tuple[int, str]]) -> None:
+        """Hand a chunk over (waiting while the one before it is still queued)."""
+        self._hand((lines, refused))
+        self._raise()
 
     def close(self) -> None:
-        """Stop the thread after the chunk in hand (always called before the transaction
-        ends, so the connection is never used by two threads)."""
+        """Stop the thread after the chunks handed over (always called before the transaction
+        ends, so the connection is never used by two threads); raise its error, if any."""
+        self._hand(None)
+        self._thread.join()
+        self._raise()
+
+    def _hand(self, chunk: tuple[list[Line], list[tuple[int, str]]] | None) -> None:
         while self._thread.is_alive():
             try:
-                self._chunks.put(None, timeout=0.1)
-                break
+                self._chunks.put(chunk, timeout=0.1)
+                return
             except queue.Full:
                 continue
-        self._thread.join()
 
-    def _ok(self) -> bool:
+    def _raise(self) -> None:
         if self._failed is not None:
             raise self._failed
-        return not self._refused and (self._thread.is_alive() or self._chunks.empty())
 
 
 class _Prepared:
