@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +230,102 @@ def test_import_streams_in_chunks_with_a_progress_bar(runtime, tmp_path, monkeyp
     assert 1050 == len(board(runtime, L, "rating"))
 
 
+def _count(rt: Any, table: Any) -> int:
+    from sqlalchemy import func, select
+
+    with rt.engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(table)).scalar_one())
+
+
+@pytest.mark.parametrize("late", ["named twice", "exists", "unreadable"])
+def test_a_refusal_after_chunks_were_created_leaves_nothing_of_them(
+    runtime, tmp_path, monkeypatch, late
+):
+    """The chunks before a refused line are created before it is seen (parsing and
+    PostgreSQL overlap): the refusal, in the last chunk, still leaves nothing of them, and
+    the report and the progress are those of the file checked line by line."""
+    from worker.store.tables import imported_players, players, rating_changes
+
+    monkeypatch.setattr(importer, "CHUNK", 100)
+    if late == "exists":
+        publish(runtime, game("old", "timer", ladder=L))
+        drain(runtime)
+    before = (_count(runtime, players), _count(runtime, rating_changes))
+    path = importer.sample_file(tmp_path / "big.jsonl", 1050)
+    bad = {
+        "named twice": '{"player_id": "imp7", "rating": 1500}',
+        "exists": '{"player_id": "old", "rating": 1500}',
+        "unreadable": "not json",
+    }[late]
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(bad + "\n")
+    reason = {
+        "named twice": "player already named on line 8",
+        "exists": "player already exists on the ladder",
+        "unreadable": "not a JSON object",
+    }[late]
+    progress = Progress("import", stream=io.StringIO(), every=0)
+    report = run(runtime, path, progress=progress)
+    assert ([(1051, reason)], 0, False) == (report.refusals, report.imported, report.committed)
+    assert (1051, 1051) == (report.lines, progress.done)
+    assert before == (_count(runtime, players), _count(runtime, rating_changes))
+    assert 0 == _count(runtime, imported_players)
+    assert "imp0" not in board(runtime, L, "rating")
+    kept = run(runtime, path, skip_invalid=True)
+    assert (1050, 1, True, True) == (
+        kept.imported,
+        kept.refused,
+        kept.committed,
+        kept.boards_written,
+    )
+    assert 1050 == len(set(board(runtime, L, "rating")) - {"old", "timer"})
+    assert (1050, before[1] + 1050) == (
+        _count(runtime, imported_players),
+        _count(runtime, rating_changes),
+    )
+
+
+def test_a_file_of_new_players_is_created_as_it_is_parsed(runtime, tmp_path, monkeypatch):
+    """Every line a new player: created chunk by chunk, never staged whole and checked."""
+    from worker.store import imports
+
+    monkeypatch.setattr(importer, "CHUNK", 100)
+
+    def never(self: Any) -> Any:
+        raise AssertionError("checked line by line")
+
+    monkeypatch.setattr(imports.Staging, "check", never)
+    report = run(runtime, importer.sample_file(tmp_path / "big.jsonl", 1050))
+    assert (1050, 1050, True) == (report.lines, report.imported, report.boards_written)
+    assert ["import"] == [r["kind"] for r in ledger(runtime, L, "imp1049")]
+
+
+def test_a_failure_while_creating_a_chunk_is_raised_and_leaves_nothing(
+    runtime, tmp_path, monkeypatch
+):
+    """An error in the thread that creates the chunks (not a refusal) is raised by the
+    import, after that thread stopped; nothing is committed."""
+    from worker.store import imports
+    from worker.store.tables import players
+
+    monkeypatch.setattr(importer, "CHUNK", 100)
+    created = imports.Staging.create
+    calls = []
+
+    def failing(self: Any, lines: Any, *args: Any) -> bool:
+        calls.append(len(lines))
+        if len(calls) == 3:
+            raise RuntimeError("disk full")
+        return created(self, lines, *args)
+
+    monkeypatch.setattr(imports.Staging, "create", failing)
+    path = importer.sample_file(tmp_path / "big.jsonl", 1050)
+    with pytest.raises(RuntimeError, match="disk full"):
+        run(runtime, path)
+    assert 0 == _count(runtime, players)
+    assert [100, 100, 100] == calls[:3] and len(calls) == 3
+
+
 def test_recent_imports_are_on_the_active_board(make_runtime, tmp_path):
     """an imported last game within active_days puts them on it."""
     from tests.integration.test_boards import with_active_days
@@ -283,3 +379,99 @@ def test_an_import_whose_boards_cannot_be_written_says_it_is_imported_and_how_to
     assert (0, 3) == (again.imported, again.unchanged)
     rebuild.rebuild(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders[L])
     assert {"ann": 1712.5, "ben": 1490.0, "cy": 1601.25} == board(runtime, L, "rating")
+
+
+def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
+    """The boards script's mode for an import's players (a hash that does not exist is
+    written and its board entries sent together, after the loop) leaves Redis exactly as
+    ``newer``, one row at a time, would: a worker's newer hash is kept, an older one replaced,
+    a stale entry of a player with no hash taken off the boards the player is not on."""
+    from engine import Player
+    from tests.integration.test_boards import with_active_days
+    from worker import keys
+    from worker.boards.projection import WRITE, Rows, as_row, boards, write_rows
+
+    rt = with_active_days(make_runtime, tmp_path)
+    ladder = "gammon42"
+    config = rt.config.ladders[ladder]
+    r = rt.leaderboard_redis
+    now = datetime.now(UTC)
+    recent = now - timedelta(days=1)
+    shown = [
+        Player(ladder, "worker", 1800.0, 9, 90, True, version=5, last_game_at=now),
+        Player(ladder, "older", 1200.0, 1, 1, True, version=0, last_game_at=recent),
+    ]
+    imported = [
+        Player(ladder, "worker", 1500.0, 3, 30, True, version=1, updated_at=now),
+        Player(ladder, "older", 1510.0, 3, 30, True, version=1, updated_at=now),
+        Player(ladder, "stale", 1520.0, 0, 0, True, version=1, updated_at=now),
+        Player(ladder, "new", 1530.0, 2, 60, True, 0, True, True, None, 1, recent, now),
+        Player(ladder, "old", 1540.0, 2, 60, True, version=1, last_game_at=now - timedelta(300)),
+    ]
+
+    def after(mode: str) -> dict[Any, Any]:
+        r.flushdb()
+        maker = Rows(config)
+        script = r.register_script(WRITE)
+        write_rows(
+            r, script, boards(ladder), ladder, [maker.row(as_row(p)) for p in shown], "newer"
+        )
+        for name in (keys.public, keys.active):  # a player erased from PostgreSQL, not Redis
+            r.zadd(name(ladder), {"stale": 1.0})
+        r.zadd(keys.active_since(ladder), {"stale": 1.0})
+        written = write_rows(
+            r, script, boards(ladder), ladder, [maker.row(as_row(p)) for p in imported], mode
+        )
+        state: dict[Any, Any] = {"written": written}
+        for key in sorted(r.keys("*")):
+            kind = r.type(key)
+            state[key] = (
+                r.hgetall(key) if kind == b"hash" else r.zrange(key, 0, -1, withscores=True)
+            )
+        return state
+
+    newer = after("newer")
+    assert newer == after("created")
+    assert 4 == newer["written"]
+    assert b"5" == newer[keys.player(ladder, "worker").encode()][b"version"]
+    assert [(b"stale", 1520.0)] == [
+        m for m in newer[keys.rating(ladder).encode()] if m[0] == b"stale"
+    ]
+    assert keys.public(ladder).encode() not in newer  # gammon42 shows no public board
+    assert {b"new", b"worker"} == {m for m, _ in newer[keys.active(ladder).encode()]}
+
+
+def test_the_boards_of_an_import_are_what_a_rebuild_from_postgresql_writes(make_runtime, tmp_path):
+    """The boards of players created at once are sent from the rows prepared while they were
+    parsed, not read back: every key, card field and score is what ``ladder rebuild`` then
+    writes from PostgreSQL (offsets turned to UTC, the active board, the provisional flag)."""
+    from tests.integration.test_boards import with_active_days
+
+    (tmp_path / "config").mkdir()
+    rt = with_active_days(make_runtime, tmp_path / "config")
+    ladder_config = rt.config.ladders["gammon42"]
+    recent = (datetime.now(UTC) - timedelta(days=1)).astimezone(timezone(timedelta(hours=5)))
+    path = write(
+        tmp_path / "p.jsonl",
+        *GOOD,
+        {"player_id": "dee", "rating": 1e3 / 3, "games": 7, "last_game_at": recent.isoformat()},
+        {"player_id": "ed", "rating": 1500, "last_game_at": "2020-01-01T00:00:00-08:00"},
+    )
+    r = rt.leaderboard_redis
+
+    def everything() -> dict[bytes, Any]:
+        found: dict[bytes, Any] = {}
+        for key in sorted(r.keys("*")):
+            kind = r.type(key)
+            found[key] = (
+                r.hgetall(key) if kind == b"hash" else r.zrange(key, 0, -1, withscores=True)
+            )
+        return found
+
+    report = importer.import_file(rt.engine, r, ladder_config, path)
+    assert (5, True) == (report.imported, report.boards_written)
+    imported = everything()
+    assert {"dee": 1e3 / 3} == board(rt, "gammon42", "active")
+    r.flushdb()
+    rebuild.rebuild(rt.engine, r, ladder_config)
+    assert everything() == imported

@@ -184,8 +184,22 @@ def write_rows(
 ) -> Any:
     """``boards``: rating, public, boosted, the set of ids written, active and its index of
     last games (see ``WRITE``)."""
-    hashes = [keys.player(ladder, row[0]) for row in rows]
     payload = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    return write_payload(client, script, boards, ladder, [row[0] for row in rows], payload, mode)
+
+
+def write_payload(
+    client: Redis | RedisCluster | Pipeline,
+    script: Script,
+    boards: Sequence[str],
+    ladder: str,
+    player_ids: Sequence[str],
+    payload: str,
+    mode: str,
+) -> Any:
+    """``write_rows`` with the rows already encoded (``payload``; ``player_ids`` their ids in
+    order)."""
+    hashes = [keys.player(ladder, pid) for pid in player_ids]
     return script(keys=[*boards, *hashes], args=[payload, mode], client=client)
 
 

@@ -23,7 +23,17 @@ A line identical to what an earlier import wrote for that player is not refused:
 nothing to do, so importing the same file twice changes nothing the second time. A file with
 any refused line imports nothing unless ``skip_invalid``; ``dry_run`` reports and changes
 nothing. All of it is one PostgreSQL transaction (``worker.store.imports``); the boards are
-written after it commits, from PostgreSQL, the way a rebuild writes them.
+written after it commits, as a rebuild writes them.
+
+Most files name only new players. So a thread stages each chunk and creates its players at
+once (``Staging.create``) while the next chunk is parsed (``_Writer``), and what the boards will
+show of them is prepared meanwhile, from the rows handed to PostgreSQL, into a temporary file
+(``_Prepared``); when every line was created so, nothing is left to check, and after the commit
+the prepared rows are only sent. From the first chunk holding a player who cannot be created
+as new (named twice, already on the ladder, imported before) the rest is only staged, and the
+checks above run over the whole file (the lines created are a prefix of it: a later line
+naming one of them is refused as named again) before the rest is written and the boards are
+read back from PostgreSQL.
 """
 
 from __future__ import annotations
@@ -32,14 +42,18 @@ import csv
 import hashlib
 import io
 import json
+import marshal
 import math
+import queue
+import tempfile
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pydantic import TypeAdapter, ValidationError
 from redis import Redis
@@ -48,8 +62,9 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.events import Identifier, parse_timestamp
-from worker.boards.projection import WRITE, Rows, boards, write_rows
+from worker.boards.projection import WRITE, Rows, boards, write_payload, write_rows
 from worker.ladders import LadderConfig
+from worker.ops import collector
 from worker.ops.progress import Progress
 from worker.store import imports
 from worker.store.imports import Line
@@ -157,7 +172,38 @@ def import_file(
     on_refusal: Callable[[int, str], None] | None = None,
     now: datetime | None = None,
 ) -> ImportReport:
-    """Import ``path`` into the ladder (see the module docstring); the report says what."""
+    """Import ``path`` into the ladder (see the module docstring); the report says what.
+
+    The cyclic garbage collector is paused throughout: nothing an import makes is cyclic, and
+    on a million lines its full collections walked every live chunk again and again."""
+    with collector.paused():
+        return _import_file(
+            engine,
+            redis,
+            ladder_config,
+            path,
+            fmt=fmt,
+            dry_run=dry_run,
+            skip_invalid=skip_invalid,
+            progress=progress,
+            on_refusal=on_refusal,
+            now=now,
+        )
+
+
+def _import_file(
+    engine: Engine,
+    redis: Redis | RedisCluster,
+    ladder_config: LadderConfig,
+    path: Path,
+    *,
+    fmt: str | None,
+    dry_run: bool,
+    skip_invalid: bool,
+    progress: Progress | None,
+    on_refusal: Callable[[int, str], None] | None,
+    now: datetime | None,
+) -> ImportReport:
     started = datetime.now(UTC)
     moment = now or started
     kind = file_format(path, fmt)
@@ -165,33 +211,170 @@ def import_file(
     report = ImportReport(ladder_config.name, str(path), event_id, dry_run=dry_run)
     if progress is not None and progress.total is None:
         progress.total = total - (kind == "csv")
+    start = ladder_config.rules_at(moment).start
     parse = _Parser(moment)
-    with imports.Staging(engine, ladder_config.name) as staging:
-        for lines, refused in _chunks(path, kind, parse):
-            staging.load(lines)
-            staging.refuse(refused)
-            if progress is not None:
-                progress.advance(len(lines) + len(refused))
-        counts = staging.check()
-        report.lines = counts.lines + parse.refused
-        report.unchanged = counts.same
-        report.refused = counts.refused
-        for number, reason in staging.refusals():
-            if len(report.refusals) < LISTED:
-                report.refusals.append((number, reason))
-            if on_refusal is not None:
-                on_refusal(number, reason)
-        if dry_run or (report.refused and not skip_invalid):
-            report.imported = counts.new if dry_run else 0
-            report.seconds = (datetime.now(UTC) - started).total_seconds()
-            return report  # leaving the block rolls the transaction back
-        start = ladder_config.rules_at(moment).start
-        report.imported = staging.write(report.event_id, start, moment)
+    with (
+        _Prepared(ladder_config, moment) as prepared,
+        imports.Staging(engine, ladder_config.name) as staging,
+    ):
+        writer = _Writer(staging, event_id, start, moment, create=not dry_run)
+        try:
+            for lines, refused in _chunks(path, kind, parse):
+                writer.put(lines, refused)
+                if writer.creating:  # else the prepared rows are never sent
+                    prepared.add(lines)
+                report.lines += len(lines)
+                if progress is not None:
+                    progress.advance(len(lines) + len(refused))
+        finally:
+            writer.close()
+        if writer.creating and not parse.refused:  # every line a new player, created
+            report.imported = report.lines
+        else:
+            counts = staging.check()
+            report.lines = counts.lines + parse.refused
+            report.unchanged = counts.same
+            report.refused = counts.refused
+            for number, reason in staging.refusals():
+                if len(report.refusals) < LISTED:
+                    report.refusals.append((number, reason))
+                if on_refusal is not None:
+                    on_refusal(number, reason)
+            if dry_run or (report.refused and not skip_invalid):
+                report.imported = counts.new if dry_run else 0
+                report.seconds = (datetime.now(UTC) - started).total_seconds()
+                return report  # leaving the block rolls the transaction back
+            report.imported = counts.created + staging.write(report.event_id, start, moment)
         staging.commit()
-    report.committed = True
+        report.committed = True
+        # Every chunk created at once: the prepared rows are those of every imported player;
+        # else the boards are read back from PostgreSQL.
+        shown = prepared if writer.creating else None
+        return _show(engine, redis, ladder_config, report, moment, started, progress, shown)
+
+
+class _Writer:
+    """Hands each parsed chunk to PostgreSQL in a thread of its own, one chunk behind the
+    parser, so that PostgreSQL's work overlaps the parsing instead of following it: while
+    ``creating``, ``Staging.create`` stages the chunk and creates its players at once (the
+    usual file names only new players); from the first chunk it cannot create so (a player
+    named twice, already on the ladder, imported before), ``Staging.load`` only stages the
+    rest, for ``Staging.check`` and ``write`` to take the checked way. The lines refused while
+    parsing are recorded either way."""
+
+    def __init__(
+        self,
+        staging: imports.Staging,
+        event_id: str,
+        start: float,
+        moment: datetime,
+        *,
+        create: bool,
+    ) -> None:
+        self._staging = staging
+        self._create = (event_id, start, moment)
+        self.creating = create
+        self._chunks: queue.Queue[tuple[list[Line], list[tuple[int, str]]] | None] = queue.Queue(
+            maxsize=1
+        )
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="ladder-import-write")
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            while (chunk := self._chunks.get()) is not None:
+                lines, refused = chunk
+                self._staging.refuse(refused)
+                if self.creating:
+                    self.creating = self._staging.create(lines, *self._create)
+                else:
+                    self._staging.load(lines)
+        except BaseException as exc:  # raised in the parsing thread, by put or close
+            self._failed = exc
+
+    def put(self, lines: list[Line], refused: list[tuple[int, str]]) -> None:
+        """Hand a chunk over (waiting while the one before it is still queued)."""
+        self._hand((lines, refused))
+        self._raise()
+
+    def close(self) -> None:
+        """Stop the thread after the chunks handed over (always called before the transaction
+        ends, so the connection is never used by two threads); raise its error, if any."""
+        self._hand(None)
+        self._thread.join()
+        self._raise()
+
+    def _hand(self, chunk: tuple[list[Line], list[tuple[int, str]]] | None) -> None:
+        while self._thread.is_alive():
+            try:
+                self._chunks.put(chunk, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def _raise(self) -> None:
+        if self._failed is not None:
+            raise self._failed
+
+
+class _Prepared:
+    """The boards' rows of the players an import creates at once, made while PostgreSQL
+    writes those players and kept in a temporary file (memory holds a chunk), so that after
+    the commit nothing is left but sending them: ``WRITE``'s payloads, ``SCRIPT_CHUNK``
+    players each, with their ids, in ``marshal`` records."""
+
+    def __init__(self, ladder_config: LadderConfig, moment: datetime) -> None:
+        self.ladder = ladder_config.name
+        self.moment = moment
+        self._maker = Rows(ladder_config, moment)
+        self._file: IO[bytes] | None = None
+
+    def __enter__(self) -> _Prepared:
+        self._file = tempfile.TemporaryFile(prefix="ladder-import-")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._file is not None
+        self._file.close()
+
+    def add(self, lines: list[Line]) -> None:
+        assert self._file is not None
+        rows = [self._maker.row(line.player_row(self.ladder, self.moment)) for line in lines]
+        for i in range(0, len(rows), SCRIPT_CHUNK):
+            part = rows[i : i + SCRIPT_CHUNK]
+            payload = json.dumps(part, ensure_ascii=False, separators=(",", ":"))
+            marshal.dump(([row[0] for row in part], payload), self._file)
+
+    def chunks(self) -> Iterator[tuple[list[str], str]]:
+        """(player ids, payload) of every script call, in the order they were added."""
+        assert self._file is not None
+        self._file.flush()
+        self._file.seek(0)
+        while True:
+            try:
+                yield marshal.load(self._file)
+            except EOFError:
+                return
+
+
+def _show(
+    engine: Engine,
+    redis: Redis | RedisCluster,
+    ladder_config: LadderConfig,
+    report: ImportReport,
+    moment: datetime,
+    started: datetime,
+    progress: Progress | None,
+    prepared: _Prepared | None = None,
+) -> ImportReport:
+    """After the commit: the boards (``prepared``, else read back from PostgreSQL)."""
     if report.imported:
         try:
-            project(engine, redis, ladder_config, report.event_id, moment)
+            if prepared is not None:
+                send_prepared(redis, ladder_config, prepared)
+            else:
+                project(engine, redis, ladder_config, report.event_id, moment)
             report.boards_written = True
         except RedisError as exc:
             said = str(exc).strip().splitlines()
@@ -212,7 +395,8 @@ def project(
     at: datetime,
 ) -> int:
     """Write the players one import created onto the boards (newer versions only, so a game
-    a worker scored for one of them meanwhile is never rolled back).
+    a worker scored for one of them meanwhile is never rolled back): ``WRITE``'s ``created``
+    mode, which for a player with no hash yet makes two commands instead of seven.
 
     As in a rebuild, two threads send chunks to Redis while this one reads and prepares the
     next ones, so PostgreSQL, Python and Redis work at the same time."""
@@ -224,11 +408,11 @@ def project(
     def send(rows: list[list[Any]]) -> None:
         if isinstance(redis, RedisCluster):
             for i in range(0, len(rows), SCRIPT_CHUNK):
-                write_rows(redis, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "newer")
+                write_rows(redis, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "created")
             return
         with redis.pipeline(transaction=False) as pipe:
             for i in range(0, len(rows), SCRIPT_CHUNK):
-                write_rows(pipe, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "newer")
+                write_rows(pipe, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "created")
             pipe.execute()
 
     written = 0
@@ -240,6 +424,48 @@ def project(
                 written += len(part)
                 while len(pending) > 2 * SENDERS:
                     pending.popleft().result()
+            while pending:
+                pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+    return written
+
+
+def send_prepared(
+    redis: Redis | RedisCluster, ladder_config: LadderConfig, prepared: _Prepared
+) -> int:
+    """Send the boards' rows ``_Prepared`` holds, as ``project`` sends the rows it reads (the
+    same script and mode, the same threads)."""
+    script = redis.register_script(WRITE)
+    ladder = ladder_config.name
+    live = boards(ladder)
+
+    def send(calls: list[tuple[list[str], str]]) -> None:
+        if isinstance(redis, RedisCluster):
+            for ids, payload in calls:
+                write_payload(redis, script, live, ladder, ids, payload, "created")
+            return
+        with redis.pipeline(transaction=False) as pipe:
+            for ids, payload in calls:
+                write_payload(pipe, script, live, ladder, ids, payload, "created")
+            pipe.execute()
+
+    written = 0
+    calls: list[tuple[list[str], str]] = []
+    pending: deque[Future[None]] = deque()
+    with ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="ladder-import") as pool:
+        try:
+            for call in prepared.chunks():
+                calls.append(call)
+                written += len(call[0])
+                if len(calls) * SCRIPT_CHUNK >= imports.FETCH:
+                    pending.append(pool.submit(send, calls))
+                    calls = []
+                while len(pending) > 2 * SENDERS:
+                    pending.popleft().result()
+            if calls:
+                pending.append(pool.submit(send, calls))
             while pending:
                 pending.popleft().result()
         finally:

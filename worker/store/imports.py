@@ -10,6 +10,11 @@ twice changes nothing the second time). ``write`` then creates the players, thei
 (kind ``import``) and the ``imported_players`` record with three ``INSERT ... SELECT``; nothing
 goes through Python row by row but the ``COPY``. Leaving without ``commit`` rolls everything
 back, the temporary tables included.
+
+``create`` is the short way for the chunks of a file of new players: each chunk staged and its
+three tables' rows inserted at once, with no check first (a savepoint around them); the
+tables' unique keys refuse a player the ladder has or a player named twice, and then the
+chunk is only staged and the rest of the file checked the usual way.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
@@ -68,13 +74,39 @@ class Line:
             f"{'t' if self.email_verified else 'f'}\t{'t' if self.display_name_chosen else 'f'}\n"
         )
 
+    def player_row(self, ladder: str, now: datetime) -> tuple[Any, ...]:
+        """The ``players`` row (``PLAYER_ROW``) that ``create`` and ``write`` make of the line,
+        as PostgreSQL hands it back (timestamps in UTC)."""
+        last = None if self.last_game_at is None else self.last_game_at.astimezone(UTC)
+        return (
+            ladder,
+            self.player_id,
+            self.rating,
+            self.rated_games,
+            self.experience,
+            True,  # listed
+            0,  # boosted_points
+            self.email_verified,
+            self.display_name_chosen,
+            None,  # linked_to
+            1,  # version
+            last,
+            now.astimezone(UTC),  # updated_at
+            False,  # banned
+        )
+
+
+def _player_id(line: Line) -> str:
+    return line.player_id
+
 
 @dataclass(frozen=True)
 class Counts:
     lines: int  # lines staged (parsed well)
-    new: int  # players the file would create
+    new: int  # players the file would create (besides those created already)
     same: int  # lines identical to an earlier import of the player: nothing to do
     refused: int  # lines refused, by parsing or by the checks
+    created: int = 0  # players created already (``Staging.create``)
 
 
 class Staging:
@@ -96,6 +128,10 @@ class Staging:
         )
         self._driver.execute(
             "CREATE TEMPORARY TABLE import_refusals (line int8 NOT NULL, reason text NOT NULL)"
+            " ON COMMIT DROP"
+        )
+        self._driver.execute(
+            "CREATE TEMPORARY TABLE import_chunk (LIKE import_lines INCLUDING DEFAULTS)"
             " ON COMMIT DROP"
         )
         return self
@@ -120,6 +156,82 @@ class Staging:
             names = ", ".join(LINE_COLUMNS)
             with cursor.copy(f"COPY import_lines ({names}) FROM STDIN") as copy:
                 copy.write("".join([line.copy_text() for line in lines]).encode("utf-8"))
+
+    def create(self, lines: Sequence[Line], event_id: str, start: float, now: datetime) -> bool:
+        """Stage these lines (as ``load``) and create their players at once, as ``write``
+        would after ``check`` found nothing to refuse or to set aside: their ``players`` rows,
+        ledger rows and import records. True when created: their staged lines are marked so,
+        and ``check`` and ``write`` leave them alone. False, with nothing of them created (a
+        savepoint), when any of them cannot be created so (a player the ladder or its import
+        records already have, or one named twice): they are staged only, for ``check``.
+
+        Called for a file's chunks in order until it says False (then ``load`` for the rest),
+        the lines created are always a prefix of the file's: a later line naming the same
+        player is refused by ``check`` as named again."""
+        if not lines:
+            return True
+        params = {
+            "ladder": self.ladder,
+            "event_id": event_id,
+            "start": start,
+            "now": now,
+            "kind": str(LedgerKind.IMPORT),
+        }
+        with self._driver.cursor() as cursor:
+            self._stage_chunk(cursor, lines)
+            cursor.execute("SAVEPOINT import_create")
+            try:
+                self._create(cursor, params)
+            except psycopg.errors.UniqueViolation:
+                cursor.execute("ROLLBACK TO SAVEPOINT import_create")
+                created = False
+            else:
+                cursor.execute("RELEASE SAVEPOINT import_create")
+                created = True
+            names = ", ".join(LINE_COLUMNS)
+            cursor.execute(
+                f"INSERT INTO import_lines ({names}, state) SELECT {names}, %s FROM import_chunk",
+                ("created" if created else None,),
+            )
+        return created
+
+    def _stage_chunk(self, cursor: Any, lines: Sequence[Line]) -> None:
+        cursor.execute("TRUNCATE import_chunk")
+        names = ", ".join(LINE_COLUMNS)
+        with cursor.copy(f"COPY import_chunk ({names}) FROM STDIN") as copy:
+            # In player id order (the tables' index order: each index takes the chunk in
+            # one pass), sorted here once rather than by PostgreSQL for each table: a table
+            # just truncated and filled is scanned in the order written (only the speed
+            # depends on it).
+            ordered = sorted(lines, key=_player_id)
+            copy.write("".join([line.copy_text() for line in ordered]).encode("utf-8"))
+
+    def _create(self, cursor: Any, params: dict[str, Any]) -> None:
+        cursor.execute(  # the rows of ``Line.player_row``
+            "INSERT INTO players (ladder, player_id, rating, rated_games, experience,"
+            " listed, boosted_points, email_verified, display_name_chosen, linked_to,"
+            " version, last_game_at, updated_at)"
+            " SELECT %(ladder)s, player_id, rating, rated_games, experience, true, 0,"
+            " email_verified, display_name_chosen, NULL, 1, last_game_at, %(now)s"
+            " FROM import_chunk",
+            params,
+        )
+        cursor.execute(
+            "INSERT INTO imported_players (ladder, player_id, event_id, rating, rated_games,"
+            " experience, last_game_at, email_verified, display_name_chosen, imported_at)"
+            " SELECT %(ladder)s, player_id, %(event_id)s, rating, rated_games, experience,"
+            " last_game_at, email_verified, display_name_chosen, %(now)s"
+            " FROM import_chunk",
+            params,
+        )
+        cursor.execute(
+            "INSERT INTO rating_changes (ladder, player_id, event_id, kind, rating_before,"
+            " rating_after, delta, k, expected, at)"
+            " SELECT %(ladder)s, player_id, %(event_id)s, %(kind)s, %(start)s, rating,"
+            " rating - %(start)s, NULL, NULL, %(now)s"
+            " FROM import_chunk",
+            params,
+        )
 
     def refuse(self, refusals: Sequence[tuple[int, str]]) -> None:
         """Record lines refused while parsing."""
@@ -166,10 +278,11 @@ class Staging:
             cursor.execute(
                 "SELECT count(*), count(*) FILTER (WHERE state IS NULL),"
                 " count(*) FILTER (WHERE state = 'same'),"
-                " (SELECT count(*) FROM import_refusals) FROM import_lines"
+                " (SELECT count(*) FROM import_refusals),"
+                " count(*) FILTER (WHERE state = 'created') FROM import_lines"
             )
-            staged, new, same, refused = cursor.fetchone()
-        return Counts(int(staged), int(new), int(same), int(refused))
+            staged, new, same, refused, created = cursor.fetchone()
+        return Counts(int(staged), int(new), int(same), int(refused), int(created))
 
     def refusals(self) -> Iterator[tuple[int, str]]:
         """Every refused line with its reason, in line order (a server-side cursor)."""
