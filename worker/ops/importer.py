@@ -62,7 +62,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.events import Identifier, parse_timestamp
-from worker.boards.projection import WRITE, Rows, boards, write_payload, write_rows
+from worker.boards.projection import WRITE, Rows, boards, write_payload
 from worker.ladders import LadderConfig
 from worker.ops import collector
 from worker.ops.progress import Progress
@@ -342,9 +342,7 @@ class _Prepared:
         assert self._file is not None
         rows = [self._maker.row(line.player_row(self.ladder, self.moment)) for line in lines]
         for i in range(0, len(rows), SCRIPT_CHUNK):
-            part = rows[i : i + SCRIPT_CHUNK]
-            payload = json.dumps(part, ensure_ascii=False, separators=(",", ":"))
-            marshal.dump(([row[0] for row in part], payload), self._file)
+            marshal.dump(_call(rows[i : i + SCRIPT_CHUNK]), self._file)
 
     def chunks(self) -> Iterator[tuple[list[str], str]]:
         """(player ids, payload) of every script call, in the order they were added."""
@@ -400,20 +398,12 @@ def project(
 
     As in a rebuild, two threads send chunks to Redis while this one reads and prepares the
     next ones, so PostgreSQL, Python and Redis work at the same time."""
-    script = redis.register_script(WRITE)
     ladder = ladder_config.name
     maker = Rows(ladder_config)
-    live = boards(ladder)
+    sender = _calls_sender(redis, ladder)
 
     def send(rows: list[list[Any]]) -> None:
-        if isinstance(redis, RedisCluster):
-            for i in range(0, len(rows), SCRIPT_CHUNK):
-                write_rows(redis, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "created")
-            return
-        with redis.pipeline(transaction=False) as pipe:
-            for i in range(0, len(rows), SCRIPT_CHUNK):
-                write_rows(pipe, script, live, ladder, rows[i : i + SCRIPT_CHUNK], "created")
-            pipe.execute()
+        sender([_call(rows[i : i + SCRIPT_CHUNK]) for i in range(0, len(rows), SCRIPT_CHUNK)])
 
     written = 0
     pending: deque[Future[None]] = deque()
@@ -437,19 +427,7 @@ def send_prepared(
 ) -> int:
     """Send the boards' rows ``_Prepared`` holds, as ``project`` sends the rows it reads (the
     same script and mode, the same threads)."""
-    script = redis.register_script(WRITE)
-    ladder = ladder_config.name
-    live = boards(ladder)
-
-    def send(calls: list[tuple[list[str], str]]) -> None:
-        if isinstance(redis, RedisCluster):
-            for ids, payload in calls:
-                write_payload(redis, script, live, ladder, ids, payload, "created")
-            return
-        with redis.pipeline(transaction=False) as pipe:
-            for ids, payload in calls:
-                write_payload(pipe, script, live, ladder, ids, payload, "created")
-            pipe.execute()
+    send = _calls_sender(redis, ladder_config.name)
 
     written = 0
     calls: list[tuple[list[str], str]] = []
@@ -472,6 +450,32 @@ def send_prepared(
             for future in pending:
                 future.cancel()
     return written
+
+
+def _call(rows: list[list[Any]]) -> tuple[list[str], str]:
+    """One ``WRITE`` call's player ids and payload (``write_rows``'s encoding)."""
+    return [row[0] for row in rows], json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+
+
+def _calls_sender(
+    redis: Redis | RedisCluster, ladder: str
+) -> Callable[[list[tuple[list[str], str]]], None]:
+    """Sends ``WRITE`` calls in ``created`` mode: one pipeline for them (a cluster pipeline
+    refuses scripts: one by one there)."""
+    script = redis.register_script(WRITE)
+    live = boards(ladder)
+
+    def send(calls: list[tuple[list[str], str]]) -> None:
+        if isinstance(redis, RedisCluster):
+            for ids, payload in calls:
+                write_payload(redis, script, live, ladder, ids, payload, "created")
+            return
+        with redis.pipeline(transaction=False) as pipe:
+            for ids, payload in calls:
+                write_payload(pipe, script, live, ladder, ids, payload, "created")
+            pipe.execute()
+
+    return send
 
 
 class _Parser:
