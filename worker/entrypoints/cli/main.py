@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from worker.entrypoints.cli.launch import started
 from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused
 from worker.ladders import ConfigError
 from worker.settings import Settings, SettingsError
@@ -86,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from worker.store.migrate import require_current
 
             require_current(rt.engine)
+        started()  # the collector back on, if the console script paused it for start-up
         return dispatch(rt, args)
     except ConfigError as exc:
         print(f"ladder: configuration refused: {exc}", file=sys.stderr)
