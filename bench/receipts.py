@@ -14,16 +14,11 @@ The ``receipts`` section of ``python -m bench.run`` (``--only receipts``):
 
 from __future__ import annotations
 
-import json
-import random
 import statistics
-import threading
-import time
 from pathlib import Path
 from typing import Any, cast
 
-from bench import env
-from bench.events import probe_game
+from bench import arrival, env
 
 ON, OFF = "receipts on", "receipts off"
 
@@ -113,79 +108,10 @@ def receipt_latency(
     target: env.Target, rate: int, seconds: float, workers: int, log: Path
 ) -> dict[str, Any]:
     """Publish probes at ``rate`` for ``seconds``; a reader blocked on the receipt stream
-    notes each probe's arrival. Percentiles of publish-to-receipt, over every probe (one
-    never seen counts with the time it had waited: a lower bound)."""
-    from bench import run as bench
-    from worker import keys
-
-    target.reset()
-    procs = bench.Workers(bench._ladder_worker(False), workers, switched(target, True)
-                          .subprocess_env(), log)  # fmt: skip
-    tag = f"rc{random.randrange(1 << 20):x}"
-    sent: dict[str, float] = {}
-    arrived: dict[str, float] = {}
-    stop = threading.Event()
-
-    def read() -> None:
-        client = target.redis.__class__(connection_pool=target.redis.connection_pool)
-        last = "0-0"
-        while not stop.is_set():
-            reply = cast(
-                list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]],
-                client.xread({keys.RECEIPTS: last}, count=1000, block=100),
-            )
-            now = time.perf_counter()
-            for _, entries in reply:
-                for entry_id, fields in entries:
-                    last = entry_id.decode()
-                    arrived.setdefault(json.loads(fields[b"receipt"])["event_id"], now)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        payload, _ = probe_game(0, tag, "gammon42", "rc-opponent")
-        sent[f"{tag}-probe-0"] = time.perf_counter()
-        target.redis.rpush(keys.INBOX, payload)
-        deadline = time.perf_counter() + 60
-        while f"{tag}-probe-0" not in arrived:  # the workers are up
-            if time.perf_counter() > deadline:
-                raise RuntimeError("no receipt within 60 s of the first probe")
-            time.sleep(0.05)
-        sent.clear()
-        count = int(rate * seconds)
-        began = time.perf_counter()
-        ladders = ("gammon42", "fibs", "prostriker")
-        for n in range(1, count + 1):
-            delay = began + n / rate - time.perf_counter()
-            if delay > 0:
-                time.sleep(delay)
-            ladder = ladders[n % 3]
-            payload, _ = probe_game(n, tag, ladder, f"rc-{ladder}-{n % 500}")
-            sent[f"{tag}-probe-{n}"] = time.perf_counter()
-            target.redis.rpush(keys.INBOX, payload)
-        grace = time.perf_counter() + 10
-        while any(e not in arrived for e in sent) and time.perf_counter() < grace:
-            time.sleep(0.05)
-    finally:
-        stop.set()
-        reader.join(timeout=5)
-        procs.stop()
-    ended = time.perf_counter()
-    samples = sorted(arrived.get(e, ended) - at for e, at in sent.items())
-
-    def pct(p: float) -> float | None:
-        if not samples:
-            return None
-        return round(samples[min(len(samples) - 1, int(p * len(samples)))] * 1000, 2)
-
-    return {
-        "offered_events_per_second": rate,
-        "events": len(sent),
-        "arrived": sum(1 for e in sent if e in arrived),
-        "p50_ms": pct(0.50),
-        "p99_ms": pct(0.99),
-        "max_ms": round(samples[-1] * 1000, 2) if samples else None,
-    }
+    notes each probe's arrival (``bench.arrival``, the mixed workload)."""
+    found = arrival.measure(switched(target, True), rate, seconds, workers, log, "mixed")
+    found["arrived"] = found["visible"]
+    return found
 
 
 def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
