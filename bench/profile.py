@@ -42,11 +42,18 @@ TIMERS: list[tuple[str, str, str]] = [
         "Service._apply_with_retries",
     ),
     ("    claim_players (create + lock, in key order)", "worker.store.statements", "claim_players"),
-    ("    existing_events", "worker.store.statements", "existing_events"),
-    ("    load_links (before and after the locks)", "worker.store.statements", "load_links"),
-    ("    settled_tournaments", "worker.store.statements", "settled_tournaments"),
-    ("    window counts (_load_windows)", "worker.service.batch", "Service._load_windows"),
-    ("      of which window_games SQL", "worker.store.statements", "window_games"),
+    ("    load_links (before the locks)", "worker.store.statements", "load_links"),
+    (
+        "    after_claim (links again, duplicates, tournaments, window games: one round trip)",
+        "worker.store.statements",
+        "after_claim",
+    ),
+    (
+        "    window counts from the games (Service._windows)",
+        "worker.service.batch",
+        "Service._windows",
+    ),
+    ("      of which moderation's effects", "worker.store.moderation", "effective_windows"),
     ("    the engine's decisions (engine.ladder.apply)", "worker.service.batch", "apply"),
     (
         "    write_batch (COPY audit + ledger, UPDATE players)",

@@ -242,22 +242,22 @@ class Service:
         with self.engine.begin() as conn:
             links = store.load_links(conn, named)
             players = store.claim_players(conn, self._starts(events, links, now), now)
-            if store.load_links(conn, named) != links:
+            found = store.after_claim(
+                conn,
+                named,
+                {(e.ladder, e.tournament_id) for e in events if isinstance(e, TournamentFinished)},
+                self._window_asks(events, links),
+                {(e.ladder, e.event_id) for e in events},
+            )
+            if found.links != links:
                 raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
             state = LadderState(
                 players=players,
                 links=links,
                 linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
-                settled=store.settled_tournaments(
-                    conn,
-                    {
-                        (e.ladder, e.tournament_id)
-                        for e in events
-                        if isinstance(e, TournamentFinished)
-                    },
-                ),
-                windows=self._load_windows(conn, events, links, now),
-                seen=store.existing_events(conn, {(e.ladder, e.event_id) for e in events}),
+                settled=found.settled,
+                windows=self._windows(conn, found.games),
+                seen=found.seen,
             )
             batch = Rows(now)
             outcomes: list[Processed] = []
@@ -347,10 +347,11 @@ class Service:
                 starts.setdefault((event.ladder, ladder_links.get(pid, pid)), start)
         return starts
 
-    def _load_windows(
-        self, conn: Any, events: list[Event], links: dict[str, dict[str, str]], now: datetime
-    ) -> Windows:
-        windows = Windows()
+    def _window_asks(
+        self, events: list[Event], links: dict[str, dict[str, str]]
+    ) -> list[store.WindowAsk]:
+        """Per ladder, the batch's players' ranked games it must count: from the window
+        before the batch's first game to its last."""
         by_ladder: dict[str, list[GameFinished]] = {}
         for event in events:
             if isinstance(event, GameFinished) and event.mode == "ranked":
@@ -367,8 +368,13 @@ class Service:
             since = min(g.ended_at for g in games) - timedelta(hours=hours)
             until = max(g.ended_at for g in games)
             asks.append(store.WindowAsk(ladder, sorted(ids), since, until))
+        return asks
+
+    @staticmethod
+    def _windows(conn: Any, games: list[store.WindowGame]) -> Windows:
+        windows = Windows()
         # moderation: voided games count in no window, re-rated ones as re-rated
-        for past in moderated.effective_windows(conn, store.window_games(conn, asks)):
+        for past in moderated.effective_windows(conn, games):
             windows.add_ranked(past.ladder, past.winner_id, past.ended_at)
             windows.add_ranked(past.ladder, past.loser_id, past.ended_at)
             if past.rated:

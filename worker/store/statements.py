@@ -16,10 +16,10 @@ same functions run portable SQLAlchemy Core.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from sqlalchemy import and_, bindparam, or_, select, tuple_, update
 from sqlalchemy.dialects import sqlite
@@ -29,6 +29,7 @@ from engine import Player, PlayerKey
 from engine.player import STATE_FIELDS
 from worker.store.tables import events, links, players, rating_changes, tournaments
 
+T = TypeVar("T")
 PLAYER_COLUMNS = STATE_FIELDS  # the players columns besides the key: the engine Player's fields
 PLAYER_TYPES = (  # PostgreSQL types of PLAYER_COLUMNS
     "float8",
@@ -178,11 +179,14 @@ def claim_players(
     if _pg(conn):
         params = _split(starts)
         ordered = list(zip(params["ladders"], params["ids"], strict=True))
-        conn.exec_driver_sql(
-            _PG_CLAIM_PLAYERS, {**params, "ratings": [starts[k] for k in ordered], "now": now}
-        )
-        rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, params)
-        return {(r[0], r[1]): _record(r) for r in rows}
+        driver = _driver(conn)
+        with driver.pipeline():  # the claim and the read of the locked rows: one round trip
+            driver.execute(
+                _PG_CLAIM_PLAYERS,
+                {**params, "ratings": [starts[k] for k in ordered], "now": now},
+            )
+            locked = driver.execute(_PG_SELECT_PLAYERS, params)
+        return {(r[0], r[1]): _record(r) for r in locked.fetchall()}
     rows_in = [
         {"ladder": ladder, "player_id": pid, "rating": starts[(ladder, pid)], "updated_at": now}
         for ladder, pid in sorted(starts)
@@ -213,8 +217,7 @@ def existing_events(
     """The events already applied among ``keys``, with their payload digests (``None`` on
     rows written before digests were stored)."""
     if _pg(conn):
-        rows = conn.exec_driver_sql(_PG_EXISTING_EVENTS, _split(keys))
-        return {(a, b): d for a, b, d in rows}
+        return _run(conn, _existing_read(keys))
     seen: dict[tuple[str, str], str | None] = {}
     for part in chunks(sorted(set(keys))):
         query = select(events.c.ladder, events.c.event_id, events.c.digest).where(
@@ -227,12 +230,9 @@ def existing_events(
 def load_links(conn: Connection, named: dict[str, set[str]]) -> dict[str, dict[str, str]]:
     """Per ladder, the {anonymous_id: account_id} links in which any named id takes part,
     on either side. Every named ladder is in the answer (``{}`` when it has none)."""
-    found: dict[str, dict[str, str]] = {ladder: {} for ladder in named}
-    pairs = [(ladder, pid) for ladder, ids in named.items() for pid in ids]
     if _pg(conn):
-        for ladder, anon_id, account_id in conn.exec_driver_sql(_PG_LINKS, _split(pairs)):
-            found[ladder][anon_id] = account_id
-        return found
+        return _run(conn, _links_read(named))
+    found: dict[str, dict[str, str]] = {ladder: {} for ladder in named}
     for ladder, ids in named.items():
         for part in chunks(sorted(ids)):
             query = select(links.c.anonymous_id, links.c.account_id).where(
@@ -248,7 +248,7 @@ def settled_tournaments(conn: Connection, keys: Iterable[tuple[str, str]]) -> se
     if not keys:
         return set()
     if _pg(conn):
-        return {(a, b) for a, b in conn.exec_driver_sql(_PG_TOURNAMENTS, _split(keys))}
+        return _run(conn, _tournaments_read(keys))
     query = select(tournaments.c.ladder, tournaments.c.tournament_id).where(
         tuple_(tournaments.c.ladder, tournaments.c.tournament_id).in_(keys)
     )
@@ -262,23 +262,7 @@ def window_games(conn: Connection, asks: Sequence[WindowAsk]) -> list[WindowGame
     if not asks:
         return []
     if _pg(conn):
-        document = [
-            {
-                "ladder": ask.ladder,
-                "since": ask.since.isoformat(),
-                "until": ask.until.isoformat(),
-                "ids": sorted(set(ask.ids)),
-            }
-            for ask in asks
-        ]
-        rows = conn.exec_driver_sql(_PG_WINDOW_GAMES, {"asks": _json(document)}).fetchall()
-        games: dict[tuple[str, str], WindowGame] = {}
-        for ladder, event_id, winner, loser, ended_at, outcome in rows:
-            if (ladder, event_id) not in games:  # a game of two asking players comes twice
-                games[(ladder, event_id)] = WindowGame(
-                    ladder, event_id, winner, loser, ended_at, outcome == "rated"
-                )
-        return list(games.values())
+        return _run(conn, _windows_read(asks))
     found: dict[tuple[str, str], WindowGame] = {}
     for ask in asks:
         for part in chunks(sorted(set(ask.ids))):
@@ -297,6 +281,116 @@ def window_games(conn: Connection, asks: Sequence[WindowAsk]) -> list[WindowGame
                     ask.ladder, event_id, winner, loser, ended_at, outcome == "rated"
                 )
     return list(found.values())
+
+
+class AfterClaim(NamedTuple):
+    """What a batch reads once its players are locked."""
+
+    links: dict[str, dict[str, str]]  # ``load_links`` again: a link committed meanwhile?
+    settled: set[tuple[str, str]]  # ``settled_tournaments``
+    games: list[WindowGame]  # ``window_games``
+    seen: dict[tuple[str, str], str | None]  # ``existing_events``
+
+
+def after_claim(
+    conn: Connection,
+    named: dict[str, set[str]],
+    tournament_keys: Iterable[tuple[str, str]],
+    asks: Sequence[WindowAsk],
+    event_keys: Iterable[tuple[str, str]],
+) -> AfterClaim:
+    """The reads a batch makes once its players are locked. On PostgreSQL they go in one
+    round trip (psycopg's pipeline mode): each statement is sent without waiting for the one
+    before, and the server runs them in order, in the batch's transaction, after the locks."""
+    tournament_keys = sorted(set(tournament_keys))
+    asks = [ask for ask in asks if ask.ids]
+    if not _pg(conn):
+        return AfterClaim(
+            load_links(conn, named),
+            settled_tournaments(conn, tournament_keys),
+            window_games(conn, asks),
+            existing_events(conn, event_keys),
+        )
+    reads: list[_Read[Any]] = [_links_read(named), _existing_read(event_keys)]
+    if tournament_keys:
+        reads.append(_tournaments_read(tournament_keys))
+    if asks:
+        reads.append(_windows_read(asks))
+    driver = _driver(conn)
+    with driver.pipeline():
+        cursors = [driver.execute(read.sql, read.params) for read in reads]
+    made = [read.make(cursor.fetchall()) for read, cursor in zip(reads, cursors, strict=True)]
+    return AfterClaim(
+        links=made[0],
+        seen=made[1],
+        settled=made[2] if tournament_keys else set(),
+        games=made[-1] if asks else [],
+    )
+
+
+# -- the reads on PostgreSQL: each a statement, its parameters and what its rows make, so
+# that one read runs alone or beside others in one round trip (``after_claim``).
+
+
+@dataclass(frozen=True)
+class _Read(Generic[T]):
+    sql: str
+    params: dict[str, Any]
+    make: Callable[[Sequence[Any]], T]
+
+
+def _run(conn: Connection, read: _Read[T]) -> T:
+    return read.make(conn.exec_driver_sql(read.sql, read.params).fetchall())
+
+
+def _driver(conn: Connection) -> Any:
+    """The batch's own psycopg connection (so inside its transaction)."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    return driver
+
+
+def _links_read(named: dict[str, set[str]]) -> _Read[dict[str, dict[str, str]]]:
+    def make(rows: Sequence[Any]) -> dict[str, dict[str, str]]:
+        found: dict[str, dict[str, str]] = {ladder: {} for ladder in named}
+        for ladder, anon_id, account_id in rows:
+            found[ladder][anon_id] = account_id
+        return found
+
+    pairs = [(ladder, pid) for ladder, ids in named.items() for pid in ids]
+    return _Read(_PG_LINKS, _split(pairs), make)
+
+
+def _existing_read(
+    keys: Iterable[tuple[str, str]],
+) -> _Read[dict[tuple[str, str], str | None]]:
+    return _Read(_PG_EXISTING_EVENTS, _split(keys), lambda rows: {(a, b): d for a, b, d in rows})
+
+
+def _tournaments_read(keys: Iterable[tuple[str, str]]) -> _Read[set[tuple[str, str]]]:
+    return _Read(_PG_TOURNAMENTS, _split(keys), lambda rows: {(a, b) for a, b in rows})
+
+
+def _windows_read(asks: Sequence[WindowAsk]) -> _Read[list[WindowGame]]:
+    def make(rows: Sequence[Any]) -> list[WindowGame]:
+        games: dict[tuple[str, str], WindowGame] = {}
+        for ladder, event_id, winner, loser, ended_at, outcome in rows:
+            if (ladder, event_id) not in games:  # a game of two asking players comes twice
+                games[(ladder, event_id)] = WindowGame(
+                    ladder, event_id, winner, loser, ended_at, outcome == "rated"
+                )
+        return list(games.values())
+
+    document = [
+        {
+            "ladder": ask.ladder,
+            "since": ask.since.isoformat(),
+            "until": ask.until.isoformat(),
+            "ids": sorted(set(ask.ids)),
+        }
+        for ask in asks
+    ]
+    return _Read(_PG_WINDOW_GAMES, {"asks": _json(document)}, make)
 
 
 def write_batch(
@@ -358,8 +452,7 @@ def _copy(
     """``COPY ... FROM STDIN`` on the batch's own connection (so inside its transaction)."""
     if not rows:
         return
-    driver = conn.connection.driver_connection
-    assert driver is not None
+    driver = _driver(conn)
     index = columns.index(json_column) if json_column is not None else -1
     with driver.cursor() as cursor:
         with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
