@@ -109,6 +109,26 @@ def test_a_void_rerates_exactly_as_if_the_games_had_never_been_played(runtime, c
     clean(runtime, "gammon42")
 
 
+def test_a_game_after_a_void_counts_the_pair_limit_without_the_voided_games(runtime, capsys):
+    """SPEC 2.4 step 5: "not rated once the pair already has N rated games (default 3) in the
+    24 hours before ended_at". Voided games are not among them, and a game the void re-rated
+    counts as re-rated: the worker's windows read moderation's effects (here farm-0 and
+    farm-1 are voided, farm-3 becomes rated, so c and v have 2 rated games: late is rated;
+    read without the effects they would have 3, and late would hit the pair limit)."""
+    events = pair_games()
+    publish(runtime, *events)
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "farm-0", "farm-1", "--reason", "cheating")
+    late = game("c", "v", event_id="late", ended_at=T0 + timedelta(hours=9))
+    publish(runtime, late)
+    drain(runtime)
+    outcomes = {r["event_id"]: r["outcome"] for r in audit(runtime, "gammon42")}
+    assert "rated" == outcomes["late"]
+    kept = [e for e in events if e["event_id"] not in ("farm-0", "farm-1")]
+    assert oracle_boards([*kept, late], "gammon42") == board(runtime, "gammon42")
+    clean(runtime, "gammon42")
+
+
 @pytest.mark.parametrize("name", ["fibs", "prostriker"])
 def test_a_void_is_exact_on_every_ruleset(runtime, capsys, name):
     """Exactness on fibs (experience, multiplier, pair limit) and prostriker (K by games)."""

@@ -256,7 +256,7 @@ class Service:
                 links=links,
                 linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
                 settled=found.settled,
-                windows=self._windows(conn, found.games),
+                windows=self._windows(conn, found.games, found.moderated),
                 seen=found.seen,
             )
             batch = Rows(now)
@@ -371,10 +371,11 @@ class Service:
         return asks
 
     @staticmethod
-    def _windows(conn: Any, games: list[store.WindowGame]) -> Windows:
+    def _windows(conn: Any, games: list[store.WindowGame], moderated_ladders: set[str]) -> Windows:
         windows = Windows()
-        # moderation: voided games count in no window, re-rated ones as re-rated
-        for past in moderated.effective_windows(conn, games):
+        if moderated_ladders:  # voided games count in no window, re-rated ones as re-rated
+            games = moderated.effective_windows(conn, games)
+        for past in games:
             windows.add_ranked(past.ladder, past.winner_id, past.ended_at)
             windows.add_ranked(past.ladder, past.loser_id, past.ended_at)
             if past.rated:

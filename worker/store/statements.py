@@ -290,6 +290,7 @@ class AfterClaim(NamedTuple):
     settled: set[tuple[str, str]]  # ``settled_tournaments``
     games: list[WindowGame]  # ``window_games``
     seen: dict[tuple[str, str], str | None]  # ``existing_events``
+    moderated: set[str]  # the asked ladders with any moderation effect (void, re-rating)
 
 
 def after_claim(
@@ -310,12 +311,13 @@ def after_claim(
             settled_tournaments(conn, tournament_keys),
             window_games(conn, asks),
             existing_events(conn, event_keys),
+            {ask.ladder for ask in asks},  # (the effects are looked up for every ladder)
         )
     reads: list[_Read[Any]] = [_links_read(named), _existing_read(event_keys)]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
     if asks:
-        reads.append(_windows_read(asks))
+        reads += [_moderated_read([ask.ladder for ask in asks]), _windows_read(asks)]
     driver = _driver(conn)
     with driver.pipeline():
         cursors = [driver.execute(read.sql, read.params) for read in reads]
@@ -325,6 +327,7 @@ def after_claim(
         seen=made[1],
         settled=made[2] if tournament_keys else set(),
         games=made[-1] if asks else [],
+        moderated=made[-2] if asks else set(),
     )
 
 
@@ -369,6 +372,22 @@ def _existing_read(
 
 def _tournaments_read(keys: Iterable[tuple[str, str]]) -> _Read[set[tuple[str, str]]]:
     return _Read(_PG_TOURNAMENTS, _split(keys), lambda rows: {(a, b) for a, b in rows})
+
+
+# The ladders with any row in ``event_effects`` (a void or a re-rating of a game): one index
+# probe each. A window's games need moderation's effects looked up only in those; a void
+# locks every player of its ladder while it writes them, so what this reads after the claim
+# cannot change before the batch commits.
+_PG_MODERATED = """
+SELECT k.ladder FROM unnest(%(ladders)s::text[]) AS k(ladder)
+WHERE EXISTS (SELECT 1 FROM event_effects WHERE ladder = k.ladder)
+"""
+
+
+def _moderated_read(ladders: Sequence[str]) -> _Read[set[str]]:
+    return _Read(
+        _PG_MODERATED, {"ladders": sorted(set(ladders))}, lambda rows: {r[0] for r in rows}
+    )
 
 
 def _windows_read(asks: Sequence[WindowAsk]) -> _Read[list[WindowGame]]:
