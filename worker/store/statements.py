@@ -8,9 +8,10 @@ Speed: on PostgreSQL every statement of the batch path has a constant text, what
 batch size: key sets travel as arrays (``unnest``), not as ``IN (...)`` lists whose text
 changes with their length. psycopg then prepares each statement once per connection, and
 neither SQLAlchemy nor the server parses it again (``worker.store.tables`` keeps each run
-planned for the tables as they are). Audit and ledger rows go in with ``COPY``; changed players are
-written back with one upsert of a JSON document. On SQLite (the single-process demo) the
-same functions run portable SQLAlchemy Core.
+planned for the tables as they are). Audit rows, ledger rows and the changed players each
+travel as one JSON document, and a batch's statements after its first read go in two round
+trips (psycopg's pipeline mode: ``claim_players``, ``after_claim``, ``write_batch``). On
+SQLite (the single-process demo) the same functions run portable SQLAlchemy Core.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from sqlalchemy import and_, bindparam, or_, select, tuple_, update
-from sqlalchemy.dialects import sqlite
+from sqlalchemy import String, Table, and_, bindparam, or_, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from engine import Player, PlayerKey
@@ -149,6 +150,31 @@ CROSS JOIN LATERAL (
 _PG_WINDOW_GAMES = (
     _PG_WINDOW_SIDE.format(side="winner_id") + "UNION ALL" + _PG_WINDOW_SIDE.format(side="loser_id")
 )
+
+
+def _json_insert(table: Table, columns: tuple[str, ...]) -> str:
+    """An INSERT of rows sent as one JSON document (a list of objects keyed by column), in
+    the document's order: ``seq`` and ``id`` number a batch's audit and ledger rows as they
+    were scored. Text columns are read as ``text``, so a value too long for its column is
+    refused by the INSERT, not cut by a cast."""
+    dialect: Any = postgresql.dialect()  # type: ignore[no-untyped-call]
+
+    def read_as(column: str) -> str:
+        kind = table.c[column].type
+        return "text" if isinstance(kind, String) else str(kind.compile(dialect=dialect))
+
+    names = ", ".join(columns)
+    defined = ", ".join(f"{c} {read_as(c)}" for c in columns)
+    return (
+        f"INSERT INTO {table.name} ({names}) SELECT {names} FROM ROWS FROM "
+        f"(json_to_recordset(%(rows)s::json) AS ({defined})) WITH ORDINALITY AS v({names}, n) "
+        "ORDER BY v.n"
+    )
+
+
+_PG_INSERT_AUDIT = _json_insert(events, AUDIT_COLUMNS)
+_PG_INSERT_LEDGER = _json_insert(rating_changes, LEDGER_COLUMNS)
+
 # Changed players are written back as an upsert of the locked rows: like the claim, it finds
 # each row through the primary key, with no join for the planner to get wrong. The rows travel
 # as one JSON document (cheaper to send than one array per column).
@@ -423,9 +449,23 @@ def write_batch(
     """Audit rows, ledger rows (in order: their ids keep each player's ledger sequence),
     new links and settled tournaments, then the changed players."""
     dirty = list(dirty)
+    if _pg(conn) and not (link_rows or tournament_rows):
+        # The usual batch: audit rows, ledger rows and the players in one round trip.
+        driver = _driver(conn)
+        with driver.pipeline():
+            if audit_rows:
+                driver.execute(_PG_INSERT_AUDIT, {"rows": _json(audit_rows)})
+            if change_rows:
+                driver.execute(_PG_INSERT_LEDGER, {"rows": _json(change_rows)})
+            if dirty:
+                rows = [_values(p, "ladder", "player_id") for p in dirty]
+                driver.execute(_PG_WRITE_PLAYERS, {"rows": _json(rows)})
+        return
     if _pg(conn):
-        _copy(conn, "events", AUDIT_COLUMNS, audit_rows, json_column="payload")
-        _copy(conn, "rating_changes", LEDGER_COLUMNS, change_rows)
+        if audit_rows:
+            conn.exec_driver_sql(_PG_INSERT_AUDIT, {"rows": _json(audit_rows)})
+        if change_rows:
+            conn.exec_driver_sql(_PG_INSERT_LEDGER, {"rows": _json(change_rows)})
     else:
         if audit_rows:
             conn.execute(events.insert(), audit_rows)
@@ -459,27 +499,6 @@ def _values(record: Player, ladder_key: str, id_key: str) -> dict[str, Any]:
     values = {ladder_key: record.ladder, id_key: record.player_id}
     values.update((c, getattr(record, c)) for c in PLAYER_COLUMNS)
     return values
-
-
-def _copy(
-    conn: Connection,
-    table: str,
-    columns: tuple[str, ...],
-    rows: list[dict[str, Any]],
-    json_column: str | None = None,
-) -> None:
-    """``COPY ... FROM STDIN`` on the batch's own connection (so inside its transaction)."""
-    if not rows:
-        return
-    driver = _driver(conn)
-    index = columns.index(json_column) if json_column is not None else -1
-    with driver.cursor() as cursor:
-        with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-            for row in rows:
-                values = [row[c] for c in columns]
-                if index >= 0:
-                    values[index] = _json(values[index])
-                copy.write_row(values)
 
 
 def _json(value: Any) -> str:
