@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -230,3 +231,58 @@ def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypa
     monkeypatch.setattr(runtime.service, "process", real)
     drain(runtime)
     assert ("rated", None) == outcome(runtime, "gammon42", "g-2")
+
+
+def test_a_serving_workers_job_takes_an_event_published_while_it_waits(runtime, monkeypatch):
+    """A worker that runs until stopped keeps its batch job a moment when the inbox is empty:
+    an event published then is applied in that job, with no RQ job enqueued for it."""
+    import threading
+
+    from worker.queue import jobs
+
+    monkeypatch.setattr(jobs, "FOLLOW_ON_WAIT_SECONDS", 2.0)
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    batch, payloads = runtime.inbox.claim()
+    later = threading.Timer(0.3, publish, (runtime, game("carol", "dave", event_id="g-2")))
+    jobs.waiting.set()
+    try:
+        later.start()
+        assert 2 == jobs.process_batch(runtime, payloads)
+    finally:
+        jobs.waiting.clear()
+        later.join()
+    runtime.inbox.release(batch)
+    assert {("rated", None)} == {outcome(runtime, "gammon42", e) for e in ("g-1", "g-2")}
+    assert 0 == runtime.inbox.queue.count
+    assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
+
+
+def test_a_burst_workers_job_ends_when_the_inbox_is_empty(runtime, monkeypatch):
+    """``ladder worker --burst`` drains what was published: a job waits for nothing more, and
+    an event published after it ends waits in the inbox for the next job."""
+    import time
+
+    from worker.queue import jobs
+
+    monkeypatch.setattr(jobs, "FOLLOW_ON_WAIT_SECONDS", 2.0)
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    batch, payloads = runtime.inbox.claim()
+    started = time.monotonic()
+    assert 1 == jobs.process_batch(runtime, payloads)
+    assert time.monotonic() - started < 1.0
+    runtime.inbox.release(batch)
+
+
+def test_a_claim_that_waits_registers_its_batch_before_it_blocks(runtime):
+    """An event moved by the blocking claim is in a staging list ``recover`` can find."""
+    assert runtime.inbox.claim_blocking(0.05) is None
+    assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
+    publish(runtime, game("alice", "bob", event_id="g-1"), game("carol", "dave", event_id="g-2"))
+    claimed = runtime.inbox.claim_blocking(0.05)
+    assert claimed is not None
+    batch, payloads = claimed
+    assert ["g-1", "g-2"] == [json.loads(p)["event_id"] for p in payloads]
+    assert [batch.encode()] == runtime.redis.zrange(keys.STAGING_INDEX, 0, -1)
+    assert 2 == runtime.redis.llen(keys.staging(batch))
+    assert 2 == runtime.inbox.recover(grace_seconds=0)
+    assert 1 == runtime.inbox.queue.count

@@ -90,17 +90,29 @@ class Inbox:
         return len(claimed[1])
 
     def pump_blocking(self, timeout: float) -> int:
-        """Wait up to ``timeout`` seconds for the first event, then take the rest waiting.
+        """Wait up to ``timeout`` seconds for the first event, then move it and the rest
+        waiting (up to one batch) into an RQ job; returns how many events."""
+        claimed = self.claim_blocking(timeout)
+        if claimed is None:
+            return 0
+        self.hand_over(*claimed)
+        return len(claimed[1])
+
+    def claim_blocking(self, timeout: float) -> tuple[str, list[str]] | None:
+        """``claim``, waiting up to ``timeout`` seconds for the first event (the rest is what
+        waits then, up to one batch); None if none came.
 
         The batch is registered before the blocking move, so an event moved into its staging
         list is always findable by ``recover``.
         """
         batch = uuid.uuid4().hex
         self.redis.zadd(keys.STAGING_INDEX, {batch: time.time()})
-        first = self.redis.blmove(keys.INBOX, keys.staging(batch), int(timeout), "LEFT", "RIGHT")
+        # Redis (6.0 and later) takes a decimal timeout; redis-py's annotation says int.
+        wait: Any = timeout
+        first = self.redis.blmove(keys.INBOX, keys.staging(batch), wait, "LEFT", "RIGHT")
         if first is None:
             self.redis.zrem(keys.STAGING_INDEX, batch)
-            return 0
+            return None
         self.redis.zadd(keys.STAGING_INDEX, {batch: time.time()})
         more = []
         if self.batch_size > 1:
@@ -108,9 +120,7 @@ class Inbox:
                 keys=[keys.INBOX, keys.staging(batch), keys.STAGING_INDEX],
                 args=[self.batch_size - 1, time.time(), batch],
             )
-        items = [first, *(more or [])]
-        self.hand_over(batch, _staged(items))
-        return len(items)
+        return batch, _staged([first, *(more or [])])
 
     def drain(self, stop: Callable[[], bool] = lambda: False) -> int:
         moved = 0
