@@ -31,7 +31,7 @@ from engine.player import STATE_FIELDS
 from worker import keys
 from worker.boards.receipts import ReceiptSink, read_ranks
 from worker.ladders import RulesVersion
-from worker.lua import lua_source
+from worker.lua import lua_source, run
 from worker.service.receipts import Receipt
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ def write_payload(
     """``write_rows`` with the rows already encoded (``payload``; ``player_ids`` their ids in
     order)."""
     hashes = [keys.player(ladder, pid) for pid in player_ids]
-    return script(keys=[*boards, *hashes], args=[payload, mode], client=client)
+    return run(script, client, [*boards, *hashes], [payload, mode])
 
 
 class Projection:

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Engine
 
 from engine import Outcome
 from worker import keys
-from worker.lua import lua_source
+from worker.lua import lua_source, run
 from worker.service.receipts import Receipt
 
 RECEIPTS = lua_source("worker.boards", "receipts.lua")
@@ -100,7 +100,7 @@ class ReceiptSink:
             else:
                 given = ranks or {}
                 args += [given.get((receipt.ladder or "", pid), "null") for pid in players]
-        return self._script(keys=script_keys, args=args, client=client)
+        return run(self._script, client, script_keys, args)
 
 
 def read_ranks(

@@ -30,7 +30,7 @@ from sqlalchemy.engine import Engine
 from worker import keys
 from worker.boards.projection import PlayerRow, Rows
 from worker.ladders import LadderConfig
-from worker.lua import lua_source
+from worker.lua import lua_source, run
 from worker.ops.progress import Progress
 from worker.ops.rebuild import (
     CHUNK,
@@ -223,7 +223,7 @@ class _Reader:
         else:
             with self.redis.pipeline(transaction=False) as pipe:
                 for _, k, a in calls:
-                    self.script(keys=k, args=a, client=pipe)
+                    run(self.script, pipe, k, a)
                 replies = pipe.execute()
         found: dict[int, Found] = {}
         for (start, _, _), (text, odd) in zip(calls, replies, strict=True):
