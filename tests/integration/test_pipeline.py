@@ -286,3 +286,19 @@ def test_a_claim_that_waits_registers_its_batch_before_it_blocks(runtime):
     assert 2 == runtime.redis.llen(keys.staging(batch))
     assert 2 == runtime.inbox.recover(grace_seconds=0)
     assert 1 == runtime.inbox.queue.count
+
+
+def test_a_claim_releases_the_batch_settled_before_it_in_the_same_step(runtime):
+    """``claim(release=...)`` drops the settled batch's staging list and index entry, then
+    stages the next one; with nothing waiting it still releases."""
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    first = runtime.inbox.claim()
+    assert first is not None
+    publish(runtime, game("carol", "dave", event_id="g-2"))
+    second = runtime.inbox.claim(release=first[0])
+    assert second is not None
+    assert [second[0].encode()] == runtime.redis.zrange(keys.STAGING_INDEX, 0, -1)
+    assert 0 == runtime.redis.exists(keys.staging(first[0]))
+    assert runtime.inbox.claim(release=second[0]) is None
+    assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
+    assert 0 == runtime.redis.exists(keys.staging(second[0]))

@@ -54,17 +54,20 @@ class Inbox:
     def pending(self) -> int:
         return int(self.redis.llen(keys.INBOX))
 
-    def claim(self) -> tuple[str, list[str]] | None:
+    def claim(self, release: str | None = None) -> tuple[str, list[str]] | None:
         """Take what is waiting (up to one batch) into a staging list; None if nothing waits.
 
         The caller then either ``hand_over``s the batch (an RQ job) or processes it and
-        ``release``s it; if the process dies first, ``recover`` makes it a job.
+        ``release``s it, or has the next ``claim`` release it (``release``: in the same round
+        trip); if the process dies first, ``recover`` makes it a job.
         """
         batch = uuid.uuid4().hex
-        items = self._claim(
-            keys=[keys.INBOX, keys.staging(batch), keys.STAGING_INDEX],
-            args=[self.batch_size, time.time(), batch],
-        )
+        script_keys = [keys.INBOX, keys.staging(batch), keys.STAGING_INDEX]
+        args: list[str | int | float] = [self.batch_size, time.time(), batch]
+        if release is not None:
+            script_keys.append(keys.staging(release))
+            args.append(release)
+        items = self._claim(keys=script_keys, args=args)
         if not items:
             return None
         return batch, _staged(items)

@@ -108,9 +108,11 @@ def _follow_on(rt: Runtime) -> int:
     it a job); a batch that meets an outage is handed over as a job of its own, which waits
     for the store."""
     done = 0
+    settled: str | None = None  # the batch applied last: the next claim releases it
     deadline = time.monotonic() + FOLLOW_ON_SECONDS
     while time.monotonic() < deadline and not stopping.is_set():
-        claimed = rt.inbox.claim()
+        claimed = rt.inbox.claim(release=settled)
+        settled = None
         if claimed is None and waiting.is_set() and not rt.inbox.queue.count:
             claimed = rt.inbox.claim_blocking(FOLLOW_ON_WAIT_SECONDS)
         if claimed is None:
@@ -122,7 +124,9 @@ def _follow_on(rt: Runtime) -> int:
             log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
             rt.inbox.hand_over(batch, payloads)
             break
-        rt.inbox.release(batch)
+        settled = batch
+    if settled is not None:
+        rt.inbox.release(settled)
     return done
 
 
