@@ -16,6 +16,7 @@ Migrations (``worker/store/migrations``) create these; this module only describe
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,6 +40,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import InvalidatePoolError
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -258,8 +260,14 @@ CONNECT_TIMEOUT_SECONDS = 5
 POOL_TIMEOUT_SECONDS = 5
 
 
+# A pooled connection idle this long is pinged when it is checked out again.
+PING_AFTER_IDLE_SECONDS = 1.0
+_LAST_USED = "ladder_last_used"
+
+
 def make_engine(url: str) -> Engine:
-    """One engine per process; pool_pre_ping so a restarted database is noticed, not fatal.
+    """One engine per process; a connection that sat idle in the pool is pinged when it is
+    checked out (``_ping_if_idle``), so a restarted database is noticed, not fatal.
 
     A connection attempt gives up after 5 s (a server that accepts and stays silent, or is
     frozen), and so does a wait for a free pooled connection: both are outages to callers.
@@ -268,7 +276,6 @@ def make_engine(url: str) -> Engine:
         return create_engine(url, connect_args={"timeout": 30})
     engine = create_engine(
         url,
-        pool_pre_ping=True,
         pool_size=5,
         max_overflow=5,
         pool_timeout=POOL_TIMEOUT_SECONDS,
@@ -281,7 +288,36 @@ def make_engine(url: str) -> Engine:
         },
     )
     event.listen(engine, "connect", _session_settings)
+    event.listen(engine, "connect", _used)  # a fresh connection needs no ping
+    event.listen(engine, "checkout", _ping_if_idle(engine))
+    event.listen(engine, "checkin", _used)
     return engine
+
+
+def _ping_if_idle(engine: Engine) -> Any:
+    """SQLAlchemy's pre-ping, for connections idle in the pool over ``PING_AFTER_IDLE_SECONDS``
+    only: pinging at every checkout cost a busy worker one round trip a batch (9 % of its
+    time at 1,000 events/s). A connection that died while in use (the database restarted
+    under load) fails its batch as an outage, which is held and tried again; a ping that
+    finds a connection gone invalidates the pool, so every older connection is replaced."""
+
+    def ping(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        used = record.info.get(_LAST_USED)
+        if used is not None and time.monotonic() - used < PING_AFTER_IDLE_SECONDS:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except engine.dialect.loaded_dbapi.Error as err:
+            if engine.dialect.is_disconnect(err, dbapi_connection, None):
+                raise InvalidatePoolError() from err
+            raise
+
+    return ping
+
+
+def _used(_dbapi_connection: Any, record: Any) -> None:
+    if record is not None:
+        record.info[_LAST_USED] = time.monotonic()
 
 
 def _session_settings(dbapi_connection: Any, _record: Any) -> None:
