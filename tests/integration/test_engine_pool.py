@@ -63,3 +63,76 @@ def test_an_idle_connection_the_server_closed_is_replaced_on_checkout(database_u
     finally:
         admin.dispose()
         engine.dispose()
+
+
+def test_a_pipelined_statement_fails_as_sqlalchemy_raises_it(runtime):
+    """A statement sent in pipeline mode fails as ``exec_driver_sql`` would have raised it:
+    a repeated audit row is SQLAlchemy's ``IntegrityError`` (the service retries conflicts
+    by that class and SQLSTATE), with the transaction rolled back."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy.exc import IntegrityError
+
+    from worker.store import statements
+
+    now = datetime.now(UTC)
+    row = {
+        "ladder": "gammon42",
+        "event_id": "e-1",
+        "type": "game.finished",
+        "outcome": "rated",
+        "reason": None,
+        "ruleset": "gammon42",
+        "ruleset_version": "1.3.1",
+        "ended_at": now,
+        "processed_at": now,
+        "mode": "ranked",
+        "winner_id": "a",
+        "loser_id": "b",
+        "cube": 1,
+        "coefficient": 1.0,
+        "match_length": None,
+        "payload": {"event_id": "e-1"},
+        "digest": None,
+    }
+    engine = runtime.engine
+    with engine.begin() as conn:
+        statements.write_batch(conn, [row], [], [], [], [])
+    try:
+        with engine.begin() as conn:
+            statements.write_batch(conn, [row], [], [], [], [])
+    except IntegrityError as exc:
+        assert "23505" == getattr(exc.orig, "sqlstate", None)
+    else:
+        raise AssertionError("a repeated audit row was written")
+    with engine.connect() as conn:
+        assert 1 == conn.execute(text("SELECT count(*) FROM events")).scalar_one()
+
+
+def test_a_connection_lost_mid_batch_is_an_outage_of_postgresql(runtime, database_url):
+    """The server ends the session between two statements of a batch: the pipelined reads
+    fail as SQLAlchemy's ``OperationalError`` with the connection invalidated, which the
+    worker holds as an outage (``faults.unavailable_store``), and the pool connects anew."""
+    from sqlalchemy.exc import OperationalError
+
+    from worker.queue import faults
+    from worker.store import statements
+
+    engine = runtime.engine
+    admin = make_engine(database_url)
+    caught: list[BaseException] = []
+    try:
+        try:
+            with engine.begin() as conn:
+                pid = conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+                with admin.connect() as other:
+                    other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
+                statements.after_claim(conn, {"gammon42": {"a"}}, [], [], [("gammon42", "e")])
+        except OperationalError as exc:
+            caught.append(exc)
+        assert caught and getattr(caught[0], "connection_invalidated", False)
+        assert faults.POSTGRESQL == faults.unavailable_store(caught[0])
+        with engine.connect() as conn:
+            assert pid != conn.execute(text("SELECT pg_backend_pid()")).scalar_one()
+    finally:
+        admin.dispose()

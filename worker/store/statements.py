@@ -17,7 +17,8 @@ SQLite (the single-process demo) the same functions run portable SQLAlchemy Core
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -25,6 +26,7 @@ from typing import Any, Generic, NamedTuple, TypeVar
 from sqlalchemy import String, Table, and_, bindparam, or_, select, tuple_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError
 
 from engine import Player, PlayerKey
 from engine.player import STATE_FIELDS
@@ -205,8 +207,7 @@ def claim_players(
     if _pg(conn):
         params = _split(starts)
         ordered = list(zip(params["ladders"], params["ids"], strict=True))
-        driver = _driver(conn)
-        with driver.pipeline():  # the claim and the read of the locked rows: one round trip
+        with _pipeline(conn) as driver:  # the claim and the read of the locked rows
             driver.execute(
                 _PG_CLAIM_PLAYERS,
                 {**params, "ratings": [starts[k] for k in ordered], "now": now},
@@ -344,8 +345,7 @@ def after_claim(
         reads.append(_tournaments_read(tournament_keys))
     if asks:
         reads += [_moderated_read([ask.ladder for ask in asks]), _windows_read(asks)]
-    driver = _driver(conn)
-    with driver.pipeline():
+    with _pipeline(conn) as driver:
         cursors = [driver.execute(read.sql, read.params) for read in reads]
     made = [read.make(cursor.fetchall()) for read, cursor in zip(reads, cursors, strict=True)]
     return AfterClaim(
@@ -377,6 +377,27 @@ def _driver(conn: Connection) -> Any:
     driver = conn.connection.driver_connection
     assert driver is not None
     return driver
+
+
+@contextmanager
+def _pipeline(conn: Connection) -> Iterator[Any]:
+    """The batch's psycopg connection in pipeline mode: statements sent without waiting for
+    each other's results, all received when the block ends (one round trip). A failure is
+    raised as SQLAlchemy raises it from ``exec_driver_sql`` (``IntegrityError``,
+    ``OperationalError``...), so the service tells conflicts and outages apart as for any
+    other statement; a lost connection is invalidated."""
+    dialect = conn.dialect
+    error = dialect.loaded_dbapi.Error
+    try:
+        with _driver(conn).pipeline():
+            yield _driver(conn)
+    except error as exc:
+        lost = bool(dialect.is_disconnect(exc, None, None))
+        if lost:
+            conn.invalidate(exc)
+        raise DBAPIError.instance(
+            None, None, exc, error, connection_invalidated=lost, dialect=dialect
+        ) from exc
 
 
 def _links_read(named: dict[str, set[str]]) -> _Read[dict[str, dict[str, str]]]:
@@ -451,8 +472,7 @@ def write_batch(
     dirty = list(dirty)
     if _pg(conn) and not (link_rows or tournament_rows):
         # The usual batch: audit rows, ledger rows and the players in one round trip.
-        driver = _driver(conn)
-        with driver.pipeline():
+        with _pipeline(conn) as driver:
             if audit_rows:
                 driver.execute(_PG_INSERT_AUDIT, {"rows": _json(audit_rows)})
             if change_rows:
