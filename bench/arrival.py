@@ -64,7 +64,7 @@ def measure(
     log: Path,
     workload: str = "mixed",
 ) -> dict[str, Any]:
-    from bench.run import Workers, _ladder_worker
+    from bench.workers import Workers, _ladder_worker
     from worker import keys
 
     target.reset()
@@ -176,5 +176,6 @@ def measure(
         "bench_cpu_cores": round(own_cpu / (ended - started), 2),
         "publisher_max_lag_ms": round(lag_max * 1000, 2),
         "worker_exit_codes": codes,
+        "worker_peak_rss_mib": round(procs.own_peak_rss_kib / 1024, 1),
         "reader_errors": errors[:5],
     }

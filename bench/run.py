@@ -50,6 +50,7 @@ from bench import arrival, env, floorbench, history, moderation
 from bench import boards as boards_bench
 from bench.events import Mix, probe_game
 from bench.receipts import goals as receipt_goals
+from bench.workers import Workers, _ladder_worker
 
 LADDERS = ("gammon42", "fibs", "prostriker")
 SECTIONS = (
@@ -113,64 +114,22 @@ QUICK = Plan(
 # -- processes -------------------------------------------------------------------------------
 
 
-class Workers:
-    """Worker subprocesses whose peak RSS is read from ``wait4`` when they exit."""
-
-    peak_rss_kib = 0
-
-    def __init__(self, argv: list[str], count: int, environ: dict[str, str], log: Path) -> None:
-        self.log = log.open("ab")
-        self.cpu_seconds = 0.0
-        self.procs = [
-            subprocess.Popen(
-                argv, env=environ, stdout=subprocess.DEVNULL, stderr=self.log, cwd=env.ROOT
-            )
-            for _ in range(count)
-        ]
-
-    def wait(self, timeout: float = 600.0) -> list[int]:
-        deadline = time.monotonic() + timeout
-        codes = []
-        for proc in self.procs:
-            while True:
-                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                if time.monotonic() > deadline:
-                    proc.kill()
-                    pid, status, usage = os.wait4(proc.pid, 0)
-                    break
-                time.sleep(0.01)
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            codes.append(proc.returncode)
-            Workers.peak_rss_kib = max(Workers.peak_rss_kib, usage.ru_maxrss)
-            self.cpu_seconds += usage.ru_utime + usage.ru_stime
-        self.log.close()
-        return codes
-
-    def stop(self) -> list[int]:
-        for proc in self.procs:
-            proc.send_signal(signal.SIGTERM)
-        return self.wait(timeout=30.0)
-
-
-def _ladder_worker(burst: bool) -> list[str]:
-    return [*env.LADDER.split(), "--log-level", "INFO", "worker", *(["--burst"] if burst else [])]
-
-
 def _noop_worker(target: env.Target) -> list[str]:
     return [sys.executable, "-m", "bench.noop", "work", target.redis_url]
 
 
-def _timed(argv: list[str], count: int, environ: dict[str, str], log: Path) -> tuple[float, float]:
-    """Run ``count`` processes to completion: (wall seconds, their CPU seconds)."""
+def _timed(
+    argv: list[str], count: int, environ: dict[str, str], log: Path
+) -> tuple[float, float, float]:
+    """Run ``count`` processes to completion: (wall seconds, their CPU seconds, the largest
+    peak RSS among them in MiB)."""
     started = time.perf_counter()
     workers = Workers(argv, count, environ, log)
     codes = workers.wait()
     elapsed = time.perf_counter() - started
     if any(codes):
         raise RuntimeError(f"{argv} exited with {codes}; see {log}")
-    return elapsed, workers.cpu_seconds
+    return elapsed, workers.cpu_seconds, round(workers.own_peak_rss_kib / 1024, 1)
 
 
 # -- ingest ----------------------------------------------------------------------------------
@@ -193,7 +152,7 @@ def ingest(
     payloads, mix = stream or env.generate_events(events, tag=f"w{workers}b{batch_size or 0}")
     publish_seconds = target.publish(payloads)
     run_log = log.with_name(f"ingest-{workers}-{batch_size or 0}.log")
-    wall, cpu = _timed(_ladder_worker(True), workers, environ, run_log)
+    wall, cpu, rss = _timed(_ladder_worker(True), workers, environ, run_log)
     (first,) = target.sql("SELECT min(processed_at) FROM events")[0]
     last = _last_event_logged(run_log)
     drain = max((last - first).total_seconds(), 1e-6) if first and last else wall
@@ -209,6 +168,7 @@ def ingest(
         "drain_seconds": round(drain, 3),
         "events_per_second": round(len(payloads) / drain),
         "worker_cpu_us_per_event": round(cpu * 1e6 / len(payloads)),
+        "worker_peak_rss_mib": rss,
         "check": check,
     }
 
@@ -249,7 +209,7 @@ def noop_rate(target: env.Target, jobs: int, workers: int, log: Path) -> dict[st
     environ = target.subprocess_env()
     target.redis.flushdb()
     noop.enqueue(target.redis, jobs)
-    wall, cpu = _timed(_noop_worker(target), workers, environ, log)
+    wall, cpu, _ = _timed(_noop_worker(target), workers, environ, log)
     spans = [json.loads(x) for x in target.redis.lrange(noop.TIMINGS, 0, -1)]
     first = min((s[0] for s in spans), default=0.0)
     last = max((s[1] for s in spans), default=wall)
