@@ -33,7 +33,9 @@ def configure(level: str = "INFO") -> None:
             structlog.processors.JSONRenderer(),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(_level),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        # One write per line (``print`` wrote the line and its newline apart): workers that
+        # share a log file never splice their lines together.
+        logger_factory=structlog.WriteLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,
     )
 
