@@ -146,14 +146,8 @@ def measure(
         reader.join(timeout=5)
         codes = procs.stop()
     workers_alive = time.perf_counter() - workers_started
-    samples = sorted(arrived.get(e, ended) - at for e, at in sent.items())
+    samples = [arrived.get(e, ended) - at for e, at in sent.items()]
     lost = sum(1 for e in sent if e not in arrived)
-
-    def pct(p: float) -> float | None:
-        if not samples:
-            return None
-        return round(samples[min(len(samples) - 1, int(p * len(samples)))] * 1000, 2)
-
     return {
         "workload": workload,
         "watched": "receipt stream (XREAD)",
@@ -165,11 +159,7 @@ def measure(
         "percentiles_are_lower_bounds": bool(lost),
         "not_visible_within_grace": lost,
         "grace_seconds": GRACE_SECONDS,
-        "p50_ms": pct(0.50),
-        "p90_ms": pct(0.90),
-        "p99_ms": pct(0.99),
-        "max_ms": round(samples[-1] * 1000, 2) if samples else None,
-        "mean_ms": round(statistics.fmean(samples) * 1000, 2) if samples else None,
+        **percentiles(samples),
         # CPU use, in cores: the workers over their whole life (start-up and warm-up included),
         # this process (publisher and reader) over the measured run.
         "worker_cpu_cores": round(procs.cpu_seconds / workers_alive, 2),
@@ -178,4 +168,22 @@ def measure(
         "worker_exit_codes": codes,
         "worker_peak_rss_mib": round(procs.own_peak_rss_kib / 1024, 1),
         "reader_errors": errors[:5],
+    }
+
+
+def percentiles(seconds: list[float]) -> dict[str, float | None]:
+    """p50, p90, p99, max and mean of latencies (seconds), in milliseconds."""
+    samples = sorted(seconds)
+
+    def pct(p: float) -> float | None:
+        if not samples:
+            return None
+        return round(samples[min(len(samples) - 1, int(p * len(samples)))] * 1000, 2)
+
+    return {
+        "p50_ms": pct(0.50),
+        "p90_ms": pct(0.90),
+        "p99_ms": pct(0.99),
+        "max_ms": round(samples[-1] * 1000, 2) if samples else None,
+        "mean_ms": round(statistics.fmean(samples) * 1000, 2) if samples else None,
     }

@@ -410,13 +410,7 @@ def latency(
     workers_alive = time.perf_counter() - workers_started
     # A probe never seen counts with the time it had waited so far (a lower bound), so the
     # percentiles are over every probe published, not only the lucky ones.
-    samples = sorted(seen + unseen)
-
-    def pct(p: float) -> float | None:
-        if not samples:
-            return None
-        return round(samples[min(len(samples) - 1, int(p * len(samples)))] * 1000, 2)
-
+    samples = seen + unseen
     return {
         "offered_events_per_second": round(offered),
         "seconds": seconds,
@@ -426,11 +420,7 @@ def latency(
         "percentiles_are_lower_bounds": bool(lost),
         "not_visible_within_grace": lost,
         "grace_seconds": LATENCY_GRACE_SECONDS,
-        "p50_ms": pct(0.50),
-        "p90_ms": pct(0.90),
-        "p99_ms": pct(0.99),
-        "max_ms": round(samples[-1] * 1000, 2) if samples else None,
-        "mean_ms": round(statistics.fmean(samples) * 1000, 2) if samples else None,
+        **arrival.percentiles(samples),
         "poll_interval_ms": poll * 1000,
         # CPU use, in cores: the workers over their whole life (start-up and warm-up included),
         # this process (publisher and watcher) over the measured run.
