@@ -388,11 +388,12 @@ def _pipeline(conn: Connection) -> Iterator[Any]:
     other statement; a lost connection is invalidated."""
     dialect = conn.dialect
     error = dialect.loaded_dbapi.Error
+    driver = _driver(conn)
     try:
-        with _driver(conn).pipeline():
-            yield _driver(conn)
+        with driver.pipeline():
+            yield driver
     except error as exc:
-        lost = bool(dialect.is_disconnect(exc, None, None))
+        lost = bool(dialect.is_disconnect(exc, driver, None))
         if lost:
             conn.invalidate(exc)
         raise DBAPIError.instance(
