@@ -44,19 +44,18 @@ TIMERS: list[tuple[str, str, str]] = [
     ("    claim_players (create + lock, in key order)", "worker.store.statements", "claim_players"),
     ("    load_links (before the locks)", "worker.store.statements", "load_links"),
     (
-        "    after_claim (links again, duplicates, tournaments, window games: one round trip)",
+        "    after_claim (links again, duplicates, tournaments, window counts: one round trip)",
         "worker.store.statements",
         "after_claim",
     ),
     (
-        "    window counts from the games (Service._windows)",
+        "    the windows from the counts (Service._windows)",
         "worker.service.batch",
         "Service._windows",
     ),
-    ("      of which moderation's effects", "worker.store.moderation", "effective_windows"),
     ("    the engine's decisions (engine.ladder.apply)", "worker.service.batch", "apply"),
     (
-        "    write_batch (COPY audit + ledger, UPDATE players)",
+        "    write_batch (audit + ledger + players: one round trip)",
         "worker.store.statements",
         "write_batch",
     ),

@@ -56,6 +56,7 @@ __all__ = [
     "on_rating_board",
     "when",
     "window_hours",
+    "ranked_window_hours",
 ]
 
 # SPEC 2.1 decision: boosted points = result value (1/2/3) x cube, to the winner.
@@ -167,10 +168,18 @@ class Policy:
 
 def window_hours(rules: Ruleset, policy: Policy) -> int:
     """How far back before a game's ``ended_at`` its window counts reach."""
+    ranked = ranked_window_hours(rules)
     hours = policy.fairplay.pair_window_hours
+    return hours if ranked is None else max(hours, ranked)
+
+
+def ranked_window_hours(rules: Ruleset) -> int | None:
+    """The window of ranked games ``apply`` counts for a rated game under ``rules`` (gammon42's
+    K by weekly volume), or None when the rules count none. A pair's rated games are counted
+    over ``policy.fairplay.pair_window_hours`` under every ruleset."""
     if isinstance(rules, Gammon42Rules) and rules.heavy_volume:
-        hours = max(hours, rules.heavy_window_hours)
-    return hours
+        return rules.heavy_window_hours
+    return None
 
 
 @dataclass

@@ -24,6 +24,15 @@ class Windows:
     def add_ranked(self, ladder: str, player_id: str, ended_at: datetime) -> None:
         _add(self._ranked[(ladder, player_id)], ended_at)
 
+    def add_ranked_many(self, ladder: str, player_id: str, ended_at: datetime, n: int) -> None:
+        """``n`` ranked games of the player that ended at ``ended_at``."""
+        times = self._ranked[(ladder, player_id)]
+        if not times or times[-1] <= ended_at:
+            times.extend([ended_at] * n)
+        else:
+            at = bisect.bisect_right(times, ended_at)
+            times[at:at] = [ended_at] * n
+
     def add_rated_pair(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
         _add(self._rated_pairs[self._pair(ladder, a, b)], ended_at)
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.conftest import drain, publish
-from tests.events import game, tournament
+from tests.events import game, link, tournament
 from tests.integration.helpers import board, ledger, outcome
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -67,6 +67,46 @@ def test_games_older_than_7_days_do_not_count_and_the_game_itself_is_not_counted
     publish(runtime, game("p", "q", event_id="decider", ended_at=NOW))
     drain(runtime)
     assert [32.0] == [row["k"] for row in ledger(runtime, "gammon42", "p")]
+
+
+def test_each_game_of_one_batch_counts_its_own_7_days_at_both_edges(runtime):
+    """SPEC 2.1: K 16 'for a player with >= 50 ranked games in the 7 days before this game's
+    ended_at (this game not counted)'. Two games of one batch, 10 hours apart, see different
+    windows: a stored game at the first one's window start is in the first's window only, a
+    stored game that ended between the two (it arrived earlier) in the second's only, and 48
+    stored games in both (one exactly at the second's window start)."""
+    first = NOW - timedelta(hours=10)
+    second = NOW
+    week = timedelta(days=7)
+    both = [second - week, *(second - week + timedelta(minutes=m) for m in range(1, 48))]
+    stored = [
+        game("p", f"bot-{i}", ended_at=at, loser_extra={"is_bot": True})
+        for i, at in enumerate([*both, first - week, first + timedelta(hours=5)])
+    ]
+    publish(runtime, *stored)
+    drain(runtime)
+    publish(
+        runtime,
+        game("p", "q", event_id="one", ended_at=first),  # 48 + the one at its window start
+        game("p", "r", event_id="two", ended_at=second),  # 48 + the later stored one + "one"
+    )
+    drain(runtime)  # one batch
+    assert [32.0, 16.0] == [row["k"] for row in ledger(runtime, "gammon42", "p")]
+
+
+def test_a_game_after_a_link_in_the_same_batch_counts_the_accounts_7_days(runtime):
+    """SPEC 2.3: 'After linking, events naming the anonymous id are scored for the account';
+    the account's ranked games count for its K (SPEC 2.1), also when the link and the game
+    come in one batch."""
+    publish(runtime, *bot_games("acct", 50, NOW, prefix="a"))
+    drain(runtime)
+    publish(
+        runtime,
+        link("gammon42", "anon", "acct"),
+        game("anon", "q", event_id="after-link", ended_at=NOW),
+    )
+    drain(runtime)  # one batch
+    assert [16.0] == [row["k"] for row in ledger(runtime, "gammon42", "acct")]
 
 
 @pytest.mark.parametrize(

@@ -129,6 +129,28 @@ def test_a_game_after_a_void_counts_the_pair_limit_without_the_voided_games(runt
     clean(runtime, "gammon42")
 
 
+def test_a_game_after_a_void_counts_its_7_days_without_the_voided_game(runtime, capsys):
+    """SPEC 2.1: K 16 'for a player with >= 50 ranked games in the 7 days before this game's
+    ended_at'. A voided game counts in no window: after one of 50 is voided, 49 remain."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    week = [
+        game(
+            "p",
+            f"bot-{i}",
+            event_id=f"w-{i}",
+            ended_at=now - timedelta(hours=1 + i),
+            loser_extra={"is_bot": True},
+        )
+        for i in range(50)
+    ]
+    publish(runtime, *week)
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "w-7", "--reason", "cheating")
+    publish(runtime, game("p", "q", event_id="after", ended_at=now))
+    drain(runtime)
+    assert [32.0] == [row["k"] for row in ledger(runtime, "gammon42", "p") if row["k"]]
+
+
 @pytest.mark.parametrize("name", ["fibs", "prostriker"])
 def test_a_void_is_exact_on_every_ruleset(runtime, capsys, name):
     """Exactness on fibs (experience, multiplier, pair limit) and prostriker (K by games)."""

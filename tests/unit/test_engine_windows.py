@@ -77,3 +77,30 @@ def test_both_players_counts_at_once_equal_each_players_own(
         expected = tuple(one_by_one.ranked_games("gammon42", p, end, hours) for p in (a, b))
         assert expected == both.ranked_games_both("gammon42", a, b, end, hours)
         assert expected == one_by_one.ranked_games_both("gammon42", a, b, end, hours)
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=400), max_size=40),
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 5)), max_size=5),
+    st.integers(min_value=0, max_value=420),
+    st.sampled_from([1, 24, 168]),
+)
+def test_many_games_at_one_moment_count_as_that_many_games(
+    minutes: list[int], bunches: list[tuple[int, int]], before: int, hours: int
+) -> None:
+    """``add_ranked_many`` (a count of games the store read as a count) counts as ``n`` calls
+    of ``add_ranked``, before, after or among the games already there."""
+    many, one_by_one = Windows(), Windows()
+    for m in minutes:
+        many.add_ranked("gammon42", "ann", at(m / 10))
+        one_by_one.add_ranked("gammon42", "ann", at(m / 10))
+    for m, n in bunches:
+        many.add_ranked_many("gammon42", "ann", at(m / 10), n)
+        for _ in range(n):
+            one_by_one.add_ranked("gammon42", "ann", at(m / 10))
+    end = at(before / 10)
+    expected = one_by_one.ranked_games("gammon42", "ann", end, hours)
+    assert expected == many.ranked_games("gammon42", "ann", end, hours)
+    assert expected == sum(
+        1 for m, n in bunches for _ in range(n) if end - timedelta(hours=hours) <= at(m / 10) < end
+    ) + sum(1 for m in minutes if end - timedelta(hours=hours) <= at(m / 10) < end)

@@ -34,7 +34,15 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from engine import Decision, LadderState, Outcome, Player, PlayerKey, Policy, Windows, apply
-from engine.ladder import Event, GameFinished, TournamentFinished, named_ids, when, window_hours
+from engine.ladder import (
+    Event,
+    GameFinished,
+    IdentityLinked,
+    TournamentFinished,
+    named_ids,
+    ranked_window_hours,
+    when,
+)
 from schemas import Event as WireEvent
 from schemas import InvalidEvent, parse_event
 from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
@@ -43,7 +51,6 @@ from worker.boards.projection import Projection
 from worker.ladders import Config
 from worker.service import receipts, records
 from worker.service.rows import Rows, text
-from worker.store import moderation as moderated
 from worker.store import receipts as stored_receipts
 from worker.store import statements as store
 
@@ -256,7 +263,7 @@ class Service:
                 links=links,
                 linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
                 settled=found.settled,
-                windows=self._windows(conn, found.games, found.moderated),
+                windows=self._windows(found.windows),
                 seen=found.seen,
             )
             batch = Rows(now)
@@ -350,37 +357,68 @@ class Service:
     def _window_asks(
         self, events: list[Event], links: dict[str, dict[str, str]]
     ) -> list[store.WindowAsk]:
-        """Per ladder, the batch's players' ranked games it must count: from the window
-        before the batch's first game to its last."""
+        """Per ladder, what the batch's games count in their windows: the ranked games of
+        their players and the rated games of their pairs, under each game's rules. A player
+        is asked as the links resolve them before the batch, and also as an account an
+        anonymous id of the batch is linked to by the batch itself."""
         by_ladder: dict[str, list[GameFinished]] = {}
+        linking: dict[str, dict[str, str]] = {}
         for event in events:
-            if isinstance(event, GameFinished) and event.mode == "ranked":
-                by_ladder.setdefault(event.ladder, []).append(event)
+            if isinstance(event, GameFinished):
+                policy = self.policies[event.ladder]
+                if event.mode == "ranked" or not policy.fairplay.not_ranked:
+                    by_ladder.setdefault(event.ladder, []).append(event)
+            elif isinstance(event, IdentityLinked):
+                linking.setdefault(event.ladder, {})[event.anonymous_id] = event.account_id
         asks: list[store.WindowAsk] = []
         for ladder, games in by_ladder.items():
             ladder_config = self.config.ladders[ladder]
-            policy = self.policies[ladder]
-            hours = max(window_hours(ladder_config.rules_at(g.ended_at), policy) for g in games)
-            ids = set()
+            resolved = links[ladder]
+            later = linking.get(ladder, {})
+
+            hours: set[int] = set()
+            players: set[str] = set()
+            pairs: set[tuple[str, str]] = set()
             for game in games:
-                for side in (game.winner, game.loser):
-                    ids.add(links[ladder].get(side.player_id, side.player_id))
-            since = min(g.ended_at for g in games) - timedelta(hours=hours)
-            until = max(g.ended_at for g in games)
-            asks.append(store.WindowAsk(ladder, sorted(ids), since, until))
+                winners = _as_asked(game.winner.player_id, resolved, later)
+                losers = _as_asked(game.loser.player_id, resolved, later)
+                span = ranked_window_hours(ladder_config.rules_at(game.ended_at))
+                if span is not None:
+                    hours.add(span)
+                    players |= winners | losers
+                pairs.update((min(w, lo), max(w, lo)) for w in winners for lo in losers if w != lo)
+            asks.append(
+                store.WindowAsk(
+                    ladder,
+                    first=min(g.ended_at for g in games),
+                    last=max(g.ended_at for g in games),
+                    ranked_ids=sorted(players),
+                    ranked_hours=(min(hours), max(hours)) if hours else None,
+                    pairs=sorted(pairs),
+                    pair_hours=self.policies[ladder].fairplay.pair_window_hours,
+                )
+            )
         return asks
 
     @staticmethod
-    def _windows(conn: Any, games: list[store.WindowGame], moderated_ladders: set[str]) -> Windows:
+    def _windows(found: store.WindowFacts) -> Windows:
         windows = Windows()
-        if moderated_ladders:  # voided games count in no window, re-rated ones as re-rated
-            games = moderated.effective_windows(conn, games)
-        for past in games:
-            windows.add_ranked(past.ladder, past.winner_id, past.ended_at)
-            windows.add_ranked(past.ladder, past.loser_id, past.ended_at)
-            if past.rated:
-                windows.add_rated_pair(past.ladder, past.winner_id, past.loser_id, past.ended_at)
+        for ladder, player_id, ended_at in found.ranked:
+            windows.add_ranked(ladder, player_id, ended_at)
+        for ladder, player_id, at, n in found.ranked_counts:
+            windows.add_ranked_many(ladder, player_id, at, n)
+        for ladder, winner_id, loser_id, ended_at in found.rated_pairs:
+            windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
         return windows
+
+
+def _as_asked(player_id: str, resolved: dict[str, str], later: dict[str, str]) -> set[str]:
+    """The ids a game's player may be scored as: as resolved before the batch, or as the
+    account the batch itself links it to."""
+    found = {resolved.get(player_id, player_id)}
+    if player_id in later:
+        found.add(later[player_id])
+    return found
 
 
 class _LinksMoved(Exception):

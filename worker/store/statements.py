@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from sqlalchemy import String, Table, and_, bindparam, or_, select, tuple_, update
@@ -58,21 +58,53 @@ LEDGER_COLUMNS = tuple(c.name for c in rating_changes.columns if c.name != "id")
 
 @dataclass(frozen=True)
 class WindowAsk:
-    """The window of one ladder's batch: its players' ranked games in [since, until)."""
+    """What one ladder's batch counts in its windows (``engine.Windows``), for its games that
+    ended in [first, last]: the ranked games of ``ranked_ids`` in the ``ranked_hours``
+    (shortest, longest; None: the rules count none) before each game, and the rated games
+    between the two players of each of ``pairs`` in the ``pair_hours`` before it."""
 
     ladder: str
-    ids: Sequence[str]
-    since: datetime
-    until: datetime
+    first: datetime
+    last: datetime
+    ranked_ids: Sequence[str]
+    ranked_hours: tuple[int, int] | None
+    pairs: Sequence[tuple[str, str]]
+    pair_hours: int
+
+    @property
+    def since(self) -> datetime:
+        """The start of the earliest window the batch reads."""
+        hours = self.pair_hours
+        if self.ranked_hours is not None:
+            hours = max(hours, self.ranked_hours[1])
+        return self.first - timedelta(hours=hours)
+
+    @property
+    def core(self) -> tuple[datetime, datetime]:
+        """[start, end) of the ranked games every window of the batch counts: those after the
+        last game's shortest window opens and before the first game ended. Empty (start ==
+        end) when the batch spans a window or more."""
+        shortest = 0 if self.ranked_hours is None else self.ranked_hours[0]
+        return min(self.last - timedelta(hours=shortest), self.first), self.first
 
 
-class WindowGame(NamedTuple):  # a tuple: built once per window row, thousands per batch
+class WindowGame(NamedTuple):  # a tuple: built once per window row (SQLite)
     ladder: str
     event_id: str
     winner_id: str
     loser_id: str
     ended_at: datetime
     rated: bool
+
+
+class WindowFacts(NamedTuple):
+    """A batch's windows as the store found them, for ``engine.Windows``."""
+
+    ranked: list[tuple[str, str, datetime]]  # ladder, player, ended_at: one ranked game each
+    # ladder, player, at, n: n ranked games inside every window the batch counts (its
+    # ``WindowAsk.core``), entered as ended at the core's start, where every window holds them
+    ranked_counts: list[tuple[str, str, datetime, int]]
+    rated_pairs: list[tuple[str, str, str, datetime]]  # ladder, winner, loser, ended_at
 
 
 def _pg(conn: Connection) -> bool:
@@ -132,26 +164,53 @@ SELECT t.ladder, t.tournament_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERA
   SELECT ladder, tournament_id FROM tournaments
   WHERE ladder = k.ladder AND tournament_id = k.id OFFSET 0) AS t
 """
-# Per player and side, one range scan of the (ladder, winner_id|loser_id, ended_at) index, all
-# ladders at once (each with its own window). A game both of whose players ask comes twice:
-# ``window_games`` drops the second, which is cheaper than the server sorting every row for a
-# UNION (measured: 120 -> 94 ms for one batch's windows on one hot ladder).
-# The asks travel as one JSON document, one entry per ladder with its ids: one string to send
-# however many players ask, where arrays cost the driver a dump per element and per column.
-_PG_WINDOW_SIDE = """
-SELECT e.ladder, e.event_id, e.winner_id, e.loser_id, e.ended_at, e.outcome
-FROM json_to_recordset(%(asks)s::json) AS a(ladder text, since timestamptz, until timestamptz,
-                                             ids json)
-CROSS JOIN LATERAL json_array_elements_text(a.ids) AS k(id)
+# The windows (``WindowAsk``), all ladders at once, each asking ladder's ids and pairs in one
+# JSON document: one string to send however many players ask, where arrays cost the driver a
+# dump per element. Per player and side, one range scan of the (ladder, winner_id|loser_id,
+# ended_at) index. The ranked games inside every window of the batch (the ask's core) come
+# back as a count; only those near the windows' edges come back as times: on one busy ladder
+# a player's week of games is one row, not one row per game.
+# Moderation: in a ladder with any moderation effect (checked once per ladder), a game counts
+# as its latest effect left it: voided ones in no window, re-rated ones as re-rated; the
+# effects are never looked up in any other ladder. A void locks every player of its ladder
+# while it writes them, so what this reads after the claim cannot change before the commit.
+_PG_ASKS = """
+FROM json_to_recordset(%(asks)s::json) AS a(ladder text, since timestamptz, core_since
+     timestamptz, core_until timestamptz, until timestamptz, ids json, pairs json)
 CROSS JOIN LATERAL (
-  SELECT ladder, event_id, winner_id, loser_id, ended_at, outcome FROM events
+  SELECT EXISTS (SELECT 1 FROM event_effects WHERE ladder = a.ladder) AS moderated) AS m
+"""
+_PG_EFFECT = """(SELECT f.outcome FROM event_effects f
+  WHERE f.ladder = a.ladder AND f.event_id = w.event_id ORDER BY f.action_id DESC LIMIT 1)"""
+_PG_RANKED_SIDE = """
+  SELECT event_id, ended_at FROM events
   WHERE ladder = a.ladder AND {side} = k.id AND ended_at >= a.since AND ended_at < a.until
     AND type = 'game.finished' AND mode = 'ranked'
-  OFFSET 0) AS e
 """
-_PG_WINDOW_GAMES = (
-    _PG_WINDOW_SIDE.format(side="winner_id") + "UNION ALL" + _PG_WINDOW_SIDE.format(side="loser_id")
-)
+_PG_RANKED = f"""
+SELECT a.ladder, k.id,
+  count(*) FILTER (WHERE w.ended_at >= a.core_since AND w.ended_at < a.core_until),
+  array_agg(w.ended_at) FILTER (WHERE w.ended_at < a.core_since OR w.ended_at >= a.core_until)
+{_PG_ASKS}
+CROSS JOIN LATERAL json_array_elements_text(a.ids) AS k(id)
+CROSS JOIN LATERAL ({_PG_RANKED_SIDE.format(side="winner_id")} UNION ALL
+                    {_PG_RANKED_SIDE.format(side="loser_id")}) AS w
+WHERE NOT m.moderated OR coalesce({_PG_EFFECT}, '') <> 'voided'
+GROUP BY a.ladder, k.id
+"""
+# ``pairs``: [winner, loser] in both orders, so each is one scan of the winner index.
+_PG_RATED_PAIRS = f"""
+SELECT a.ladder, w.winner_id, w.loser_id, w.ended_at
+{_PG_ASKS}
+CROSS JOIN LATERAL json_array_elements(a.pairs) AS p(pair)
+CROSS JOIN LATERAL (
+  SELECT event_id, winner_id, loser_id, ended_at, outcome FROM events
+  WHERE ladder = a.ladder AND winner_id = p.pair ->> 0 AND loser_id = p.pair ->> 1
+    AND ended_at >= a.since AND ended_at < a.until AND type = 'game.finished'
+    AND mode = 'ranked'
+  OFFSET 0) AS w
+WHERE CASE WHEN m.moderated THEN coalesce({_PG_EFFECT}, w.outcome) ELSE w.outcome END = 'rated'
+"""
 
 
 def _json_insert(table: Table, columns: tuple[str, ...]) -> str:
@@ -282,32 +341,50 @@ def settled_tournaments(conn: Connection, keys: Iterable[tuple[str, str]]) -> se
     return {(a, b) for a, b in conn.execute(query)}
 
 
-def window_games(conn: Connection, asks: Sequence[WindowAsk]) -> list[WindowGame]:
-    """Ranked games that ended in each ask's [since, until) and in which one of its players
-    took part: for K by weekly volume and pair limits. One query on PostgreSQL."""
-    asks = [ask for ask in asks if ask.ids]
-    if not asks:
-        return []
+def window_facts(conn: Connection, asks: Sequence[WindowAsk]) -> WindowFacts:
+    """The windows of a batch (``WindowAsk``). On PostgreSQL ``after_claim`` reads them with
+    the batch's other reads; this is the same on SQLite, where every game comes as a row."""
     if _pg(conn):
-        return _run(conn, _windows_read(asks))
-    found: dict[tuple[str, str], WindowGame] = {}
+        facts = WindowFacts([], [], [])
+        for read in _windows_reads(asks, facts):
+            _run(conn, read)
+        return facts
+    from worker.store.moderation import effective_windows  # (it imports this module)
+
+    ranked: list[tuple[str, str, datetime]] = []
+    pairs: list[tuple[str, str, str, datetime]] = []
     for ask in asks:
-        for part in chunks(sorted(set(ask.ids))):
-            columns = (events.c.event_id, events.c.winner_id, events.c.loser_id, events.c.ended_at)
-            query = select(*columns, events.c.outcome).where(
+        wanted = set(ask.ranked_ids)
+        ordered = {frozenset(p) for p in ask.pairs}
+        ids = wanted | {pid for pair in ask.pairs for pid in pair}
+        games: dict[str, WindowGame] = {}
+        for part in chunks(sorted(ids)):
+            query = select(
+                events.c.event_id,
+                events.c.winner_id,
+                events.c.loser_id,
+                events.c.ended_at,
+                events.c.outcome,
+            ).where(
                 events.c.ladder == ask.ladder,
                 events.c.type == "game.finished",
                 events.c.mode == "ranked",
                 events.c.ended_at >= ask.since,
-                events.c.ended_at < ask.until,
+                events.c.ended_at < ask.last,
                 or_(events.c.winner_id.in_(list(part)), events.c.loser_id.in_(list(part))),
             )
             for event_id, winner, loser, ended_at, outcome in conn.execute(query):
                 # a game whose two players fall in different chunks is read twice
-                found[(ask.ladder, event_id)] = WindowGame(
+                games[event_id] = WindowGame(
                     ask.ladder, event_id, winner, loser, ended_at, outcome == "rated"
                 )
-    return list(found.values())
+        for game in effective_windows(conn, list(games.values())):
+            for pid in (game.winner_id, game.loser_id):
+                if pid in wanted:
+                    ranked.append((ask.ladder, pid, game.ended_at))
+            if game.rated and frozenset((game.winner_id, game.loser_id)) in ordered:
+                pairs.append((ask.ladder, game.winner_id, game.loser_id, game.ended_at))
+    return WindowFacts(ranked, [], pairs)
 
 
 class AfterClaim(NamedTuple):
@@ -315,9 +392,8 @@ class AfterClaim(NamedTuple):
 
     links: dict[str, dict[str, str]]  # ``load_links`` again: a link committed meanwhile?
     settled: set[tuple[str, str]]  # ``settled_tournaments``
-    games: list[WindowGame]  # ``window_games``
+    windows: WindowFacts  # ``window_facts``
     seen: dict[tuple[str, str], str | None]  # ``existing_events``
-    moderated: set[str]  # the asked ladders with any moderation effect (void, re-rating)
 
 
 def after_claim(
@@ -331,20 +407,18 @@ def after_claim(
     round trip (psycopg's pipeline mode): each statement is sent without waiting for the one
     before, and the server runs them in order, in the batch's transaction, after the locks."""
     tournament_keys = sorted(set(tournament_keys))
-    asks = [ask for ask in asks if ask.ids]
     if not _pg(conn):
         return AfterClaim(
             load_links(conn, named),
             settled_tournaments(conn, tournament_keys),
-            window_games(conn, asks),
+            window_facts(conn, asks),
             existing_events(conn, event_keys),
-            {ask.ladder for ask in asks},  # (the effects are looked up for every ladder)
         )
+    facts = WindowFacts([], [], [])
     reads: list[_Read[Any]] = [_links_read(named), _existing_read(event_keys)]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
-    if asks:
-        reads += [_moderated_read([ask.ladder for ask in asks]), _windows_read(asks)]
+    reads += _windows_reads(asks, facts)
     with _pipeline(conn) as driver:
         cursors = [driver.execute(read.sql, read.params) for read in reads]
     made = [read.make(cursor.fetchall()) for read, cursor in zip(reads, cursors, strict=True)]
@@ -352,8 +426,7 @@ def after_claim(
         links=made[0],
         seen=made[1],
         settled=made[2] if tournament_keys else set(),
-        games=made[-1] if asks else [],
-        moderated=made[-2] if asks else set(),
+        windows=facts,
     )
 
 
@@ -422,42 +495,50 @@ def _tournaments_read(keys: Iterable[tuple[str, str]]) -> _Read[set[tuple[str, s
     return _Read(_PG_TOURNAMENTS, _split(keys), lambda rows: {(a, b) for a, b in rows})
 
 
-# The ladders with any row in ``event_effects`` (a void or a re-rating of a game): one index
-# probe each. A window's games need moderation's effects looked up only in those; a void
-# locks every player of its ladder while it writes them, so what this reads after the claim
-# cannot change before the batch commits.
-_PG_MODERATED = """
-SELECT k.ladder FROM unnest(%(ladders)s::text[]) AS k(ladder)
-WHERE EXISTS (SELECT 1 FROM event_effects WHERE ladder = k.ladder)
-"""
+def _windows_reads(asks: Sequence[WindowAsk], facts: WindowFacts) -> list[_Read[None]]:
+    """The reads of ``window_facts`` on PostgreSQL; their rows go into ``facts``."""
+    reads: list[_Read[None]] = []
+    counted = [ask for ask in asks if ask.ranked_ids and ask.ranked_hours is not None]
+    if counted:
+        cores = {ask.ladder: ask.core for ask in counted}
 
+        def ranked(rows: Sequence[Any]) -> None:
+            for ladder, pid, n, times in rows:
+                if n:
+                    facts.ranked_counts.append((ladder, pid, cores[ladder][0], n))
+                if times:
+                    facts.ranked.extend((ladder, pid, at) for at in times)
 
-def _moderated_read(ladders: Sequence[str]) -> _Read[set[str]]:
-    return _Read(
-        _PG_MODERATED, {"ladders": sorted(set(ladders))}, lambda rows: {r[0] for r in rows}
-    )
+        document: list[dict[str, Any]] = [
+            {
+                "ladder": ask.ladder,
+                "since": (ask.first - timedelta(hours=ask.ranked_hours[1])).isoformat(),
+                "core_since": cores[ask.ladder][0].isoformat(),
+                "core_until": cores[ask.ladder][1].isoformat(),
+                "until": ask.last.isoformat(),
+                "ids": sorted(set(ask.ranked_ids)),
+            }
+            for ask in counted
+            if ask.ranked_hours is not None
+        ]
+        reads.append(_Read(_PG_RANKED, {"asks": _json(document)}, ranked))
+    paired = [ask for ask in asks if ask.pairs]
+    if paired:
 
+        def pairs(rows: Sequence[Any]) -> None:
+            facts.rated_pairs.extend((ladder, w, lo, at) for ladder, w, lo, at in rows)
 
-def _windows_read(asks: Sequence[WindowAsk]) -> _Read[list[WindowGame]]:
-    def make(rows: Sequence[Any]) -> list[WindowGame]:
-        games: dict[tuple[str, str], WindowGame] = {}
-        for ladder, event_id, winner, loser, ended_at, outcome in rows:
-            if (ladder, event_id) not in games:  # a game of two asking players comes twice
-                games[(ladder, event_id)] = WindowGame(
-                    ladder, event_id, winner, loser, ended_at, outcome == "rated"
-                )
-        return list(games.values())
-
-    document = [
-        {
-            "ladder": ask.ladder,
-            "since": ask.since.isoformat(),
-            "until": ask.until.isoformat(),
-            "ids": sorted(set(ask.ids)),
-        }
-        for ask in asks
-    ]
-    return _Read(_PG_WINDOW_GAMES, {"asks": _json(document)}, make)
+        asked = [
+            {
+                "ladder": ask.ladder,
+                "since": (ask.first - timedelta(hours=ask.pair_hours)).isoformat(),
+                "until": ask.last.isoformat(),
+                "pairs": sorted({(a, b) for a, b in ask.pairs} | {(b, a) for a, b in ask.pairs}),
+            }
+            for ask in paired
+        ]
+        reads.append(_Read(_PG_RATED_PAIRS, {"asks": _json(asked)}, pairs))
+    return reads
 
 
 def write_batch(
