@@ -75,6 +75,32 @@ def test_a_pair_playing_six_times_in_three_hours_is_rated_three_times(runtime):
     assert (["g0", "g1", "g2"], ["g3", "g4", "g5"]) == (rated, limited)
 
 
+@pytest.mark.parametrize("ladder", ["gammon42", "fibs", "prostriker"])
+def test_a_pairs_stored_games_count_towards_the_limit_whoever_won_them(runtime, ladder):
+    """SPEC 2.4 step 5: not rated once the pair already has 3 rated games in the 24 hours
+    before; the three were scored by earlier batches (read back from PostgreSQL), two won by
+    one player and one by the other. A game of one of them against someone else is rated."""
+    stored = [
+        game(
+            *(("a", "b") if i % 2 else ("b", "a")),
+            ladder=ladder,
+            event_id=f"s{i}",
+            ended_at=NOW - timedelta(hours=23, minutes=50 - i),
+        )
+        for i in range(3)
+    ]
+    publish(runtime, *stored)
+    drain(runtime)
+    publish(
+        runtime,
+        game("a", "c", ladder=ladder, event_id="other", ended_at=NOW - timedelta(minutes=2)),
+        game("b", "a", ladder=ladder, event_id="fourth", ended_at=NOW - timedelta(minutes=1)),
+    )
+    drain(runtime)  # one batch
+    assert ("rated", None) == outcome(runtime, ladder, "other")
+    assert ("unrated", "pair_limit") == outcome(runtime, ladder, "fourth")
+
+
 def test_the_pair_limit_window_moves_with_ended_at(runtime):
     """A fourth game 24 hours after the first three is rated again."""
     start = NOW - timedelta(hours=30)

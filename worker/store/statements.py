@@ -176,25 +176,33 @@ SELECT t.ladder, t.tournament_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERA
 # while it writes them, so what this reads after the claim cannot change before the commit.
 _PG_ASKS = """
 FROM json_to_recordset(%(asks)s::json) AS a(ladder text, since timestamptz, core_since
-     timestamptz, core_until timestamptz, until timestamptz, ids json, pairs json)
+     timestamptz, core_until timestamptz, until timestamptz, ids json, pairs json,
+     pair_since timestamptz)
 CROSS JOIN LATERAL (
   SELECT EXISTS (SELECT 1 FROM event_effects WHERE ladder = a.ladder) AS moderated) AS m
 """
 _PG_EFFECT = """(SELECT f.outcome FROM event_effects f
   WHERE f.ladder = a.ladder AND f.event_id = w.event_id ORDER BY f.action_id DESC LIMIT 1)"""
+# A player's games as winner also give the pair games the batch asks about, when the ask
+# folds them in (``pair_since`` set): each rated game is read once, from its winner's side.
 _PG_RANKED_SIDE = """
-  SELECT event_id, ended_at FROM events
+  SELECT event_id, ended_at, {other} AS other, outcome, {won} AS won FROM events
   WHERE ladder = a.ladder AND {side} = k.id AND ended_at >= a.since AND ended_at < a.until
     AND type = 'game.finished' AND mode = 'ranked'
 """
+_PG_PAIR_GAME = f"""w.won AND w.ended_at >= a.pair_since
+  AND CASE WHEN m.moderated THEN coalesce({_PG_EFFECT}, w.outcome) ELSE w.outcome END = 'rated'"""
 _PG_RANKED = f"""
 SELECT a.ladder, k.id,
   count(*) FILTER (WHERE w.ended_at >= a.core_since AND w.ended_at < a.core_until),
-  array_agg(w.ended_at) FILTER (WHERE w.ended_at < a.core_since OR w.ended_at >= a.core_until)
+  array_agg(w.ended_at) FILTER (WHERE w.ended_at < a.core_since OR w.ended_at >= a.core_until),
+  array_agg(w.other) FILTER (WHERE {_PG_PAIR_GAME}),
+  array_agg(w.ended_at) FILTER (WHERE {_PG_PAIR_GAME})
 {_PG_ASKS}
 CROSS JOIN LATERAL json_array_elements_text(a.ids) AS k(id)
-CROSS JOIN LATERAL ({_PG_RANKED_SIDE.format(side="winner_id")} UNION ALL
-                    {_PG_RANKED_SIDE.format(side="loser_id")}) AS w
+CROSS JOIN LATERAL (
+  {_PG_RANKED_SIDE.format(side="winner_id", other="loser_id", won="true")} UNION ALL
+  {_PG_RANKED_SIDE.format(side="loser_id", other="winner_id", won="false")}) AS w
 WHERE NOT m.moderated OR coalesce({_PG_EFFECT}, '') <> 'voided'
 GROUP BY a.ladder, k.id
 """
@@ -499,15 +507,24 @@ def _windows_reads(asks: Sequence[WindowAsk], facts: WindowFacts) -> list[_Read[
     """The reads of ``window_facts`` on PostgreSQL; their rows go into ``facts``."""
     reads: list[_Read[None]] = []
     counted = [ask for ask in asks if ask.ranked_ids and ask.ranked_hours is not None]
+    folded = {ask.ladder for ask in counted if _folds_pairs(ask)}
     if counted:
         cores = {ask.ladder: ask.core for ask in counted}
+        wanted = {ask.ladder: set(ask.pairs) for ask in counted}
 
         def ranked(rows: Sequence[Any]) -> None:
-            for ladder, pid, n, times in rows:
+            for ladder, pid, n, times, others, ends in rows:
                 if n:
                     facts.ranked_counts.append((ladder, pid, cores[ladder][0], n))
                 if times:
                     facts.ranked.extend((ladder, pid, at) for at in times)
+                if others:
+                    pairs = wanted[ladder]
+                    facts.rated_pairs.extend(
+                        (ladder, pid, other, at)
+                        for other, at in zip(others, ends, strict=True)
+                        if (min(pid, other), max(pid, other)) in pairs
+                    )
 
         document: list[dict[str, Any]] = [
             {
@@ -517,12 +534,15 @@ def _windows_reads(asks: Sequence[WindowAsk], facts: WindowFacts) -> list[_Read[
                 "core_until": cores[ask.ladder][1].isoformat(),
                 "until": ask.last.isoformat(),
                 "ids": sorted(set(ask.ranked_ids)),
+                "pair_since": (ask.first - timedelta(hours=ask.pair_hours)).isoformat()
+                if ask.ladder in folded
+                else None,
             }
             for ask in counted
             if ask.ranked_hours is not None
         ]
         reads.append(_Read(_PG_RANKED, {"asks": _json(document)}, ranked))
-    paired = [ask for ask in asks if ask.pairs]
+    paired = [ask for ask in asks if ask.pairs and ask.ladder not in folded]
     if paired:
 
         def pairs(rows: Sequence[Any]) -> None:
@@ -539,6 +559,15 @@ def _windows_reads(asks: Sequence[WindowAsk], facts: WindowFacts) -> list[_Read[
         ]
         reads.append(_Read(_PG_RATED_PAIRS, {"asks": _json(asked)}, pairs))
     return reads
+
+
+def _folds_pairs(ask: WindowAsk) -> bool:
+    """The ranked read of ``ask`` also finds its pairs' rated games: it reads every game of
+    both players of each pair over the pair window (and more)."""
+    if ask.ranked_hours is None or ask.pair_hours > ask.ranked_hours[1]:
+        return False
+    ids = set(ask.ranked_ids)
+    return all(a in ids and b in ids for a, b in ask.pairs)
 
 
 def write_batch(
