@@ -184,8 +184,13 @@ def write_rows(
 ) -> Any:
     """``boards``: rating, public, boosted, the set of ids written, active and its index of
     last games (see ``WRITE``)."""
-    payload = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
-    return write_payload(client, script, boards, ladder, [row[0] for row in rows], payload, mode)
+    ids, payload = encode_rows(rows)
+    return write_payload(client, script, boards, ladder, ids, payload, mode)
+
+
+def encode_rows(rows: list[list[Any]]) -> tuple[list[str], str]:
+    """One ``WRITE`` call's player ids and its ARGV[1] (compact JSON of the rows)."""
+    return [row[0] for row in rows], json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
 
 
 def write_payload(

@@ -62,7 +62,7 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.events import Identifier, parse_timestamp
-from worker.boards.projection import WRITE, Rows, boards, write_payload
+from worker.boards.projection import WRITE, Rows, boards, encode_rows, write_payload
 from worker.ladders import LadderConfig
 from worker.ops import collector
 from worker.ops.progress import Progress
@@ -342,7 +342,7 @@ class _Prepared:
         assert self._file is not None
         rows = [self._maker.row(line.player_row(self.ladder, self.moment)) for line in lines]
         for i in range(0, len(rows), SCRIPT_CHUNK):
-            marshal.dump(_call(rows[i : i + SCRIPT_CHUNK]), self._file)
+            marshal.dump(encode_rows(rows[i : i + SCRIPT_CHUNK]), self._file)
 
     def chunks(self) -> Iterator[tuple[list[str], str]]:
         """(player ids, payload) of every script call, in the order they were added."""
@@ -403,7 +403,7 @@ def project(
     sender = _calls_sender(redis, ladder)
 
     def send(rows: list[list[Any]]) -> None:
-        sender([_call(rows[i : i + SCRIPT_CHUNK]) for i in range(0, len(rows), SCRIPT_CHUNK)])
+        sender([encode_rows(rows[i : i + SCRIPT_CHUNK]) for i in range(0, len(rows), SCRIPT_CHUNK)])
 
     written = 0
     pending: deque[Future[None]] = deque()
@@ -450,11 +450,6 @@ def send_prepared(
             for future in pending:
                 future.cancel()
     return written
-
-
-def _call(rows: list[list[Any]]) -> tuple[list[str], str]:
-    """One ``WRITE`` call's player ids and payload (``write_rows``'s encoding)."""
-    return [row[0] for row in rows], json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
 
 
 def _calls_sender(

@@ -305,22 +305,6 @@ def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey,
     return found
 
 
-def existing_events(
-    conn: Connection, keys: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], str | None]:
-    """The events already applied among ``keys``, with their payload digests (``None`` on
-    rows written before digests were stored)."""
-    if _pg(conn):
-        return _run(conn, _existing_read(keys))
-    seen: dict[tuple[str, str], str | None] = {}
-    for part in chunks(sorted(set(keys))):
-        query = select(events.c.ladder, events.c.event_id, events.c.digest).where(
-            tuple_(events.c.ladder, events.c.event_id).in_(list(part))
-        )
-        seen.update(((ladder, event_id), d) for ladder, event_id, d in conn.execute(query))
-    return seen
-
-
 def load_links(conn: Connection, named: dict[str, set[str]]) -> dict[str, dict[str, str]]:
     """Per ladder, the {anonymous_id: account_id} links in which any named id takes part,
     on either side. Every named ladder is in the answer (``{}`` when it has none)."""
@@ -337,26 +321,35 @@ def load_links(conn: Connection, named: dict[str, set[str]]) -> dict[str, dict[s
     return found
 
 
-def settled_tournaments(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+# -- ``after_claim``'s reads on SQLite, one statement each (on PostgreSQL: ``_Read``s below)
+
+
+def _existing_events(
+    conn: Connection, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], str | None]:
+    """The events already applied among ``keys``, with their payload digests (``None`` on
+    rows written before digests were stored)."""
+    seen: dict[tuple[str, str], str | None] = {}
+    for part in chunks(sorted(set(keys))):
+        query = select(events.c.ladder, events.c.event_id, events.c.digest).where(
+            tuple_(events.c.ladder, events.c.event_id).in_(list(part))
+        )
+        seen.update(((ladder, event_id), d) for ladder, event_id, d in conn.execute(query))
+    return seen
+
+
+def _settled_tournaments(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
     keys = sorted(set(keys))
     if not keys:
         return set()
-    if _pg(conn):
-        return _run(conn, _tournaments_read(keys))
     query = select(tournaments.c.ladder, tournaments.c.tournament_id).where(
         tuple_(tournaments.c.ladder, tournaments.c.tournament_id).in_(keys)
     )
     return {(a, b) for a, b in conn.execute(query)}
 
 
-def window_facts(conn: Connection, asks: Sequence[WindowAsk]) -> WindowFacts:
-    """The windows of a batch (``WindowAsk``). On PostgreSQL ``after_claim`` reads them with
-    the batch's other reads; this is the same on SQLite, where every game comes as a row."""
-    if _pg(conn):
-        facts = WindowFacts([], [], [])
-        for read in _windows_reads(asks, facts):
-            _run(conn, read)
-        return facts
+def _window_facts(conn: Connection, asks: Sequence[WindowAsk]) -> WindowFacts:
+    """The windows of a batch (``WindowAsk``), every game in them as a row."""
     from worker.store.moderation import effective_windows  # (it imports this module)
 
     ranked: list[tuple[str, str, datetime]] = []
@@ -399,9 +392,9 @@ class AfterClaim(NamedTuple):
     """What a batch reads once its players are locked."""
 
     links: dict[str, dict[str, str]]  # ``load_links`` again: a link committed meanwhile?
-    settled: set[tuple[str, str]]  # ``settled_tournaments``
-    windows: WindowFacts  # ``window_facts``
-    seen: dict[tuple[str, str], str | None]  # ``existing_events``
+    settled: set[tuple[str, str]]  # the batch's tournaments already settled
+    windows: WindowFacts  # the windows (``WindowAsk``)
+    seen: dict[tuple[str, str], str | None]  # the batch's event ids already applied, digests
 
 
 def after_claim(
@@ -418,9 +411,9 @@ def after_claim(
     if not _pg(conn):
         return AfterClaim(
             load_links(conn, named),
-            settled_tournaments(conn, tournament_keys),
-            window_facts(conn, asks),
-            existing_events(conn, event_keys),
+            _settled_tournaments(conn, tournament_keys),
+            _window_facts(conn, asks),
+            _existing_events(conn, event_keys),
         )
     facts = WindowFacts([], [], [])
     reads: list[_Read[Any]] = [_links_read(named), _existing_read(event_keys)]
@@ -504,7 +497,7 @@ def _tournaments_read(keys: Iterable[tuple[str, str]]) -> _Read[set[tuple[str, s
 
 
 def _windows_reads(asks: Sequence[WindowAsk], facts: WindowFacts) -> list[_Read[None]]:
-    """The reads of ``window_facts`` on PostgreSQL; their rows go into ``facts``."""
+    """The windows' reads on PostgreSQL (``after_claim``); their rows go into ``facts``."""
     reads: list[_Read[None]] = []
     counted = [ask for ask in asks if ask.ranked_ids and ask.ranked_hours is not None]
     folded = {ask.ladder for ask in counted if _folds_pairs(ask)}
