@@ -187,10 +187,15 @@ _PG_EFFECT = """(SELECT f.outcome FROM event_effects f
   WHERE f.ladder = a.ladder AND f.event_id = w.event_id ORDER BY f.action_id DESC LIMIT 1)"""
 # A player's games as winner also give the pair games the batch asks about, when the ask
 # folds them in (``pair_since`` set): each rated game is read once, from its winner's side.
+# ``ORDER BY ended_at``: what the window index gives as it is, where the (ladder, seq) index
+# would need a sort. Before a new database's first ANALYZE the planner takes both for one row
+# and chose the (ladder, seq) one, a scan of the whole ladder per player (measured: 400 games
+# stored, 60 a batch: 25.8 -> 1.7 ms).
 _PG_RANKED_SIDE = """
-  SELECT event_id, ended_at, {other} AS other, outcome, {won} AS won FROM events
+  (SELECT event_id, ended_at, {other} AS other, outcome, {won} AS won FROM events
   WHERE ladder = a.ladder AND {side} = k.id AND ended_at >= a.since AND ended_at < a.until
     AND type = 'game.finished' AND mode = 'ranked'
+  ORDER BY ended_at)
 """
 _PG_PAIR_GAME = f"""w.won AND w.ended_at >= a.pair_since
   AND CASE WHEN m.moderated THEN coalesce({_PG_EFFECT}, w.outcome) ELSE w.outcome END = 'rated'"""
@@ -218,7 +223,7 @@ CROSS JOIN LATERAL (
   WHERE ladder = a.ladder AND winner_id = p.pair ->> 0 AND loser_id = p.pair ->> 1
     AND ended_at >= a.since AND ended_at < a.until AND type = 'game.finished'
     AND mode = 'ranked'
-  OFFSET 0) AS w
+  ORDER BY ended_at) AS w
 WHERE CASE WHEN m.moderated THEN coalesce({_PG_EFFECT}, w.outcome) ELSE w.outcome END = 'rated'
 """
 
