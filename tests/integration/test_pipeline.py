@@ -302,3 +302,34 @@ def test_a_claim_releases_the_batch_settled_before_it_in_the_same_step(runtime):
     assert runtime.inbox.claim(release=second[0]) is None
     assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
     assert 0 == runtime.redis.exists(keys.staging(second[0]))
+
+
+def _transaction_after_writes(runtime, monkeypatch) -> list[str]:
+    """The batch transaction's state right after each ``write_batch``, as psycopg sees it."""
+    from worker.service import batch as service
+    from worker.store import statements
+
+    seen: list[str] = []
+    write = statements.write_batch
+
+    def spy(conn, *args, **kwargs):
+        done = write(conn, *args, **kwargs)
+        seen.append(conn.connection.driver_connection.info.transaction_status.name)
+        return done
+
+    monkeypatch.setattr(service.store, "write_batch", spy)
+    return seen
+
+
+def test_a_batch_commits_with_its_writes_and_a_duplicates_receipt_reads_first(runtime, monkeypatch):
+    """A batch's COMMIT goes with its writes (one round trip), unless a duplicate's receipt
+    must read its original after the writes: then the commit follows that read. Both commit."""
+    seen = _transaction_after_writes(runtime, monkeypatch)
+    first = game("alice", "bob", event_id="g-1")
+    publish(runtime, first)
+    drain(runtime)
+    publish(runtime, first, game("bob", "alice", event_id="g-2"))  # g-1 again: a duplicate
+    drain(runtime)
+    assert ["IDLE", "INTRANS"] == seen
+    assert {"g-1", "g-2"} == {row["event_id"] for row in audit(runtime, "gammon42")}
+    assert {"alice": 1500.0, "bob": 1500.0} == board(runtime, "gammon42")

@@ -292,11 +292,27 @@ class Service:
                     )
                 )
             dirty = [p for p in state.players.values() if p.dirty]
-            store.write_batch(
-                conn, batch.audit, batch.changes, dirty, batch.links, batch.tournaments
+            # A duplicate's receipt reads its original after the batch's rows are written;
+            # without one, the receipts come first and the commit goes with the writes.
+            reads_back = self.receipt_ttl is not None and any(
+                isinstance(s, Decision) for s in slips
             )
-            made = self._receipts(conn, slips, now) if self.receipt_ttl is not None else []
-            failpoints.hit("service.before_commit")
+            made: list[receipts.Receipt] = []
+            if not reads_back:
+                made = self._receipts(conn, slips, now) if self.receipt_ttl is not None else []
+                failpoints.hit("service.before_commit")
+            store.write_batch(
+                conn,
+                batch.audit,
+                batch.changes,
+                dirty,
+                batch.links,
+                batch.tournaments,
+                commit=not reads_back,
+            )
+            if reads_back:
+                made = self._receipts(conn, slips, now)
+                failpoints.hit("service.before_commit")
         touched = [state.players[k] for k in sorted(state.touched)]
         return _Written(outcomes, touched, conflicts, made)
 

@@ -450,7 +450,11 @@ class _Read(Generic[T]):
 
 
 def _run(conn: Connection, read: _Read[T]) -> T:
-    return read.make(conn.exec_driver_sql(read.sql, read.params).fetchall())
+    """One read on its own, in pipeline mode all the same: as a transaction's first statement
+    psycopg then sends its BEGIN along with it, not in a round trip of its own before it."""
+    with _pipeline(conn) as driver:
+        cursor = driver.execute(read.sql, read.params)
+    return read.make(cursor.fetchall())
 
 
 def _driver(conn: Connection) -> Any:
@@ -577,9 +581,13 @@ def write_batch(
     dirty: Iterable[Player],
     link_rows: list[dict[str, Any]],
     tournament_rows: list[dict[str, Any]],
-) -> None:
+    *,
+    commit: bool = False,
+) -> bool:
     """Audit rows, ledger rows (in order: their ids keep each player's ledger sequence),
-    new links and settled tournaments, then the changed players."""
+    new links and settled tournaments, then the changed players. ``commit``: end the
+    transaction too, in the same round trip where the writes go in one (then True: the
+    caller's own commit finds nothing left to commit)."""
     dirty = list(dirty)
     if _pg(conn) and not (link_rows or tournament_rows):
         # The usual batch: audit rows, ledger rows and the players in one round trip.
@@ -591,7 +599,9 @@ def write_batch(
             if dirty:
                 rows = [_values(p, "ladder", "player_id") for p in dirty]
                 driver.execute(_PG_WRITE_PLAYERS, {"rows": _json(rows)})
-        return
+            if commit:
+                driver.execute("COMMIT")
+        return commit
     if _pg(conn):
         if audit_rows:
             conn.exec_driver_sql(_PG_INSERT_AUDIT, {"rows": _json(audit_rows)})
@@ -607,11 +617,11 @@ def write_batch(
     if tournament_rows:
         conn.execute(tournaments.insert(), tournament_rows)
     if not dirty:
-        return
+        return False
     if _pg(conn):
         rows = [_values(p, "ladder", "player_id") for p in dirty]
         conn.exec_driver_sql(_PG_WRITE_PLAYERS, {"rows": _json(rows)})
-        return
+        return False
     statement = (
         update(players)
         .where(
@@ -623,6 +633,7 @@ def write_batch(
         .values({c: bindparam(c) for c in PLAYER_COLUMNS})
     )
     conn.execute(statement, [_values(p, "b_ladder", "b_player_id") for p in dirty])
+    return False
 
 
 def _values(record: Player, ladder_key: str, id_key: str) -> dict[str, Any]:
