@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from redis import Redis
@@ -26,6 +27,9 @@ from worker.store.tables import make_engine
 @dataclass
 class Runtime:
     settings: Settings
+    # Set by ``ladder worker`` (not ``--burst``) while it serves: a batch job whose inbox is
+    # empty then waits a moment for the next event (``worker.queue.jobs``).
+    serving: threading.Event = field(default_factory=threading.Event)
 
     @cached_property
     def config(self) -> Config:

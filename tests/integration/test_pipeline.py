@@ -244,12 +244,12 @@ def test_a_serving_workers_job_takes_an_event_published_while_it_waits(runtime, 
     publish(runtime, game("alice", "bob", event_id="g-1"))
     batch, payloads = runtime.inbox.claim()
     later = threading.Timer(0.3, publish, (runtime, game("carol", "dave", event_id="g-2")))
-    jobs.waiting.set()
+    runtime.serving.set()
     try:
         later.start()
         assert 2 == jobs.process_batch(runtime, payloads)
     finally:
-        jobs.waiting.clear()
+        runtime.serving.clear()
         later.join()
     runtime.inbox.release(batch)
     assert {("rated", None)} == {outcome(runtime, "gammon42", e) for e in ("g-1", "g-2")}

@@ -84,10 +84,9 @@ activity = _Activity()
 # How long a batch job goes on taking events from the inbox itself after its own batch.
 FOLLOW_ON_SECONDS = 0.5
 # How long it waits for the next event when the inbox is empty, in a worker that runs until
-# stopped (``waiting``) and has no other job queued: an event published then is taken at
+# stopped (``Runtime.serving``) and has no other job queued: an event published then is taken at
 # once, instead of after the job ends, the pump enqueues a job and RQ starts it.
 FOLLOW_ON_WAIT_SECONDS = 0.05
-waiting = threading.Event()  # set by ``ladder worker`` (not ``--burst``) while it serves
 
 
 def process_batch(rt: Runtime, payloads: list[str]) -> int:
@@ -103,7 +102,8 @@ def _follow_on(rt: Runtime) -> int:
     """While events wait in the inbox, take them in this job, a batch at a time, for up to
     ``FOLLOW_ON_SECONDS``: under load a worker goes from one batch to the next without an RQ
     job (and the pump's hand-over) in between. A serving worker with no other job queued
-    waits up to ``FOLLOW_ON_WAIT_SECONDS`` for the next event when the inbox is empty. Each
+    waits up to ``FOLLOW_ON_WAIT_SECONDS`` for the next event when the inbox is empty
+    (``Runtime.serving``). Each
     batch is staged exactly as the pump stages it, so a crash loses nothing (``recover`` makes
     it a job); a batch that meets an outage is handed over as a job of its own, which waits
     for the store."""
@@ -113,7 +113,7 @@ def _follow_on(rt: Runtime) -> int:
     while time.monotonic() < deadline and not stopping.is_set():
         claimed = rt.inbox.claim(release=settled)
         settled = None
-        if claimed is None and waiting.is_set() and not rt.inbox.queue.count:
+        if claimed is None and rt.serving.is_set() and not rt.inbox.queue.count:
             claimed = rt.inbox.claim_blocking(FOLLOW_ON_WAIT_SECONDS)
         if claimed is None:
             break

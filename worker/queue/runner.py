@@ -211,7 +211,7 @@ def _serve(
 
     thread = threading.Thread(target=pump, name="ladder-inbox-pump", daemon=True)
     thread.start()
-    jobs.waiting.set()  # a batch job may wait a moment for the next event (``_follow_on``)
+    rt.serving.set()  # a batch job may wait a moment for the next event (``_follow_on``)
     try:
         while not stop.is_set():
             try:
@@ -233,6 +233,6 @@ def _serve(
             _hand_back_on_stop(worker)
             liveness.worker = worker
     finally:
-        jobs.waiting.clear()
+        rt.serving.clear()
         stop.set()
         thread.join(timeout=10)
