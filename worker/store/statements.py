@@ -9,9 +9,10 @@ batch size: key sets travel as arrays (``unnest``), not as ``IN (...)`` lists wh
 changes with their length. psycopg then prepares each statement once per connection, and
 neither SQLAlchemy nor the server parses it again (``worker.store.tables`` keeps each run
 planned for the tables as they are). Audit rows, ledger rows and the changed players each
-travel as one JSON document, and a batch's statements after its first read go in two round
-trips (psycopg's pipeline mode: ``claim_players``, ``after_claim``, ``write_batch``). On
-SQLite (the single-process demo) the same functions run portable SQLAlchemy Core.
+travel as one JSON document. A batch makes four round trips, with psycopg's pipeline mode:
+the links (with the transaction's BEGIN), ``claim_players``, ``after_claim`` and
+``write_batch`` (with the COMMIT, unless the caller reads after it). On SQLite (the
+single-process demo) the same functions run portable SQLAlchemy Core.
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ CROSS JOIN LATERAL (
 WHERE NOT m.moderated OR coalesce({_PG_EFFECT}, '') <> 'voided'
 GROUP BY a.ladder, k.id
 """
-# ``pairs``: [winner, loser] in both orders, so each is one scan of the winner index.
+# ``pairs``: [winner, loser] in both orders, so each order is one index scan.
 _PG_RATED_PAIRS = f"""
 SELECT a.ladder, w.winner_id, w.loser_id, w.ended_at
 {_PG_ASKS}
