@@ -306,7 +306,6 @@ def test_a_claim_releases_the_batch_settled_before_it_in_the_same_step(runtime):
 
 def _transaction_after_writes(runtime, monkeypatch) -> list[str]:
     """The batch transaction's state right after each ``write_batch``, as psycopg sees it."""
-    from worker.service import batch as service
     from worker.store import statements
 
     seen: list[str] = []
@@ -317,7 +316,7 @@ def _transaction_after_writes(runtime, monkeypatch) -> list[str]:
         seen.append(conn.connection.driver_connection.info.transaction_status.name)
         return done
 
-    monkeypatch.setattr(service.store, "write_batch", spy)
+    monkeypatch.setattr(statements, "write_batch", spy)
     return seen
 
 
