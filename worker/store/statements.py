@@ -184,8 +184,12 @@ FROM json_to_recordset(%(asks)s::json) AS a(ladder text, since timestamptz, core
 CROSS JOIN LATERAL (
   SELECT EXISTS (SELECT 1 FROM event_effects WHERE ladder = a.ladder) AS moderated) AS m
 """
-_PG_EFFECT = """(SELECT f.outcome FROM event_effects f
-  WHERE f.ladder = a.ladder AND f.event_id = w.event_id ORDER BY f.action_id DESC LIMIT 1)"""
+# A game's outcome as moderation left it (its latest effect), looked up only in a moderated
+# ladder; computed once per row (``OFFSET 0`` keeps the planner from copying it into each
+# place that reads it).
+_PG_OUTCOME = """CASE WHEN m.moderated THEN coalesce((SELECT f.outcome FROM event_effects f
+    WHERE f.ladder = a.ladder AND f.event_id = g.event_id ORDER BY f.action_id DESC LIMIT 1),
+  g.outcome) ELSE g.outcome END"""
 # A player's games as winner also give the pair games the batch asks about, when the ask
 # folds them in (``pair_since`` set): each rated game is read once, from its winner's side.
 # ``ORDER BY ended_at``: what the window index gives as it is, where the (ladder, seq) index
@@ -198,8 +202,7 @@ _PG_RANKED_SIDE = """
     AND type = 'game.finished' AND mode = 'ranked'
   ORDER BY ended_at)
 """
-_PG_PAIR_GAME = f"""w.won AND w.ended_at >= a.pair_since
-  AND CASE WHEN m.moderated THEN coalesce({_PG_EFFECT}, w.outcome) ELSE w.outcome END = 'rated'"""
+_PG_PAIR_GAME = "w.won AND w.ended_at >= a.pair_since AND w.outcome = 'rated'"
 _PG_RANKED = f"""
 SELECT a.ladder, k.id,
   count(*) FILTER (WHERE w.ended_at >= a.core_since AND w.ended_at < a.core_until),
@@ -209,9 +212,11 @@ SELECT a.ladder, k.id,
 {_PG_ASKS}
 CROSS JOIN LATERAL json_array_elements_text(a.ids) AS k(id)
 CROSS JOIN LATERAL (
-  {_PG_RANKED_SIDE.format(side="winner_id", other="loser_id", won="true")} UNION ALL
-  {_PG_RANKED_SIDE.format(side="loser_id", other="winner_id", won="false")}) AS w
-WHERE NOT m.moderated OR coalesce({_PG_EFFECT}, '') <> 'voided'
+  SELECT g.ended_at, g.other, g.won, {_PG_OUTCOME} AS outcome
+  FROM ({_PG_RANKED_SIDE.format(side="winner_id", other="loser_id", won="true")} UNION ALL
+        {_PG_RANKED_SIDE.format(side="loser_id", other="winner_id", won="false")}) AS g
+  OFFSET 0) AS w
+WHERE w.outcome <> 'voided'
 GROUP BY a.ladder, k.id
 """
 # ``pairs``: [winner, loser] in both orders, so each order is one index scan.
@@ -220,12 +225,14 @@ SELECT a.ladder, w.winner_id, w.loser_id, w.ended_at
 {_PG_ASKS}
 CROSS JOIN LATERAL json_array_elements(a.pairs) AS p(pair)
 CROSS JOIN LATERAL (
-  SELECT event_id, winner_id, loser_id, ended_at, outcome FROM events
-  WHERE ladder = a.ladder AND winner_id = p.pair ->> 0 AND loser_id = p.pair ->> 1
-    AND ended_at >= a.since AND ended_at < a.until AND type = 'game.finished'
-    AND mode = 'ranked'
-  ORDER BY ended_at) AS w
-WHERE CASE WHEN m.moderated THEN coalesce({_PG_EFFECT}, w.outcome) ELSE w.outcome END = 'rated'
+  SELECT g.winner_id, g.loser_id, g.ended_at, {_PG_OUTCOME} AS outcome
+  FROM (SELECT event_id, winner_id, loser_id, ended_at, outcome FROM events
+        WHERE ladder = a.ladder AND winner_id = p.pair ->> 0 AND loser_id = p.pair ->> 1
+          AND ended_at >= a.since AND ended_at < a.until AND type = 'game.finished'
+          AND mode = 'ranked'
+        ORDER BY ended_at) AS g
+  OFFSET 0) AS w
+WHERE w.outcome = 'rated'
 """
 
 
