@@ -401,7 +401,8 @@ class Service:
                 span = ranked_window_hours(ladder_config.rules_at(game.ended_at))
                 if span is not None:
                     hours.add(span)
-                    players |= winners | losers
+                    players.update(winners)
+                    players.update(losers)
                 pairs.update((min(w, lo), max(w, lo)) for w in winners for lo in losers if w != lo)
             asks.append(
                 store.WindowAsk(
@@ -428,13 +429,12 @@ class Service:
         return windows
 
 
-def _as_asked(player_id: str, resolved: dict[str, str], later: dict[str, str]) -> set[str]:
+def _as_asked(player_id: str, resolved: dict[str, str], later: dict[str, str]) -> tuple[str, ...]:
     """The ids a game's player may be scored as: as resolved before the batch, or as the
     account the batch itself links it to."""
-    found = {resolved.get(player_id, player_id)}
-    if player_id in later:
-        found.add(later[player_id])
-    return found
+    found = resolved.get(player_id, player_id)
+    account = later.get(player_id)
+    return (found,) if account is None or account == found else (found, account)
 
 
 class _LinksMoved(Exception):

@@ -591,11 +591,11 @@ def write_batch(
     tournament_rows: list[dict[str, Any]],
     *,
     commit: bool = False,
-) -> bool:
+) -> None:
     """Audit rows, ledger rows (in order: their ids keep each player's ledger sequence),
     new links and settled tournaments, then the changed players. ``commit``: end the
-    transaction too, in the same round trip where the writes go in one (then True: the
-    caller's own commit finds nothing left to commit)."""
+    transaction too, in the same round trip, where the writes go in one (the caller's own
+    commit then finds nothing left to commit; elsewhere it commits as before)."""
     dirty = list(dirty)
     if _pg(conn) and not (link_rows or tournament_rows):
         # The usual batch: audit rows, ledger rows and the players in one round trip.
@@ -609,7 +609,7 @@ def write_batch(
                 driver.execute(_PG_WRITE_PLAYERS, {"rows": _json(rows)})
             if commit:
                 driver.execute("COMMIT")
-        return commit
+        return
     if _pg(conn):
         if audit_rows:
             conn.exec_driver_sql(_PG_INSERT_AUDIT, {"rows": _json(audit_rows)})
@@ -625,11 +625,11 @@ def write_batch(
     if tournament_rows:
         conn.execute(tournaments.insert(), tournament_rows)
     if not dirty:
-        return False
+        return
     if _pg(conn):
         rows = [_values(p, "ladder", "player_id") for p in dirty]
         conn.exec_driver_sql(_PG_WRITE_PLAYERS, {"rows": _json(rows)})
-        return False
+        return
     statement = (
         update(players)
         .where(
@@ -641,7 +641,6 @@ def write_batch(
         .values({c: bindparam(c) for c in PLAYER_COLUMNS})
     )
     conn.execute(statement, [_values(p, "b_ladder", "b_player_id") for p in dirty])
-    return False
 
 
 def _values(record: Player, ladder_key: str, id_key: str) -> dict[str, Any]:
