@@ -331,3 +331,44 @@ def test_a_batch_commits_with_its_writes_and_a_duplicates_receipt_reads_first(ru
     assert ["IDLE", "INTRANS"] == seen
     assert {"g-1", "g-2"} == {row["event_id"] for row in audit(runtime, "gammon42")}
     assert {"alice": 1500.0, "bob": 1500.0} == board(runtime, "gammon42")
+
+
+def test_a_connection_killed_before_the_commit_that_goes_with_the_writes_loses_nothing(
+    runtime, monkeypatch
+):
+    """The batch's connection is killed by the server (``pg_terminate_backend``) just before
+    the pipeline that writes and commits: the batch is held as for an outage and tried again
+    on a new connection; every event is applied once."""
+    from sqlalchemy import text
+
+    from worker import failpoints
+    from worker.store.tables import make_engine
+
+    killed: list[int] = []
+    admin = make_engine(runtime.settings.database_url)
+    hit = failpoints.hit
+
+    def kill_once(name: str) -> None:
+        if name == "service.before_commit" and not killed:
+            with admin.connect() as conn:
+                killed.extend(
+                    conn.execute(
+                        text(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                            "AND state = 'idle in transaction'"
+                        )
+                    ).scalars()
+                )
+        hit(name)
+
+    monkeypatch.setattr(failpoints, "hit", kill_once)
+    try:
+        publish(runtime, game("alice", "bob", event_id="g-1"), game("bob", "carol", event_id="g-2"))
+        drain(runtime)
+    finally:
+        admin.dispose()
+    assert [True] == killed
+    assert ["g-1", "g-2"] == sorted(row["event_id"] for row in audit(runtime, "gammon42"))
+    assert 2 == len(ledger(runtime, "gammon42", "bob"))
+    assert {"alice": 1516.0, "bob": 1500.0, "carol": 1484.0} == board(runtime, "gammon42")
