@@ -130,6 +130,23 @@ def test_the_text_marks_each_player_rank_after_with_one_control_byte() -> None:
     assert all(p["rank_after"] is None for p in body["players"])  # the body is left as it was
 
 
+def test_the_text_keeps_every_number_and_name_as_the_body_has_them() -> None:
+    """The receipt is the body's JSON: non-ASCII ids as UTF-8 text, each rating the same
+    double (a receipt repeats the ledger's numbers, unrounded)."""
+    state = LadderState()
+    body = receipts.scored(
+        apply(game("u-1", "zoë", "björn"), state, Gammon42Rules(), Policy(), NOW),
+        state.players,
+        Gammon42Rules(),
+        NOW,
+    )
+    body["players"][0]["delta"] = 1e-7  # a form json and orjson write differently
+    text = template(body)
+    assert "zoë" in text and "björn" in text
+    back = json.loads(text.replace("\x01", "null"))
+    assert back == json.loads(json.dumps(body))
+
+
 def test_a_voided_game_moved_nothing_and_a_rewritten_copy_lends_its_numbers() -> None:
     """a void re-rates "as if the games had never been played" (SPEC 5: moderation is in the
     log): read from the audit store a voided game says voided with no players; the Redis copy a

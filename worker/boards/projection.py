@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
@@ -188,9 +189,15 @@ def write_rows(
     return write_payload(client, script, boards, ladder, ids, payload, mode)
 
 
-def encode_rows(rows: list[list[Any]]) -> tuple[list[str], str]:
-    """One ``WRITE`` call's player ids and its ARGV[1] (compact JSON of the rows)."""
-    return [row[0] for row in rows], json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+def encode_rows(rows: list[list[Any]]) -> tuple[list[str], bytes | str]:
+    """One ``WRITE`` call's player ids and its ARGV[1] (compact JSON of the rows, UTF-8).
+    orjson writes it about ten times faster than ``json``, which writes what orjson refuses
+    (an id holding a lone surrogate, which Redis is then refused as before)."""
+    ids = [row[0] for row in rows]
+    try:
+        return ids, orjson.dumps(rows)
+    except orjson.JSONEncodeError:
+        return ids, json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
 
 
 def write_payload(
@@ -199,7 +206,7 @@ def write_payload(
     boards: Sequence[str],
     ladder: str,
     player_ids: Sequence[str],
-    payload: str,
+    payload: bytes | str,
     mode: str,
 ) -> Any:
     """``write_rows`` with the rows already encoded (``payload``; ``player_ids`` their ids in
