@@ -204,6 +204,7 @@ def _drain(
     rt = Runtime(Settings.from_env())
     rt.config  # noqa: B018
     rt.engine.connect().close()
+    runner.freeze_startup_objects()  # as ``ladder worker --burst`` does before its first job
     started = time.perf_counter()
     if profiler is not None:
         profiler.enable()
