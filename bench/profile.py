@@ -55,7 +55,7 @@ TIMERS: list[tuple[str, str, str]] = [
     ),
     ("    the engine's decisions (engine.ladder.apply)", "worker.service.batch", "apply"),
     (
-        "    write_batch (audit + ledger + players: one round trip)",
+        "    write_batch (audit + ledger: COPY in a large batch; players, COMMIT)",
         "worker.store.statements",
         "write_batch",
     ),
