@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from redis import Redis
-from rq import Queue
+from rq import Queue, Worker
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
@@ -151,6 +151,10 @@ def run_postgresql_outage(private_postgres, redis_url, tmp_path, *, outage_secon
     redis = Redis.from_url(redis_url)
     audited = _audited(private_postgres.url)
     try:
+        # Both workers running before the store goes: a worker still starting when it does
+        # fails its start-up check and exits with one line (``ladder worker`` with no
+        # database), which is not what this test is about.
+        _wait(lambda: Worker.count(connection=redis) == len(workers), 60)
         publish(redis, events[:400])
         _wait(lambda: audited() >= 100, 60)
         private_postgres.stop()
