@@ -113,7 +113,7 @@ def _burst(rt: Runtime, worker: SimpleWorker) -> int:
 # The collector's first threshold in a worker (CPython's default is 700). A batch of a
 # thousand events keeps tens of thousands of objects alive until it ends (none of them cyclic:
 # reference counting frees them), so at 700 the collector walked them again and again: about
-# 900 collections over 20,000 events, 0.26 s of a 7.5 s drain. At this threshold a drain
+# 900 collections over 20,000 events, 0.26-0.34 s of a 7.4-9.9 s run. At this threshold a drain
 # of 20,000 events sees a handful; cyclic garbage still goes within 50,000 net allocations.
 YOUNG_THRESHOLD = 50_000
 
