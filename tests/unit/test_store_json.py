@@ -1,4 +1,4 @@
-"""The JSON documents a batch sends to PostgreSQL (``worker.store.statements._json``): written
+"""The JSON documents a batch sends to PostgreSQL (``worker.jsontext.compact``): written
 by orjson, they must read back exactly as ``json`` wrote them, datetimes as ``isoformat``
 writes them, and what orjson refuses is still written."""
 
@@ -11,7 +11,8 @@ from datetime import UTC, datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from worker.store.statements import _iso, _json
+from worker.jsontext import _iso
+from worker.jsontext import compact as _json
 
 
 def _old(value: object) -> str:

@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
-import orjson
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
@@ -24,6 +23,7 @@ from sqlalchemy.engine import Engine
 
 from engine import Outcome
 from worker import keys
+from worker.jsontext import compact
 from worker.lua import lua_source, run
 from worker.service.receipts import Receipt
 
@@ -33,18 +33,8 @@ WAIT_SECONDS = 60  # a wait list outlives its receipt's push by this much
 # replaced by a raw \x01 byte (never in JSON text: control characters are escaped), where the
 # script puts the rank. Random per process: no id can collide with it.
 _SLOT = f"\x01rank-{uuid.uuid4().hex}\x01"
-_SLOT_TEXT = json.dumps(_SLOT)  # orjson escapes control characters the same way
-_plain = json.JSONEncoder(separators=(",", ":")).encode
-
-
-def _encode(body: Any) -> str:
-    """A receipt's compact JSON text (UTF-8 as it is, control characters escaped). orjson
-    writes it about 15 times faster than ``json``; what it refuses (an integer beyond 64
-    bits) is written by ``json``."""
-    try:
-        return orjson.dumps(body).decode()
-    except orjson.JSONEncodeError:
-        return _plain(body)
+_SLOT_TEXT = compact(_SLOT)
+_encode = compact
 
 
 def template(body: dict[str, Any]) -> str:

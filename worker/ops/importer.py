@@ -344,7 +344,7 @@ class _Prepared:
         for i in range(0, len(rows), SCRIPT_CHUNK):
             marshal.dump(encode_rows(rows[i : i + SCRIPT_CHUNK]), self._file)
 
-    def chunks(self) -> Iterator[tuple[list[str], bytes | str]]:
+    def chunks(self) -> Iterator[tuple[list[str], str]]:
         """(player ids, payload) of every script call, in the order they were added."""
         assert self._file is not None
         self._file.flush()
@@ -430,7 +430,7 @@ def send_prepared(
     send = _calls_sender(redis, ladder_config.name)
 
     written = 0
-    calls: list[tuple[list[str], bytes | str]] = []
+    calls: list[tuple[list[str], str]] = []
     pending: deque[Future[None]] = deque()
     with ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="ladder-import") as pool:
         try:
@@ -454,13 +454,13 @@ def send_prepared(
 
 def _calls_sender(
     redis: Redis | RedisCluster, ladder: str
-) -> Callable[[list[tuple[list[str], bytes | str]]], None]:
+) -> Callable[[list[tuple[list[str], str]]], None]:
     """Sends ``WRITE`` calls in ``created`` mode: one pipeline for them (a cluster pipeline
     refuses scripts: one by one there)."""
     script = redis.register_script(WRITE)
     live = boards(ladder)
 
-    def send(calls: list[tuple[list[str], bytes | str]]) -> None:
+    def send(calls: list[tuple[list[str], str]]) -> None:
         if isinstance(redis, RedisCluster):
             for ids, payload in calls:
                 write_payload(redis, script, live, ladder, ids, payload, "created")
