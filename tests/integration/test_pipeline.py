@@ -6,6 +6,8 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import audit, board, card, ledger, outcome
@@ -333,16 +335,21 @@ def test_a_batch_commits_with_its_writes_and_a_duplicates_receipt_reads_first(ru
     assert {"alice": 1500.0, "bob": 1500.0} == board(runtime, "gammon42")
 
 
+@pytest.mark.parametrize("copy_rows", [10**9, 1], ids=["json-insert", "copy"])
 def test_a_connection_killed_before_the_commit_that_goes_with_the_writes_loses_nothing(
-    runtime, monkeypatch
+    runtime, monkeypatch, copy_rows
 ):
     """The batch's connection is killed by the server (``pg_terminate_backend``) just before
-    the pipeline that writes and commits: the batch is held as for an outage and tried again
-    on a new connection; every event is applied once."""
+    the pipeline that writes and commits, or before the COPY of a large batch's rows: the
+    batch is held as for an outage and tried again on a new connection; every event is
+    applied once."""
     from sqlalchemy import text
 
     from worker import failpoints
+    from worker.store import statements
     from worker.store.tables import make_engine
+
+    monkeypatch.setattr(statements, "COPY_ROWS", copy_rows)
 
     killed: list[int] = []
     admin = make_engine(runtime.settings.database_url)
