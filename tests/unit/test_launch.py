@@ -64,8 +64,8 @@ def test_started_without_the_console_script_leaves_the_collector_alone() -> None
 
 def test_a_worker_collects_young_objects_in_batches_not_every_700_allocations() -> None:
     """A worker freezes what start-up allocated and raises the collector's first threshold:
-    a batch keeps tens of thousands of objects alive until it ends, and the default (700)
-    walked them about 900 times in a drain of 20,000 events."""
+    a batch keeps tens of thousands of objects alive until it ends, and CPython's default
+    (700 on 3.11) walked them about 900 times in a drain of 20,000 events."""
     from worker.queue import runner
 
     probe = (
@@ -79,7 +79,6 @@ def test_a_worker_collects_young_objects_in_batches_not_every_700_allocations() 
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     before, after, frozen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert before[0] == 700
     assert after == [runner.YOUNG_THRESHOLD, before[1], before[2]]
-    assert runner.YOUNG_THRESHOLD >= 10_000
+    assert runner.YOUNG_THRESHOLD > before[0]
     assert frozen > 10_000
