@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from worker.store import statements
-from worker.store.tables import events, rating_changes
+from worker.store.tables import events, links, players, rating_changes, tournaments
 
 WHEN = datetime(2026, 12, 1, 10, 0, 0, 123456, tzinfo=UTC)
 
@@ -85,9 +85,9 @@ def test_copy_and_the_json_document_store_the_same_rows_in_scoring_order(runtime
     copied: list[str] = []
     copy = statements._copy
 
-    def spy(conn: Any, table: Any, columns: Any, rows: list[dict[str, Any]]) -> None:
-        copied.extend(f"{table.name}:{row['ladder']}" for row in rows[:1])
-        copy(conn, table, columns, rows)
+    def spy(conn: Any, into: Any, rows: list[dict[str, Any]]) -> None:
+        copied.extend(f"{into.statement.split()[1]}:{row['ladder']}" for row in rows[:1])
+        copy(conn, into, rows)
 
     monkeypatch.setattr(statements, "_copy", spy)
     for ladder, rows_from in (("json", 10**9), ("copy", 1)):
@@ -129,3 +129,102 @@ def test_an_id_too_long_for_its_column_is_refused_not_cut(runtime, monkeypatch):
     with pytest.raises(Exception, match="too long"), runtime.engine.begin() as conn:
         statements.write_batch(conn, [row], [], [], [], [])
     assert stored(runtime, "copy") == ([], [])
+
+
+def link_row(ladder: str, n: int) -> dict[str, Any]:
+    return {
+        "ladder": ladder,
+        "anonymous_id": f"guest-{n}",
+        "account_id": f"acct-{n}",
+        "event_id": f"link-{n}",
+        "adopted": n % 2 == 0,
+        "linked_at": WHEN,
+    }
+
+
+def tournament_row(ladder: str, n: int) -> dict[str, Any]:
+    return {
+        "ladder": ladder,
+        "tournament_id": f"cup-{n}",
+        "event_id": f"t-{n}",
+        "public": n == 0,
+        "settled_at": WHEN + timedelta(hours=n),
+    }
+
+
+def stored_side_rows(runtime: Any, ladder: str) -> tuple[list[Any], list[Any]]:
+    with runtime.engine.connect() as conn:
+        return (
+            [
+                tuple(row)[1:]
+                for row in conn.execute(
+                    select(links).where(links.c.ladder == ladder).order_by(links.c.anonymous_id)
+                )
+            ],
+            [
+                tuple(row)[1:]
+                for row in conn.execute(
+                    select(tournaments)
+                    .where(tournaments.c.ladder == ladder)
+                    .order_by(tournaments.c.tournament_id)
+                )
+            ],
+        )
+
+
+@pytest.mark.parametrize("rows_from", [10**9, 1], ids=["json", "copy"])
+def test_a_batch_with_links_and_tournaments_writes_them_on_either_path(
+    runtime, monkeypatch, rows_from
+):
+    """Links and settled tournaments go with the batch's other rows, and a large batch that
+    carries them still sends its audit and ledger rows by COPY."""
+    monkeypatch.setattr(statements, "COPY_ROWS", rows_from)
+    copied: list[str] = []
+    copy = statements._copy
+
+    def spy(conn: Any, into: Any, rows: list[dict[str, Any]]) -> None:
+        copied.append(into.statement.split()[1])
+        copy(conn, into, rows)
+
+    monkeypatch.setattr(statements, "_copy", spy)
+    with runtime.engine.begin() as conn:
+        statements.write_batch(
+            conn,
+            [audit_row("side", n) for n in range(3)],
+            [ledger_row("side", n) for n in range(6)],
+            [],
+            [link_row("side", n) for n in range(2)],
+            [tournament_row("side", n) for n in range(2)],
+            commit=True,
+        )
+    assert copied == ([] if rows_from > 1 else ["events", "rating_changes"])
+    audit, changes = stored(runtime, "side")
+    assert [row["event_id"] for row in audit] == [audit_row("", n)["event_id"] for n in range(3)]
+    assert len(changes) == 6
+    assert stored_side_rows(runtime, "side") == (
+        [tuple(link_row("side", n).values())[1:] for n in range(2)],
+        [tuple(tournament_row("side", n).values())[1:] for n in range(2)],
+    )
+
+
+@pytest.mark.parametrize("rows_from", [10**9, 1], ids=["json", "copy"])
+def test_an_account_linked_twice_is_a_conflict_and_the_batch_writes_nothing(
+    runtime, monkeypatch, rows_from
+):
+    """SPEC 2: "an anonymous id can be linked **once**, to **one** account". The engine
+    refuses a second link it can see; one committed by another worker meanwhile meets the
+    table's constraint: an integrity error (the service retries the batch with the new lock
+    set), and the batch's other rows go with it."""
+    monkeypatch.setattr(statements, "COPY_ROWS", rows_from)
+    with runtime.engine.begin() as conn:
+        statements.write_batch(conn, [], [], [], [link_row("twice", 1)], [], commit=True)
+    again = link_row("twice", 1) | {"anonymous_id": "guest-other"}
+    with pytest.raises(IntegrityError) as caught, runtime.engine.begin() as conn:
+        statements.write_batch(
+            conn, [audit_row("twice", 4)], [ledger_row("twice", 4)], [], [again], [], commit=True
+        )
+    assert "23505" == getattr(caught.value.orig, "sqlstate", None)
+    assert stored(runtime, "twice") == ([], [])
+    assert stored_side_rows(runtime, "twice") == ([tuple(link_row("twice", 1).values())[1:]], [])
+    with runtime.engine.connect() as conn:
+        assert conn.execute(select(players).where(players.c.ladder == "twice")).all() == []

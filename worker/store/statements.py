@@ -259,6 +259,8 @@ def _json_insert(table: Table, columns: tuple[str, ...]) -> str:
 
 _PG_INSERT_AUDIT = _json_insert(events, AUDIT_COLUMNS)
 _PG_INSERT_LEDGER = _json_insert(rating_changes, LEDGER_COLUMNS)
+_PG_INSERT_LINKS = _json_insert(links, tuple(c.name for c in links.columns))
+_PG_INSERT_TOURNAMENTS = _json_insert(tournaments, tuple(c.name for c in tournaments.columns))
 
 # Changed players are written back as an upsert of the locked rows: like the claim, it finds
 # each row through the primary key, with no join for the planner to get wrong. The rows travel
@@ -605,43 +607,36 @@ def write_batch(
     transaction too, in the same round trip, where the writes go in one (the caller's own
     commit then finds nothing left to commit; elsewhere it commits as before)."""
     dirty = list(dirty)
-    if _pg(conn) and not (link_rows or tournament_rows):
-        # The usual batch: audit rows, ledger rows and the players in one round trip; a large
-        # batch sends its audit and ledger rows by COPY first (two round trips more).
+    if _pg(conn):
+        # Audit and ledger rows by COPY in a large batch (two round trips), else in the one
+        # round trip that sends every other row as a JSON document and ends the transaction.
         copied = len(audit_rows) + len(change_rows) >= COPY_ROWS
         if copied:
-            _copy(conn, events, AUDIT_COLUMNS, audit_rows)
-            _copy(conn, rating_changes, LEDGER_COLUMNS, change_rows)
+            _copy(conn, _COPY_AUDIT, audit_rows)
+            _copy(conn, _COPY_LEDGER, change_rows)
+        documents = (
+            (_PG_INSERT_AUDIT, [] if copied else audit_rows),
+            (_PG_INSERT_LEDGER, [] if copied else change_rows),
+            (_PG_INSERT_LINKS, link_rows),
+            (_PG_INSERT_TOURNAMENTS, tournament_rows),
+            (_PG_WRITE_PLAYERS, [_values(p, "ladder", "player_id") for p in dirty]),
+        )
         with _pipeline(conn) as driver:
-            if audit_rows and not copied:
-                driver.execute(_PG_INSERT_AUDIT, {"rows": compact(audit_rows)})
-            if change_rows and not copied:
-                driver.execute(_PG_INSERT_LEDGER, {"rows": compact(change_rows)})
-            if dirty:
-                rows = [_values(p, "ladder", "player_id") for p in dirty]
-                driver.execute(_PG_WRITE_PLAYERS, {"rows": compact(rows)})
+            for sql, rows in documents:
+                if rows:
+                    driver.execute(sql, {"rows": compact(rows)})
             if commit:
                 driver.execute("COMMIT")
         return
-    if _pg(conn):
-        if audit_rows:
-            conn.exec_driver_sql(_PG_INSERT_AUDIT, {"rows": compact(audit_rows)})
-        if change_rows:
-            conn.exec_driver_sql(_PG_INSERT_LEDGER, {"rows": compact(change_rows)})
-    else:
-        if audit_rows:
-            conn.execute(events.insert(), audit_rows)
-        if change_rows:
-            conn.execute(rating_changes.insert(), change_rows)
+    if audit_rows:
+        conn.execute(events.insert(), audit_rows)
+    if change_rows:
+        conn.execute(rating_changes.insert(), change_rows)
     if link_rows:
         conn.execute(links.insert(), link_rows)
     if tournament_rows:
         conn.execute(tournaments.insert(), tournament_rows)
     if not dirty:
-        return
-    if _pg(conn):
-        rows = [_values(p, "ladder", "player_id") for p in dirty]
-        conn.exec_driver_sql(_PG_WRITE_PLAYERS, {"rows": compact(rows)})
         return
     statement = (
         update(players)
@@ -664,18 +659,35 @@ def write_batch(
 COPY_ROWS = 200
 
 
-def _copy(
-    conn: Connection, table: Table, columns: tuple[str, ...], rows: list[dict[str, Any]]
-) -> None:
-    """COPY ``rows`` (dicts keyed by column, as the JSON inserts take them) into ``table`` in
-    their order: ``seq`` and ``id`` number them as they were scored. A JSON column's value
-    goes as its JSON text; a text too long for its column is refused, as by the inserts."""
+class _CopyInto(NamedTuple):
+    """A table's COPY statement, its columns and which of them hold JSON."""
+
+    statement: str
+    columns: tuple[str, ...]
+    json_columns: frozenset[str]
+
+
+def _copy_into(table: Table, columns: tuple[str, ...]) -> _CopyInto:
+    return _CopyInto(
+        f"COPY {table.name} ({', '.join(columns)}) FROM STDIN",
+        columns,
+        frozenset(c for c in columns if isinstance(table.c[c].type, JSON)),
+    )
+
+
+_COPY_AUDIT = _copy_into(events, AUDIT_COLUMNS)
+_COPY_LEDGER = _copy_into(rating_changes, LEDGER_COLUMNS)
+
+
+def _copy(conn: Connection, into: _CopyInto, rows: list[dict[str, Any]]) -> None:
+    """COPY ``rows`` (dicts keyed by column, as the JSON inserts take them) in their order:
+    ``seq`` and ``id`` number them as they were scored. A JSON column's value goes as its
+    JSON text; a text too long for its column is refused, as by the inserts."""
     if not rows:
         return
-    json_columns = {c for c in columns if isinstance(table.c[c].type, JSON)}
-    statement = f"COPY {table.name} ({', '.join(columns)}) FROM STDIN"
+    columns, json_columns = into.columns, into.json_columns
     with _driver_errors(conn) as driver, driver.cursor() as cursor:
-        with cursor.copy(statement) as copy:
+        with cursor.copy(into.statement) as copy:
             for row in rows:
                 copy.write_row([compact(row[c]) if c in json_columns else row[c] for c in columns])
 
