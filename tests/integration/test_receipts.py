@@ -160,3 +160,35 @@ def test_receipts_off_writes_none(settings: Any) -> None:
         assert ledger(rt, "gammon42", "alice")[0]["games"] == 1
     finally:
         rt.close()
+
+
+def test_ranks_of_many_players_some_off_the_board_some_named_twice(runtime: Any) -> None:
+    """SPEC 4: rank_after is the standard competition rank (1 + players with a higher score),
+    null for a player not on the rating board; a player named by two receipts of one call
+    has the same rank in both. One call names more players (1,500) than the script asks the
+    board for at once."""
+    from worker.service.receipts import Receipt, player_entry
+
+    board = keys.rating("gammon42")
+    runtime.redis.zadd(board, {f"p{n}": float(n // 2) for n in range(1500)})  # ties in pairs
+
+    def receipt(event_id: str, *ids: str) -> Receipt:
+        entries = [player_entry(pid, 1500.0, 1500.0, 0.0, None, None, 0, True) for pid in ids]
+        return Receipt(event_id, "gammon42", {"event_id": event_id, "players": entries})
+
+    made = [receipt(f"many-{n}", f"p{n}", f"p{1499 - n}") for n in range(750)]
+    made.append(receipt("again", "p0", "gone", "p1499", "p1498"))
+    sink = runtime.receipts
+    assert sink is not None
+    assert sink.write(runtime.redis, made, boards_here=True) == 751
+
+    def rank(n: int) -> int:
+        return 1500 - 2 * (n // 2 + 1) + 1
+
+    written = {r["event_id"]: r for r in stream(runtime)}
+    found = {e: [p["rank_after"] for p in r["players"]] for e, r in written.items()}
+    assert found["many-0"] == [rank(0), rank(1499)] == [1499, 1]
+    assert found["many-700"] == [rank(700), rank(799)]
+    assert all(found[f"many-{n}"] == [rank(n), rank(1499 - n)] for n in range(750))
+    assert found["again"] == [1499, None, 1, 1]
+    assert key(runtime, "again") == written["again"]

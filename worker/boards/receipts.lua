@@ -14,51 +14,92 @@
 -- duplicate (the key keeps the original's; a missing one, when healed, is set to the
 -- original's own receipt, which is then the one sent). Every receipt goes on the stream
 -- (MAXLEN ~) and onto its wait list, which expires WAIT seconds later.
+-- The ranks are read first, for the whole call: one ZMSCORE per board (in chunks) for the
+-- players it names, one ZCOUNT per distinct score (the boards do not change in between).
 local ttl, maxlen, wait = ARGV[1], ARGV[2], ARGV[3]
 local stream = KEYS[1]
-local i = 4
-local count = 0
+local CHUNK = 1000
+local receipts = {}
+local asked = {} -- board position -> {ids in order, set of ids}
 
+local i = 4
 while i <= #ARGV do
   local mode, k, w, b, n, healed = string.match(ARGV[i], '^(%S+) (%d+) (%d+) (%d+) (%d+) (%d)$')
-  k, w, b, n = tonumber(k), tonumber(w), tonumber(b), tonumber(n)
-  local text = ARGV[i + 1]
-  local heal = nil
+  local r = {mode = mode, k = tonumber(k), w = tonumber(w), b = tonumber(b), n = tonumber(n),
+             text = ARGV[i + 1]}
   local at = i + 2
   if healed == '1' then
-    heal = ARGV[at]
+    r.heal = ARGV[at]
     at = at + 1
   end
-  local ranks = {}
-  for p = 1, n do
-    local given = ARGV[at + p - 1]
-    if b == 0 then
-      ranks[p] = given
-    else
-      local score = redis.call('ZSCORE', KEYS[b], given)
-      if score then
-        ranks[p] = tostring(redis.call('ZCOUNT', KEYS[b], '(' .. score, '+inf') + 1)
-      else
-        ranks[p] = 'null'
+  r.first = at
+  if r.b > 0 and r.n > 0 then
+    local wanted = asked[r.b]
+    if not wanted then
+      wanted = {ids = {}, seen = {}}
+      asked[r.b] = wanted
+    end
+    for p = 0, r.n - 1 do
+      local id = ARGV[at + p]
+      if not wanted.seen[id] then
+        wanted.seen[id] = true
+        wanted.ids[#wanted.ids + 1] = id
       end
     end
+  end
+  receipts[#receipts + 1] = r
+  i = at + r.n
+end
+
+local ranks = {} -- board position -> {id -> rank text}
+for b, wanted in pairs(asked) do
+  local board, found, above = KEYS[b], {}, {}
+  local ids = wanted.ids
+  for from = 1, #ids, CHUNK do
+    local last = math.min(from + CHUNK - 1, #ids)
+    local scores = redis.call('ZMSCORE', board, unpack(ids, from, last))
+    for j = from, last do
+      local score = scores[j - from + 1]
+      if score then
+        local rank = above[score]
+        if not rank then
+          rank = tostring(redis.call('ZCOUNT', board, '(' .. score, '+inf') + 1)
+          above[score] = rank
+        end
+        found[ids[j]] = rank
+      else
+        found[ids[j]] = 'null'
+      end
+    end
+  end
+  ranks[b] = found
+end
+
+local count = 0
+for _, r in ipairs(receipts) do
+  local n = r.n
+  local filled = {}
+  for p = 1, n do
+    local given = ARGV[r.first + p - 1]
+    filled[p] = r.b == 0 and given or ranks[r.b][given]
   end
   local function fill(template)
     if n == 0 then return template end
     local p = 0
     return (string.gsub(template, '\1', function()
       p = p + 1
-      return ranks[p]
+      return filled[p]
     end))
   end
-  local body = fill(text)
+  local body = fill(r.text)
+  local k, w = r.k, r.w
   if k > 0 then
-    if mode == 'write' then
+    if r.mode == 'write' then
       redis.call('SET', KEYS[k], body, 'EX', ttl)
-    elseif mode == 'dead_letter' then
+    elseif r.mode == 'dead_letter' then
       redis.call('SET', KEYS[k], body, 'EX', ttl, 'NX')
-    elseif heal and redis.call('EXISTS', KEYS[k]) == 0 then
-      body = fill(heal)
+    elseif r.heal and redis.call('EXISTS', KEYS[k]) == 0 then
+      body = fill(r.heal)
       redis.call('SET', KEYS[k], body, 'EX', ttl)
     end
   end
@@ -68,6 +109,5 @@ while i <= #ARGV do
     redis.call('EXPIRE', KEYS[w], wait)
   end
   count = count + 1
-  i = at + n
 end
 return count
