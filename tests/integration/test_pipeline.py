@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.conftest import drain, publish
-from tests.events import game
+from tests.events import game, link
 from tests.integration.helpers import audit, board, card, ledger, outcome
 from worker import keys
 
@@ -335,14 +335,18 @@ def test_a_batch_commits_with_its_writes_and_a_duplicates_receipt_reads_first(ru
     assert {"alice": 1500.0, "bob": 1500.0} == board(runtime, "gammon42")
 
 
-@pytest.mark.parametrize("copy_rows", [10**9, 1], ids=["json-insert", "copy"])
+@pytest.mark.parametrize(
+    ("copy_rows", "linked"),
+    [(10**9, False), (1, False), (10**9, True), (1, True)],
+    ids=["json-insert", "copy", "json-insert-with-a-link", "copy-with-a-link"],
+)
 def test_a_connection_killed_before_the_commit_that_goes_with_the_writes_loses_nothing(
-    runtime, monkeypatch, copy_rows
+    runtime, monkeypatch, copy_rows, linked
 ):
     """The batch's connection is killed by the server (``pg_terminate_backend``) just before
-    the pipeline that writes and commits, or before the COPY of a large batch's rows: the
-    batch is held as for an outage and tried again on a new connection; every event is
-    applied once."""
+    the pipeline that writes and commits, or before the COPY of a large batch's rows, with or
+    without a link among its rows: the batch is held as for an outage and tried again on a
+    new connection; every event is applied once, the link stored once."""
     from sqlalchemy import text
 
     from worker import failpoints
@@ -371,11 +375,21 @@ def test_a_connection_killed_before_the_commit_that_goes_with_the_writes_loses_n
 
     monkeypatch.setattr(failpoints, "hit", kill_once)
     try:
-        publish(runtime, game("alice", "bob", event_id="g-1"), game("bob", "carol", event_id="g-2"))
+        extra = [link("gammon42", "guest-9", "dave", event_id="l-1")] if linked else []
+        publish(
+            runtime,
+            game("alice", "bob", event_id="g-1"),
+            game("bob", "carol", event_id="g-2"),
+            *extra,
+        )
         drain(runtime)
     finally:
         admin.dispose()
     assert [True] == killed
-    assert ["g-1", "g-2"] == sorted(row["event_id"] for row in audit(runtime, "gammon42"))
+    stored = sorted(row["event_id"] for row in audit(runtime, "gammon42"))
+    assert ["g-1", "g-2", *(["l-1"] if linked else [])] == stored
+    with runtime.engine.connect() as conn:
+        links = conn.execute(text("SELECT anonymous_id, account_id FROM links")).all()
+    assert ([("guest-9", "dave")] if linked else []) == [tuple(row) for row in links]
     assert 2 == len(ledger(runtime, "gammon42", "bob"))
     assert {"alice": 1516.0, "bob": 1500.0, "carol": 1484.0} == board(runtime, "gammon42")
