@@ -12,6 +12,7 @@ from tests.events import game, link, tournament
 from tests.integration.helpers import ledger
 from worker import failpoints, keys
 from worker.bootstrap import Runtime
+from worker.service.receipts import Receipt, player_entry
 
 
 def stream(rt: Any) -> list[dict[str, Any]]:
@@ -167,8 +168,6 @@ def test_ranks_of_many_players_some_off_the_board_some_named_twice(runtime: Any)
     null for a player not on the rating board; a player named by two receipts of one call
     has the same rank in both. One call names more players (1,500) than the script asks the
     board for at once."""
-    from worker.service.receipts import Receipt, player_entry
-
     board = keys.rating("gammon42")
     runtime.redis.zadd(board, {f"p{n}": float(n // 2) for n in range(1500)})  # ties in pairs
 

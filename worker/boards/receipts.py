@@ -34,7 +34,6 @@ WAIT_SECONDS = 60  # a wait list outlives its receipt's push by this much
 # script puts the rank. Random per process: no id can collide with it.
 _SLOT = f"\x01rank-{uuid.uuid4().hex}\x01"
 _SLOT_TEXT = compact(_SLOT)
-_encode = compact
 
 
 def template(body: dict[str, Any]) -> str:
@@ -43,7 +42,7 @@ def template(body: dict[str, Any]) -> str:
     for player in players:
         player["rank_after"] = _SLOT
     try:
-        text = _encode(body)
+        text = compact(body)
     finally:
         for player in players:
             player["rank_after"] = None
@@ -160,7 +159,7 @@ def rename_player(
         text = redis.get(key)
         body = _loads(text)
         if _names(body, ladder, player_id):
-            redis.set(key, _encode(rename(body)), keepttl=True)
+            redis.set(key, compact(rename(body)), keepttl=True)
             done += 1
     for key in redis.scan_iter(match=keys.receipt_wait("*"), count=chunk):
         items = redis.lrange(key, 0, -1)
@@ -169,7 +168,7 @@ def rename_player(
             ttl = redis.pttl(key)
             with redis.pipeline() as pipe:
                 pipe.delete(key)
-                pipe.rpush(key, *(_encode(rename(b)) for b in bodies))
+                pipe.rpush(key, *(compact(rename(b)) for b in bodies))
                 if ttl > 0:
                     pipe.pexpire(key, ttl)
                 pipe.execute()
@@ -184,7 +183,7 @@ def rename_player(
         for entry_id, fields in entries:
             body = _loads(fields.get(b"receipt"))
             if _names(body, ladder, player_id):
-                moved.append((entry_id.decode(), _encode(rename(body))))
+                moved.append((entry_id.decode(), compact(rename(body))))
         if len(entries) < chunk:
             break
         start = "(" + entries[-1][0].decode()
@@ -198,7 +197,7 @@ def rename_player(
 
 def encode(body: dict[str, Any]) -> str:
     """A receipt's JSON text, as the keys hold it."""
-    return _encode(body)
+    return compact(body)
 
 
 def refresh(redis: Redis, made: Sequence[tuple[str, str]], chunk: int = 1000) -> int:
