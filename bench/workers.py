@@ -14,7 +14,7 @@ from pathlib import Path
 from bench import env
 
 
-def own_peak_rss_kib(pid: int) -> int | None:
+def vm_hwm_kib(pid: int) -> int | None:
     """A running process's own peak resident set (``VmHWM`` in ``/proc/<pid>/status``), or
     None where there is no such file (the process has exited, or this is not Linux).
 
@@ -32,11 +32,14 @@ def own_peak_rss_kib(pid: int) -> int | None:
     return None
 
 
+# Where there is no /proc (not Linux), wait4's ru_maxrss stands in for a worker's peak: an
+# upper bound, since it counts the parent's image the child was spawned in.
+_PROC = Path("/proc/self/status").exists()
+
+
 class Workers:
-    """Worker subprocesses and their own peak RSS, sampled while they run
-    (``own_peak_rss_kib``): the largest of every run (``peak_rss_kib``) and of these
-    (``own_peak_rss_kib``). Where ``/proc`` gives nothing, ``wait4``'s ``ru_maxrss`` stands
-    in for it (an upper bound: it counts the parent's image the child was spawned in)."""
+    """Worker subprocesses and their own peak RSS, sampled while they run: the largest of
+    every run (``peak_rss_kib``) and of these (``own_peak_rss_kib``)."""
 
     peak_rss_kib = 0
 
@@ -55,7 +58,7 @@ class Workers:
     def sample(self) -> None:
         """Read every running worker's peak RSS so far (it only grows)."""
         for proc in self.procs:
-            found = own_peak_rss_kib(proc.pid)
+            found = vm_hwm_kib(proc.pid)
             if found is not None:
                 self._sampled[proc.pid] = max(self._sampled.get(proc.pid, 0), found)
 
@@ -75,7 +78,7 @@ class Workers:
                 time.sleep(0.01)
             proc.returncode = os.waitstatus_to_exitcode(status)
             codes.append(proc.returncode)
-            peak = self._sampled.get(proc.pid, usage.ru_maxrss)
+            peak = self._sampled.get(proc.pid, 0) if _PROC else usage.ru_maxrss
             self.own_peak_rss_kib = max(self.own_peak_rss_kib, peak)
             Workers.peak_rss_kib = max(Workers.peak_rss_kib, peak)
             self.cpu_seconds += usage.ru_utime + usage.ru_stime

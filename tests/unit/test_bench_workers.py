@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.workers import Workers, own_peak_rss_kib
+from bench.workers import Workers, vm_hwm_kib
 
 MIB = 1024
 
@@ -22,7 +22,7 @@ def test_a_child_of_a_large_parent_reports_its_own_peak(tmp_path: Path) -> None:
     400 MiB. The figure the benchmark prints is what the worker itself used."""
     ballast = bytearray(400 * MIB * 1024)
     ballast[::4096] = b"\x01" * len(ballast[::4096])  # resident, page by page
-    parent = own_peak_rss_kib(os.getpid())
+    parent = vm_hwm_kib(os.getpid())
     assert parent is not None and parent > 400 * MIB
     code = (
         "import time; block = bytearray(40 * 1024 * 1024); "
@@ -37,5 +37,8 @@ def test_a_child_of_a_large_parent_reports_its_own_peak(tmp_path: Path) -> None:
     del ballast
 
 
-def test_an_exited_process_has_no_peak_to_read() -> None:
-    assert own_peak_rss_kib(2**22 + 12345) is None
+def test_an_exited_process_has_no_peak_to_read(tmp_path: Path) -> None:
+    workers = Workers([sys.executable, "-c", "pass"], 1, dict(os.environ), tmp_path / "log")
+    pid = workers.procs[0].pid
+    assert workers.wait(timeout=30) == [0]
+    assert vm_hwm_kib(pid) is None
