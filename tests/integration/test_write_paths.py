@@ -86,7 +86,7 @@ def test_copy_and_the_json_document_store_the_same_rows_in_scoring_order(runtime
     copy = statements._copy
 
     def spy(conn: Any, into: Any, rows: list[dict[str, Any]]) -> None:
-        copied.extend(f"{into.statement.split()[1]}:{row['ladder']}" for row in rows[:1])
+        copied.extend(f"{into.table}:{row['ladder']}" for row in rows[:1])
         copy(conn, into, rows)
 
     monkeypatch.setattr(statements, "_copy", spy)
@@ -183,7 +183,7 @@ def test_a_batch_with_links_and_tournaments_writes_them_on_either_path(
     copy = statements._copy
 
     def spy(conn: Any, into: Any, rows: list[dict[str, Any]]) -> None:
-        copied.append(into.statement.split()[1])
+        copied.append(into.table)
         copy(conn, into, rows)
 
     monkeypatch.setattr(statements, "_copy", spy)

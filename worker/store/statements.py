@@ -662,6 +662,7 @@ COPY_ROWS = 200
 class _CopyInto(NamedTuple):
     """A table's COPY statement, its columns and which of them hold JSON."""
 
+    table: str
     statement: str
     columns: tuple[str, ...]
     json_columns: frozenset[str]
@@ -669,6 +670,7 @@ class _CopyInto(NamedTuple):
 
 def _copy_into(table: Table, columns: tuple[str, ...]) -> _CopyInto:
     return _CopyInto(
+        table.name,
         f"COPY {table.name} ({', '.join(columns)}) FROM STDIN",
         columns,
         frozenset(c for c in columns if isinstance(table.c[c].type, JSON)),
