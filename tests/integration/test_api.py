@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -234,6 +235,32 @@ def test_the_openapi_document_is_generated_from_the_models(client):
     assert "422" not in statuses and "400" in statuses
     unavailable = document["components"]["schemas"]["Unavailable"]
     assert {"error", "detail", "store"} == set(unavailable["required"])
+
+
+def test_the_document_states_that_cursor_and_offset_exclude_each_other(runtime, client):
+    """Issue 34: "the OpenAPI document does not say that `cursor` and `offset` exclude each
+    other, so a schema-valid request (`?cursor=0&offset=0`) is refused with 400". The page's
+    cursor and offset are one exploded query object with at most one property, so a request
+    with both is schema-invalid, and what the schema allows is answered 200."""
+    seed(runtime.leaderboard_redis, TIES)
+    document = client.get("/openapi.json").json()
+    params = document["paths"]["/ladders/{ladder}/leaderboard"]["get"]["parameters"]
+    assert not {"cursor", "offset"} & {p["name"] for p in params}
+    (position,) = [p for p in params if p.get("explode")]
+    assert ("query", "form") == (position["in"], position["style"])
+    validator = jsonschema.Draft202012Validator(position["schema"])
+    cursor = client.get(f"/ladders/{L}/leaderboard", params={"size": 2}).json()["next_cursor"]
+    assert not validator.is_valid({"cursor": cursor, "offset": 0})
+    assert not validator.is_valid({"cursor": "0", "offset": 0})
+    for allowed in ({}, {"cursor": cursor}, {"offset": 0}, {"offset": 3}):
+        assert validator.is_valid(allowed)
+        response = client.get(f"/ladders/{L}/leaderboard", params={"size": 2, **allowed})
+        assert 200 == response.status_code, (allowed, response.text)
+    both = client.get(f"/ladders/{L}/leaderboard", params={"cursor": cursor, "offset": 0})
+    assert 400 == both.status_code
+    assert "give a cursor or an offset, not both" in both.json()["detail"]
+    docs = client.get("/docs").text
+    assert "cursor?, offset?" in docs
 
 
 def test_a_parameter_of_the_wrong_type_is_one_line_naming_it(client):

@@ -24,7 +24,7 @@ from worker.entrypoints.api import receipts as event_receipts
 from worker.entrypoints.api.caching import CACHE_SCHEMA
 from worker.entrypoints.api.errors import HANDLERS
 from worker.entrypoints.api.models import ExportLine
-from worker.entrypoints.api.params import ENCODED
+from worker.entrypoints.api.params import ENCODED, EXCLUSIVE
 from worker.entrypoints.api.reads import Reads
 from worker.ladders import Config
 
@@ -82,13 +82,17 @@ def _contract_routes(app: FastAPI) -> None:
 
 
 def document(app: FastAPI) -> dict[str, Any]:
-    """The OpenAPI document FastAPI generates, without the 422 it assumes: a parameter that
-    does not validate is answered 400 like every other bad parameter."""
+    """The OpenAPI document FastAPI generates, without the 422 it assumes (a parameter that
+    does not validate is answered 400 like every other bad parameter), and with the query
+    parameters a route names as ``EXCLUSIVE`` stated as excluding each other."""
     if app.openapi_schema is None:
         schema = app.openapi()
         for item in schema.get("paths", {}).values():
             for operation in item.values():
                 operation.get("responses", {}).pop("422", None)
+                exclusive = operation.pop(EXCLUSIVE, None)
+                if exclusive:
+                    _one_of_parameters(operation, exclusive)
         for name in ("HTTPValidationError", "ValidationError"):
             schema.get("components", {}).get("schemas", {}).pop(name, None)
         # The export's lines are not a response model FastAPI sees: add their schema.
@@ -99,14 +103,54 @@ def document(app: FastAPI) -> dict[str, Any]:
     return app.openapi_schema
 
 
+def _one_of_parameters(operation: dict[str, Any], names: list[str]) -> None:
+    """State that the query parameters ``names`` exclude each other, in a form OpenAPI 3.1
+    (and so a client or a schema-driven tester) can read: one exploded form-style object
+    parameter whose properties are those parameters, with at most one of them present."""
+    params = operation["parameters"]
+    chosen = [p for p in params if p["name"] in names and p["in"] == "query"]
+    properties = {}
+    for param in chosen:
+        schema = dict(param["schema"])
+        variants = [v for v in schema.pop("anyOf", [schema]) if v.get("type") != "null"]
+        properties[param["name"]] = {**schema, **variants[0]}
+    first = params.index(chosen[0])
+    operation["parameters"] = [p for p in params if p not in chosen]
+    operation["parameters"].insert(
+        first,
+        {
+            "name": "position",
+            "in": "query",
+            "required": False,
+            "style": "form",
+            "explode": True,
+            "description": f"At most one of {' and '.join(names)}: they exclude each other",
+            "schema": {
+                "type": "object",
+                "properties": properties,
+                "additionalProperties": False,
+                "maxProperties": 1,
+            },
+        },
+    )
+
+
+def _names(param: dict[str, Any]) -> list[str]:
+    """A parameter's names in a query string: an exploded object's are its properties."""
+    if param.get("explode") and "properties" in param["schema"]:
+        return list(param["schema"]["properties"])
+    return [param["name"]]
+
+
 def docs_page(schema: dict[str, Any]) -> str:
     """A self-contained HTML page listing the operations of ``schema``."""
     rows = []
     for path, item in schema["paths"].items():
         for method, operation in item.items():
             params = ", ".join(
-                f"{p['name']}{'' if p.get('required') else '?'}"
+                f"{name}{'' if p.get('required') else '?'}"
                 for p in operation.get("parameters", [])
+                for name in _names(p)
             )
             codes = ", ".join(sorted(operation.get("responses", {})))
             rows.append(

@@ -12,6 +12,7 @@ from worker.entrypoints.api.caching import cached
 from worker.entrypoints.api.errors import errors
 from worker.entrypoints.api.models import Card, Change, Entry, Ladders, Page
 from worker.entrypoints.api.params import (
+    EXCLUSIVE,
     MAX_LIMIT,
     MAX_RADIUS,
     Board,
@@ -62,6 +63,7 @@ def top(
         "refused with 400."
     ),
     responses=errors(400, 404, 503),
+    openapi_extra={EXCLUSIVE: ["cursor", "offset"]},
 )
 def page(
     response: Response,

@@ -19,6 +19,10 @@ MAX_RATING = 1e6
 MAX_COUNT = 10**9
 MAX_PLAYER_ID = 128
 
+# A route's ``openapi_extra`` key naming query parameters that exclude each other; the
+# document states the rule as one object parameter with at most one of them (``app.document``).
+EXCLUSIVE = "x-ladder-exclusive"
+
 # Set on a request whose raw path kept %2F and %25 encoded (see ``app.EncodedSlashes``):
 # a path parameter then decodes them itself, after routing.
 ENCODED = "ladder.encoded_path"

@@ -37,8 +37,14 @@ async def preview(
     response: Response,
     api: Api,
     ladder: LadderName,
-    a: Annotated[str | None, Query(min_length=1, max_length=MAX_PLAYER_ID)] = None,
-    b: Annotated[str | None, Query(min_length=1, max_length=MAX_PLAYER_ID)] = None,
+    a: Annotated[
+        str | None,
+        Query(min_length=1, max_length=MAX_PLAYER_ID, description="Player A, a stored player id"),
+    ] = None,
+    b: Annotated[
+        str | None,
+        Query(min_length=1, max_length=MAX_PLAYER_ID, description="Player B, a stored player id"),
+    ] = None,
     a_rating: Rating = None,
     b_rating: Rating = None,
     a_games: Annotated[int | None, count("Rated games so far")] = None,
