@@ -9,7 +9,7 @@ DEMO_MARKER := ladder:demo:owner
 TEST_DATABASE_URL ?= postgresql://root@127.0.0.1/test
 TEST_REDIS_URL ?= redis://127.0.0.1:6379
 
-.PHONY: install demo test lint typecheck check soak bench schemas clean
+.PHONY: install demo test lint typecheck check soak bench schemas docs clean
 
 $(BIN)/ladder: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,7 +71,12 @@ typecheck: install
 schemas: install
 	$(BIN)/python -m schemas.export
 
+# The documentation site (docs/, mkdocs.yml) into site/; any warning fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+	@echo "docs: built into site/ (open site/index.html)"
+
 check: lint typecheck test
 
 clean:
-	rm -rf .demo .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .demo .pytest_cache .mypy_cache .ruff_cache site
