@@ -197,13 +197,13 @@ def cell(text: str) -> str:
     parts = text.replace("\n", " ").split("`")
     for i, part in enumerate(parts):
         if i % 2 == 0:
-            parts[i] = html.escape(part, quote=False).replace("|", "\\|")
+            parts[i] = part.replace("<", "&lt;").replace("|", "\\|")
         elif "|" in part:
             parts[i] = "<code>" + html.escape(part).replace("|", "&#124;") + "</code>"
         else:
             parts[i] = f"`{part}`"
     if len(parts) % 2 == 0:  # an unpaired backtick: keep the text as it was
-        return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ")
+        return text.replace("<", "&lt;").replace("|", "\\|").replace("\n", " ")
     return "".join(parts)
 
 
