@@ -318,7 +318,7 @@ def _signer(publisher: str) -> Any:
             raise ValueError("not JSON, so it cannot be signed") from None
         if not isinstance(event, dict):
             raise ValueError("not a JSON object, so it cannot be signed")
-        return json.dumps(sign(event, publisher, secret.encode()), ensure_ascii=False)
+        return json.dumps(sign(event, publisher, secret), ensure_ascii=False)
 
     return signed
 
