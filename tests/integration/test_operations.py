@@ -114,7 +114,15 @@ def test_dlq_show_accepts_an_event_id_and_prints_payload_reason_and_traceback(ru
     assert "arena" in shown["traceback"]
     again = ladder_json(runtime, capsys, "dlq", "show", shown["id"])
     assert {**shown, "age_seconds": None} == {**again, "age_seconds": None}  # read apart
-    assert 2 == ladder(runtime, "dlq", "show", "no-such-event")
+
+
+def test_a_dead_letter_id_that_names_nothing_is_exit_1(runtime, capsys):
+    """Issue 36: `dlq show <unknown>` exits 1, "nothing matched" by the README's table (1
+    could not do it / nothing matched, 2 asked wrongly); so do replay and discard of it."""
+    for command in (("show",), ("replay",), ("discard", "--yes")):
+        capsys.readouterr()
+        assert 1 == ladder(runtime, "dlq", *command, "no-such-event")
+        assert "ladder: no dead letter 'no-such-event'\n" == capsys.readouterr().err
 
 
 def test_dlq_show_refuses_an_event_id_that_names_two_dead_letters(runtime, capsys):
