@@ -9,7 +9,6 @@ where; its traceback goes to the log at debug level only (``--log-level DEBUG``)
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import json
 import logging
@@ -325,20 +324,7 @@ def _signer(publisher: str) -> Any:
 
 def cmd_config_show(rt: Runtime, args: argparse.Namespace) -> int:
     config = rt.config
-    shown = {
-        name: {
-            "ruleset": lc.ruleset,
-            "boosted_board": lc.boosted_board,
-            "public_board": lc.public_board,
-            "linking": lc.linking,
-            "fairplay": dataclasses.asdict(lc.fairplay),
-            "versions": [
-                {"effective_from": v.effective_from.isoformat(), **dataclasses.asdict(v.rules)}
-                for v in lc.versions
-            ],
-        }
-        for name, lc in config.ladders.items()
-    }
+    shown = {name: ladder.as_table() for name, ladder in config.ladders.items()}
     print(json.dumps(shown, indent=2))
     if args.path:
         print(Path(config.path).resolve())
