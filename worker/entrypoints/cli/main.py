@@ -42,11 +42,13 @@ COMMAND_MODULES: tuple[str, ...] = (
 #: Commands defined in this module: parsing one of them imports none of COMMAND_MODULES, so a
 #: burst worker's start-up does not pay for the operator commands' imports.
 CORE_COMMANDS: frozenset[str] = frozenset({"migrate", "worker", "publish", "config"})
-#: Commands that read or write the audit store: they check first that it is migrated.
+#: Commands that read or write the audit store: they check first that it is migrated (so does
+#: ``player export|erase``, in its handler). Any other that meets a missing table is told the
+#: same way (``_ordinary_failure``).
 NEEDS_DATABASE: frozenset[str] = frozenset(
     {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
     | {"calibrate", "backtest"}
-    | {"import"}
+    | {"import", "event", "dlq"}
     | {"void", "ban", "unban", "adjust"}
 )
 DESCRIPTION = (
@@ -92,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ladder: configuration refused: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
-        code, message = _ordinary_failure(exc, settings)
+        code, message = _ordinary_failure(exc, settings, rt)
         if message is None:
             raise
         log.debug("traceback of the failure", exc_info=True)
@@ -115,13 +117,20 @@ def dispatch(rt: Runtime, args: argparse.Namespace) -> int:
     return result
 
 
-def _ordinary_failure(exc: Exception, settings: Settings) -> tuple[int, str | None]:
+def _ordinary_failure(exc: Exception, settings: Settings, rt: Runtime) -> tuple[int, str | None]:
     """(exit code, one line) for a failure an operator can act on; (0, None) for a bug."""
     from redis.exceptions import RedisError
-    from sqlalchemy.exc import DBAPIError, OperationalError
+    from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 
-    from worker.store.migrate import NotMigrated
+    from worker.store.migrate import NotMigrated, require_current
 
+    if isinstance(exc, ProgrammingError):  # a missing table: an unmigrated database, said so
+        try:
+            require_current(rt.engine)
+        except NotMigrated as behind:
+            exc = behind
+        except Exception:  # the first failure is the one to report
+            pass
     if isinstance(exc, SettingsError):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, NotMigrated):
