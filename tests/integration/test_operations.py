@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -495,6 +496,25 @@ def test_closing_a_season_archives_standings_resets_and_a_second_close_is_a_no_o
     assert [("S0", False), ("Season 1", True)] == [(s["name"], s["open"]) for s in listed]
     assert 0 == ladder(runtime, "season", "close", "prostriker", "--name", "S0")
     assert "already closed" in capsys.readouterr().out
+
+
+def test_season_list_keeps_its_columns_aligned(runtime, capsys):
+    """Issue 36: `season list` aligns its columns: every row's cells start where the
+    header's do, with names of any length and times with microseconds stored."""
+    publish(runtime, game("p1", "p2", ladder="prostriker"))
+    drain(runtime)
+    long_name = "The long autumn season of 2026"
+    assert 0 == ladder(runtime, "season", "close", "prostriker", "--name", long_name)
+    capsys.readouterr()
+    assert 0 == ladder(runtime, "season", "list", "prostriker")
+    header, *rows = capsys.readouterr().out.splitlines()
+    starts = [header.index(word) for word in ("name", "state", "opened", "closed", "players")]
+    assert 2 == len(rows)
+    for row in rows:
+        for start in starts:
+            assert row[start - 1] == " " and row[start] != " ", (header, row)
+    assert rows[0].split()[0] == "0" and long_name in rows[0]
+    assert re.search(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b", rows[0])
 
 
 def test_a_season_reset_to_start_and_a_game_after_it_chain_the_ledger(runtime):
