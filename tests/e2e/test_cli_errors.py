@@ -196,7 +196,30 @@ def test_the_log_level_governs_every_line_rq_included(cli):
     )
     cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("c", "d")))
     loud = cli.ladder("--log-level", "DEBUG", "worker", "--burst")
-    assert "DEBUG:rq.worker" in loud.stderr and '"event": "event"' in loud.stderr
+    loud_lines = [json.loads(line) for line in loud.stderr.splitlines()]
+    assert {"rq.worker"} <= {line.get("logger") for line in loud_lines if line["level"] == "debug"}
+    assert "event" in {line["event"] for line in loud_lines}
+
+
+def test_every_line_a_worker_writes_is_one_json_object_rq_and_alembic_included(cli):
+    """Issue 36: every line a process writes is one JSON object: RQ's warnings (a replayed
+    dead letter still invalid), its errors with their tracebacks, alembic's lines, the
+    worker's own notices, all through structlog, each naming its logger."""
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("a", "b", cube=3)))
+    cli.ladder("worker", "--burst")
+    cli.ladder("dlq", "replay", "--all")
+    runs = [
+        cli.ladder("worker", "--burst"),
+        cli.ladder("--log-level", "DEBUG", "migrate"),
+        cli.ladder("--log-level", "DEBUG", "worker", "--burst"),
+    ]
+    lines = [line for run in runs for line in run.stderr.splitlines()]
+    parsed = [json.loads(line) for line in lines]  # a line that is not JSON fails here
+    assert all(isinstance(line, dict) for line in parsed)
+    warned = [p for p in parsed if p.get("logger") == "rq.worker" and p["level"] == "warning"]
+    assert 1 == len(warned) and "is still invalid and back in the queue" in warned[0]["event"]
+    assert any(str(p.get("logger", "")).startswith("alembic") for p in parsed)
+    assert any("LADDER_NETWORK_KEY is not set" in p["event"] for p in parsed)
 
 
 def test_history_shows_when_the_game_ended(cli):

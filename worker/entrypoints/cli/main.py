@@ -262,10 +262,11 @@ def cmd_worker(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.queue import runner
 
     rt.config  # refuse a broken configuration before touching the queue  # noqa: B018
-    if rt.settings.network_key_is_default:
-        print(
-            "ladder: LADDER_NETWORK_KEY is not set; raw IPs are hashed with a development key",
-            file=sys.stderr,
+    if rt.settings.network_key_is_default:  # a worker's every line is its JSON log's
+        import structlog
+
+        structlog.get_logger("ladder").warning(
+            "LADDER_NETWORK_KEY is not set; raw IPs are hashed with a development key"
         )
     if args.burst:
         runner.freeze_startup_objects()
