@@ -70,9 +70,13 @@ _INVISIBLE_CLASS: Final[str] = (
     r"\u0009-\u000d\u0020\u0085\u00a0\u00ad\u1680\u180e\u2000-\u200d\u2028\u2029"
     r"\u202f\u205f\u2060\u3000\ufeff"
 )
-# JSON Schema (ECMA 262) rendering of the identifier rule: at least one visible character,
-# none of the forbidden ones. NFC (below) cannot be said in a pattern: ``x-ladder-rule``.
-IDENTIFIER_PATTERN: Final[str] = f"^(?=[\\s\\S]*[^{_INVISIBLE_CLASS}])[^{_FORBIDDEN_CLASS}]+$"
+# JSON Schema (ECMA 262) rendering of the identifier rule: none of the forbidden characters,
+# and neither the first nor the last one invisible ("p01 " would be a second player beside
+# "p01"), which also makes at least one visible. NFC (below) cannot be said in a pattern:
+# ``x-ladder-rule``.
+IDENTIFIER_PATTERN: Final[str] = (
+    f"^(?![{_INVISIBLE_CLASS}])(?![\\s\\S]*[{_INVISIBLE_CLASS}]$)[^{_FORBIDDEN_CLASS}]+$"
+)
 FORBIDDEN_CHARACTERS: Final = re.compile(f"[{_FORBIDDEN_CLASS}]")
 _VISIBLE = re.compile(f"[^{_INVISIBLE_CLASS}]")
 IDENTIFIER_RULE: Final[str] = (
@@ -84,6 +88,8 @@ IDENTIFIER_RULE: Final[str] = (
 def _check_identifier(value: str) -> str:
     if not _VISIBLE.search(value):
         raise ValueError("must not be blank or only invisible characters")
+    if not (_VISIBLE.match(value[0]) and _VISIBLE.match(value[-1])):
+        raise ValueError("must not begin or end with white space or an invisible character")
     if FORBIDDEN_CHARACTERS.search(value):
         raise ValueError(
             "must not contain control, bidi or separator characters, a BOM or lone surrogates"

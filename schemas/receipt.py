@@ -42,7 +42,9 @@ class ReceiptPlayer(BaseModel):
     rank_after: int | None = Field(
         description="Competition rank (1, 2, 2, 4) on the ladder's rating board right after "
         "the batch; null when not on the board, or when read from PostgreSQL once the Redis "
-        "copy expired."
+        "copy expired. A duplicate's is the original's rank_after (from the original's "
+        "receipt kept under ladder:receipt:<event_id>), null once that copy expired: never "
+        "the rank of when it was repeated."
     )
     games: int | None = Field(description="The player's rated games right after this event.")
 

@@ -32,12 +32,15 @@ def canonical_body(event: Mapping[str, Any]) -> bytes:
     return text.encode("utf-8")
 
 
-def signature(event: Mapping[str, Any], secret: bytes) -> str:
-    return hmac.new(secret, canonical_body(event), hashlib.sha256).hexdigest()
+def signature(event: Mapping[str, Any], secret: bytes | str) -> str:
+    """``secret`` as bytes, or as text (its UTF-8 bytes, as the worker reads its secrets)."""
+    key = secret.encode("utf-8") if isinstance(secret, str) else secret
+    return hmac.new(key, canonical_body(event), hashlib.sha256).hexdigest()
 
 
-def sign(event: Mapping[str, Any], publisher: str, secret: bytes) -> dict[str, Any]:
-    """A copy of ``event`` with ``publisher`` and its ``signature`` added."""
+def sign(event: Mapping[str, Any], publisher: str, secret: bytes | str) -> dict[str, Any]:
+    """A copy of ``event`` with ``publisher`` and its ``signature`` added; ``secret`` is bytes
+    or text (the same secret either way: text is taken as its UTF-8 bytes)."""
     signed = {**event, PUBLISHER: publisher}
     signed[SIGNATURE] = signature(signed, secret)
     return signed

@@ -77,6 +77,23 @@ class LadderConfig:
         """The ladder's switches as the engine's ladder rules read them."""
         return Policy(self.fairplay, self.linking, self.boosted_board, self.public_board)
 
+    def as_table(self) -> dict[str, Any]:
+        """Every setting in force, as the ``[ladders.<name>]`` table and its sub-tables name
+        them (what ``ladder config show`` prints), each version with all its parameters."""
+        return {
+            "ruleset": self.ruleset,
+            "boosted_board": self.boosted_board,
+            "public_board": self.public_board,
+            "linking": self.linking,
+            "fairplay": dataclasses.asdict(self.fairplay),
+            "season": dataclasses.asdict(self.season),
+            "board": {"active_days": self.active_days},
+            "versions": [
+                {"effective_from": v.effective_from.isoformat(), **dataclasses.asdict(v.rules)}
+                for v in self.versions
+            ],
+        }
+
 
 @dataclass(frozen=True)
 class Config:

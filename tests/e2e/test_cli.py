@@ -82,6 +82,35 @@ def test_config_show_path_prints_the_file_in_use_as_its_last_line(cli):
     assert "gammon42" in json.loads("\n".join(out[:-1]))
 
 
+def test_config_show_prints_every_setting_of_every_ladder(cli, tmp_path):
+    """Issue 36: `config show` shows the whole effective configuration, `[board] active_days`
+    and every other ladder setting: each table the file may hold, with what is in force."""
+    from worker.ladders import _BoardTable, _LadderTable, _SeasonTable, default_config_path
+
+    text = default_config_path().read_text(encoding="utf-8")
+    text = text.replace(
+        "[ladders.fibs.fairplay]",
+        "[ladders.fibs.board]\nactive_days = 30\n\n"
+        '[ladders.fibs.season]\nreset = "toward_start"\nfraction = 0.25\n\n'
+        "[ladders.fibs.fairplay]",
+        1,
+    )
+    path = tmp_path / "ladders.toml"
+    path.write_text(text, encoding="utf-8")
+    cli.env["LADDER_CONFIG"] = str(path)
+    shown = json.loads(cli.ladder("config", "show").stdout)
+    fibs = shown["fibs"]
+    assert {"active_days": 30} == fibs["board"]
+    assert {"reset": "toward_start", "fraction": 0.25} == fibs["season"]
+    assert {"active_days": None} == shown["gammon42"]["board"]
+    for ladder in shown.values():
+        assert set(_LadderTable.model_fields) == set(ladder)
+        assert set(_SeasonTable.model_fields) == set(ladder["season"])
+        assert set(_BoardTable.model_fields) == set(ladder["board"])
+    assert 3 == shown["gammon42"]["fairplay"]["pair_limit_games"]
+    assert 1200 == shown["gammon42"]["versions"][-1]["divisor"]
+
+
 def test_a_broken_config_file_stops_the_worker_with_line_and_field(cli, tmp_path):
     """A broken config file is refused at start-up with a message naming the line and the field."""
     path = tmp_path / "ladders.toml"

@@ -196,7 +196,30 @@ def test_the_log_level_governs_every_line_rq_included(cli):
     )
     cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("c", "d")))
     loud = cli.ladder("--log-level", "DEBUG", "worker", "--burst")
-    assert "DEBUG:rq.worker" in loud.stderr and '"event": "event"' in loud.stderr
+    loud_lines = [json.loads(line) for line in loud.stderr.splitlines()]
+    assert {"rq.worker"} <= {line.get("logger") for line in loud_lines if line["level"] == "debug"}
+    assert "event" in {line["event"] for line in loud_lines}
+
+
+def test_every_line_a_worker_writes_is_one_json_object_rq_and_alembic_included(cli):
+    """Issue 36: every line a process writes is one JSON object: RQ's warnings (a replayed
+    dead letter still invalid), its errors with their tracebacks, alembic's lines, the
+    worker's own notices, all through structlog, each naming its logger."""
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("a", "b", cube=3)))
+    cli.ladder("worker", "--burst")
+    cli.ladder("dlq", "replay", "--all")
+    runs = [
+        cli.ladder("worker", "--burst"),
+        cli.ladder("--log-level", "DEBUG", "migrate"),
+        cli.ladder("--log-level", "DEBUG", "worker", "--burst"),
+    ]
+    lines = [line for run in runs for line in run.stderr.splitlines()]
+    parsed = [json.loads(line) for line in lines]  # a line that is not JSON fails here
+    assert all(isinstance(line, dict) for line in parsed)
+    warned = [p for p in parsed if p.get("logger") == "rq.worker" and p["level"] == "warning"]
+    assert 1 == len(warned) and "is still invalid and back in the queue" in warned[0]["event"]
+    assert any(str(p.get("logger", "")).startswith("alembic") for p in parsed)
+    assert any("LADDER_NETWORK_KEY is not set" in p["event"] for p in parsed)
 
 
 def test_history_shows_when_the_game_ended(cli):
@@ -301,3 +324,97 @@ def test_every_command_refuses_an_unknown_ladder_alike(cli, command):
     assert result.stderr == (
         "ladder: no ladder named 'chess' (configured: fibs, gammon42, prostriker)\n"
     )
+
+
+# Every command of `ladder`, as run against an empty schema: those that touch PostgreSQL,
+# and those that read Redis alone. `migrate` is the remedy, so it is in neither.
+TOUCH_POSTGRESQL = [
+    ["worker", "--burst"],
+    ["rebuild", "gammon42"],
+    ["reconcile", "gammon42"],
+    ["season", "list", "gammon42"],
+    ["season", "close", "gammon42", "--name", "s1"],
+    ["history", "gammon42", "a"],
+    ["preview", "gammon42", "=1500", "=1500"],
+    ["serve", "--port", "0"],
+    ["verify"],
+    ["calibrate", "gammon42"],
+    ["backtest", "gammon42", "--set", "k=16"],
+    ["import", "gammon42", "{players}"],
+    ["void", "gammon42", "e-1", "--reason", "test"],
+    ["ban", "gammon42", "a", "--reason", "test"],
+    ["unban", "gammon42", "a", "--reason", "test"],
+    ["adjust", "gammon42", "a", "--delta", "5", "--reason", "test"],
+    ["event", "gammon42", "e-1"],
+    ["dlq", "list"],
+    ["dlq", "show", "x"],
+    ["dlq", "replay", "--all"],
+    ["dlq", "discard", "--all", "--yes"],
+    ["player", "export", "gammon42", "a"],
+    ["player", "erase", "gammon42", "a", "--yes"],
+]
+REDIS_ONLY = [
+    ["health"],
+    ["health", "--ready"],
+    ["top", "gammon42"],
+    ["page", "gammon42"],
+    ["rank", "gammon42", "a"],
+    ["around", "gammon42", "a"],
+    ["player", "gammon42", "a"],
+    ["among", "gammon42", "a", "b"],
+    ["export", "gammon42"],
+    ["config", "show"],
+    ["publish", "{players}"],
+]
+EVERY_COMMAND = r"""
+import contextlib, io, json, sys
+from worker.entrypoints.cli.main import main
+
+results = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    results.append([argv, code, err.getvalue()])
+print(json.dumps(results))
+"""
+
+
+def test_every_command_that_touches_postgresql_says_not_migrated_and_exits_2(bare, tmp_path):
+    """Issue 36: against an empty schema every command that touches PostgreSQL (dlq list and
+    show, player export and erase included) prints the one line "not migrated: run `ladder
+    migrate`" and exits 2; the others, which read Redis alone, never meet a missing table.
+    The table names every command the parser knows."""
+    import subprocess
+    import sys
+
+    from worker.entrypoints.cli.main import _parser
+
+    players = tmp_path / "players.jsonl"
+    players.write_text('{"player_id": "a", "rating": 1600}\n', encoding="utf-8")
+    commands = [[word.format(players=players) for word in c] for c in TOUCH_POSTGRESQL + REDIS_ONLY]
+    sub = next(a for a in _parser()._actions if a.dest == "command")
+    assert sub.choices is not None
+    assert set(sub.choices) - {"migrate"} == {c[0] for c in commands}
+    done = subprocess.run(
+        [sys.executable, "-c", EVERY_COMMAND, json.dumps(commands)],
+        env=bare.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert 0 == done.returncode, done.stderr[-2000:]
+    results = json.loads(done.stdout.splitlines()[-1])
+    expected = "is not migrated: run `ladder migrate`"
+    for index, (argv, code, err) in enumerate(results):
+        line = f"{' '.join(argv)}: {code} {err!r}"
+        if index < len(TOUCH_POSTGRESQL):
+            said = err.splitlines()
+            assert 2 == code and len(said) == 1 and said[0].endswith(expected), line
+            assert said[0].startswith("ladder: the database at "), line
+        else:
+            assert "does not exist" not in err and "Traceback" not in err, line
+            assert code in (0, 1), line

@@ -277,3 +277,35 @@ def test_a_worker_killed_between_commit_and_redis_write_leaves_receipts_a_new_on
         check(receipt, rows[event_id])
         (kept,) = lines_json(cli.redis_cli("GET", f"ladder:receipt:{event_id}"))
         assert kept == receipt
+
+
+def test_publish_wait_prints_what_each_receipt_says_for_a_line_sent_twice(
+    cli: Cli, tmp_path: Any
+) -> None:
+    """Issue 36: `ladder publish --wait` prints what the receipt says (`duplicate` for a
+    repeated line), not `rated`: the stream holds one receipt per line published."""
+    line = json.dumps(game("jo", "kit", event_id="e2e-twice"))
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(f"{line}\n{line}\n")
+    for extra in ((), ("--json",)):  # then both lines are duplicates of the first run's
+        waiting = subprocess.Popen(
+            [LADDER, "publish", str(twice), "--wait", "--timeout", "60", *extra],
+            env=cli.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while cli.redis_cli("LLEN", "ladder:inbox").strip() != "2":
+            assert time.monotonic() < deadline, "publish --wait published nothing"
+            time.sleep(0.05)
+        cli.ladder("worker", "--burst")
+        out, err = waiting.communicate(timeout=60)
+        assert waiting.returncode == 0, err
+        on_stream = lines_json(cli.redis_cli("XRANGE", "ladder:receipts", "-", "+"))[-2:]
+        if extra:
+            assert on_stream == [json.loads(shown) for shown in out.splitlines()]
+            assert ["duplicate", "duplicate"] == [r["outcome"] for r in on_stream]
+        else:
+            assert ["rated", "duplicate"] == [r["outcome"] for r in on_stream]
+            assert ["rated", "duplicate"] == [row.split()[2] for row in out.splitlines()[1:]]

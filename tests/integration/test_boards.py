@@ -278,6 +278,18 @@ def test_export_equals_the_board(runtime, capsys):
     assert [x["player_id"] for x in lines] == [row.split(",")[0] for row in rows[1:]]
 
 
+def test_the_boosted_board_exported_as_csv_heads_its_score_column_points(runtime, capsys):
+    """Issue 36: the boosted-board CSV export labels its points column `points`, not
+    `rating` (SPEC 2.1: boosted games add points to a separate board), in whole numbers."""
+    from worker import keys
+
+    runtime.leaderboard_redis.zadd(keys.boosted(L), {"ann": 12.0, "ben": 4.0})
+    code, out, _ = cli(runtime, "export", L, "--board", "boosted", "--format", "csv", capsys=capsys)
+    header, *rows = out.splitlines()
+    assert (0, "player_id,rank,points") == (code, ",".join(header.split(",")[:3]))
+    assert ["ann,1,12", "ben,2,4"] == [",".join(row.split(",")[:3]) for row in rows]
+
+
 def test_export_over_http_streams_json_lines(runtime):
     """`GET /ladders/{ladder}/export` streams the same as JSON lines."""
     from starlette.testclient import TestClient

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -114,7 +115,15 @@ def test_dlq_show_accepts_an_event_id_and_prints_payload_reason_and_traceback(ru
     assert "arena" in shown["traceback"]
     again = ladder_json(runtime, capsys, "dlq", "show", shown["id"])
     assert {**shown, "age_seconds": None} == {**again, "age_seconds": None}  # read apart
-    assert 2 == ladder(runtime, "dlq", "show", "no-such-event")
+
+
+def test_a_dead_letter_id_that_names_nothing_is_exit_1(runtime, capsys):
+    """Issue 36: `dlq show <unknown>` exits 1, "nothing matched" by the README's table (1
+    could not do it / nothing matched, 2 asked wrongly); so do replay and discard of it."""
+    for command in (("show",), ("replay",), ("discard", "--yes")):
+        capsys.readouterr()
+        assert 1 == ladder(runtime, "dlq", *command, "no-such-event")
+        assert "ladder: no dead letter 'no-such-event'\n" == capsys.readouterr().err
 
 
 def test_dlq_show_refuses_an_event_id_that_names_two_dead_letters(runtime, capsys):
@@ -487,6 +496,25 @@ def test_closing_a_season_archives_standings_resets_and_a_second_close_is_a_no_o
     assert [("S0", False), ("Season 1", True)] == [(s["name"], s["open"]) for s in listed]
     assert 0 == ladder(runtime, "season", "close", "prostriker", "--name", "S0")
     assert "already closed" in capsys.readouterr().out
+
+
+def test_season_list_keeps_its_columns_aligned(runtime, capsys):
+    """Issue 36: `season list` aligns its columns: every row's cells start where the
+    header's do, with names of any length and times with microseconds stored."""
+    publish(runtime, game("p1", "p2", ladder="prostriker"))
+    drain(runtime)
+    long_name = "The long autumn season of 2026"
+    assert 0 == ladder(runtime, "season", "close", "prostriker", "--name", long_name)
+    capsys.readouterr()
+    assert 0 == ladder(runtime, "season", "list", "prostriker")
+    header, *rows = capsys.readouterr().out.splitlines()
+    starts = [header.index(word) for word in ("name", "state", "opened", "closed", "players")]
+    assert 2 == len(rows)
+    for row in rows:
+        for start in starts:
+            assert row[start - 1] == " " and row[start] != " ", (header, row)
+    assert rows[0].split()[0] == "0" and long_name in rows[0]
+    assert re.search(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b", rows[0])
 
 
 def test_a_season_reset_to_start_and_a_game_after_it_chain_the_ledger(runtime):

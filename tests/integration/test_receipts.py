@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -73,6 +74,50 @@ def test_a_duplicate_repeats_the_original_numbers_and_keeps_its_key(runtime: Any
     assert again["players"] == original["players"]
     assert again["processed_at"] == original["processed_at"]
     assert key(runtime, "d-1") == original
+
+
+def test_a_duplicate_carries_the_original_rank_after_not_the_rank_of_now(
+    make_runtime: Any, redis_url: str
+) -> None:
+    """Issue 36: a duplicate's receipt carries the original's `rank_after` (read from the
+    original's kept receipt), not the rank of when it was repeated; once that copy expired it
+    is null, never a rank that was not the original's. With the boards on another Redis too."""
+    for round_, boards_elsewhere in enumerate((False, True)):
+        rt = make_runtime(leaderboard_redis_url=redis_url + "?" if boards_elsewhere else None)
+        rt.redis.flushdb()  # each round on empty boards and an empty stream
+        first = game(f"bob{round_}", f"alice{round_}", event_id=f"r-1-{boards_elsewhere}")
+        publish(rt, first)
+        drain(rt)
+        publish(
+            rt,
+            game(f"carol{round_}", f"dan{round_}", event_id=f"r-2-{boards_elsewhere}"),
+            game(f"carol{round_}", f"bob{round_}", event_id=f"r-3-{boards_elsewhere}"),
+        )
+        drain(rt)
+        publish(rt, first)
+        drain(rt)
+        original, *_, again = stream(rt)
+        assert [1, 2] == [p["rank_after"] for p in original["players"]]
+        assert again["outcome"] == "duplicate"
+        assert [p["rank_after"] for p in again["players"]] == [1, 2], boards_elsewhere
+        board = keys.rating("gammon42")
+        now = [
+            1 + rt.redis.zcount(board, f"({rt.redis.zscore(board, p)}", "+inf")
+            for p in (f"bob{round_}", f"alice{round_}")
+        ]
+        assert [2, 3] == now  # carol is first now
+        rt.redis.delete(keys.receipt(f"r-1-{boards_elsewhere}"))  # expired, the original old
+        lapsed = make_runtime(
+            receipt_ttl=1, leaderboard_redis_url=redis_url + "?" if boards_elsewhere else None
+        )
+        time.sleep(1.1)
+        publish(lapsed, first)
+        drain(lapsed)
+        late = stream(lapsed)[-1]
+        assert (late["outcome"], [p["rank_after"] for p in late["players"]]) == (
+            "duplicate",
+            [None, None],
+        )
 
 
 def test_unrated_refused_and_applied_events_have_receipts_with_no_players(runtime: Any) -> None:

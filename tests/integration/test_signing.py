@@ -9,7 +9,7 @@ import json
 import pytest
 
 from schemas import InvalidEvent
-from schemas.signing import canonical_body, sign
+from schemas.signing import canonical_body, sign, verify
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board
@@ -26,6 +26,15 @@ def test_the_canonical_body_is_sorted_compact_utf8_json_without_the_signature():
     signed = sign({"b": 1}, "p", b"k")
     body = b'{"b":1,"publisher":"p"}'
     assert hmac.new(b"k", body, hashlib.sha256).hexdigest() == signed["signature"]
+
+
+def test_a_secret_given_as_text_signs_as_its_utf8_bytes():
+    """Issue 36: `schemas.signing.sign` accepts str and bytes secrets (text is its UTF-8
+    bytes, as LADDER_PUBLISHER_SECRETS is read), and the worker accepts either signature."""
+    event = game("a", "b", event_id="text-secret")
+    assert sign(event, "server-a", "sécret") == sign(event, "server-a", "sécret".encode())
+    text = SECRETS["server-a"].decode()
+    assert None is verify(sign(event, "server-a", text), SECRETS, required=True)
 
 
 @pytest.fixture

@@ -252,10 +252,32 @@ def test_a_ten_megabyte_payload_is_refused_before_it_is_decoded(monkeypatch) -> 
 
 
 def test_identifiers_are_kept_exactly_as_sent() -> None:
-    """Ids are not stripped or case-folded: ` Alice` stays ` Alice`."""
-    event = parse_event(game("winner.player_id", " Alice"), now=NOW)
+    """Ids are not case-folded or rewritten: `Alice  B` stays `Alice  B`."""
+    event = parse_event(game("winner.player_id", "Alice  B"), now=NOW)
     assert isinstance(event, GameFinished)
-    assert event.winner.player_id == " Alice"
+    assert event.winner.player_id == "Alice  B"
+
+
+@pytest.mark.parametrize(
+    "path", ["event_id", "winner.player_id", "loser.player_id", "winner.network", "tournament_id"]
+)
+@pytest.mark.parametrize("value", ["p01 ", " p01", "p01\u00a0", "\u3000p01", "p01\u200b"])
+def test_an_id_beginning_or_ending_with_white_space_is_invalid_field_in_schema_and_worker(
+    path: str, value: str
+) -> None:
+    """Issue 36: leading or trailing white space in any id is `invalid_field`, in the JSON
+    Schema files (`pattern`) and the worker alike: `"p01 "` is not a second player."""
+    import jsonschema
+
+    raw = game(path, value)
+    error = rejection(raw)
+    assert ("invalid_field", path) == (error.reason, error.detail.split(":")[0])
+    assert "must not begin or end with white space" in error.detail
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(json.loads(raw), committed("game.finished"))
+    inside = game(path, value.strip("\u0020\u00a0\u3000\u200b").replace("0", " 0"))
+    jsonschema.validate(json.loads(inside), committed("game.finished"))
+    assert isinstance(parse_event(inside, now=NOW), GameFinished)
 
 
 def test_events_are_frozen() -> None:

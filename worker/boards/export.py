@@ -65,18 +65,21 @@ def jsonl(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
         yield json.dumps(row, ensure_ascii=False) + "\n"
 
 
-def csv_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """A header line, then one line a player (booleans as true/false, no last game empty)."""
+def csv_lines(rows: Iterable[dict[str, Any]], board: str = "rating") -> Iterator[str]:
+    """A header line, then one line a player (booleans as true/false, no last game empty).
+
+    On the boosted board the score column is headed ``points`` and holds whole numbers: it
+    counts points, not a rating."""
+    points = board == "boosted"
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow(["points" if points and c == "rating" else c for c in COLUMNS])
     for row in rows:
-        writer.writerow(
-            [
-                _cell(row[c]) if c != "provisional" else ("true" if row[c] else "false")
-                for c in COLUMNS
-            ]
-        )
+        cells = {c: _cell(row[c]) for c in COLUMNS}
+        cells["provisional"] = "true" if row["provisional"] else "false"
+        if points:
+            cells["rating"] = str(int(row["rating"]))
+        writer.writerow(cells.values())
         if buffer.tell() > 64 * 1024:
             yield buffer.getvalue()
             buffer.seek(0)

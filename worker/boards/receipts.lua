@@ -6,13 +6,16 @@
 --   "mode key wait board players healed" (positions in KEYS, 0: none; board 0: the ranks
 --   are given), the receipt's JSON text with a \1 byte where each player's rank_after goes
 --   (JSON text never holds a raw control byte), when healed the original's receipt cut the
---   same way, then per player its id (read the rank here) or its rank as text (given).
+--   same way, for a duplicate its ladder and processed_at (the original's), then per player
+--   its id (read the rank here) or its rank as text (given).
 -- The text is filled in here, never decoded (cjson would round numbers to 14 digits).
 -- rank_after is the standard competition rank (1 + players with a higher score), null for
 -- a player not on the rating board.
 -- Modes: write (SET the key), dead_letter (SET NX: an applied event's receipt stays),
 -- duplicate (the key keeps the original's; a missing one, when healed, is set to the
--- original's own receipt, which is then the one sent). Every receipt goes on the stream
+-- original's own receipt, which is then the one sent). A duplicate's rank_after is the
+-- original's, read from that kept copy when it is the same processing (ladder, processed_at,
+-- as many players), else null: never the rank of now. Every receipt goes on the stream
 -- (MAXLEN ~) and onto its wait list, which expires WAIT seconds later.
 -- The ranks are read first, for the whole call: one ZMSCORE per board (in chunks) for the
 -- players it names, one ZCOUNT per distinct score (the boards do not change in between).
@@ -31,6 +34,10 @@ while i <= #ARGV do
   if healed == '1' then
     r.heal = ARGV[at]
     at = at + 1
+  end
+  if mode == 'duplicate' then
+    r.ladder, r.processed_at = ARGV[at], ARGV[at + 1]
+    at = at + 2
   end
   r.first = at
   if r.b > 0 and r.n > 0 then
@@ -91,14 +98,29 @@ for _, r in ipairs(receipts) do
       return filled[p]
     end))
   end
-  local body = fill(r.text)
   local k, w = r.k, r.w
+  local healing = r.heal and k > 0 and redis.call('EXISTS', KEYS[k]) == 0
+  if r.mode == 'duplicate' and n > 0 and not healing then
+    for p = 1, n do filled[p] = 'null' end
+    local kept = k > 0 and redis.call('GET', KEYS[k])
+    local ok, copy = false, nil
+    if kept then ok, copy = pcall(cjson.decode, kept) end
+    if ok and type(copy) == 'table' and copy.ladder == r.ladder
+        and copy.processed_at == r.processed_at and type(copy.players) == 'table'
+        and #copy.players == n then
+      for p = 1, n do
+        local rank = type(copy.players[p]) == 'table' and copy.players[p].rank_after
+        if type(rank) == 'number' then filled[p] = string.format('%d', rank) end
+      end
+    end
+  end
+  local body = fill(r.text)
   if k > 0 then
     if r.mode == 'write' then
       redis.call('SET', KEYS[k], body, 'EX', ttl)
     elseif r.mode == 'dead_letter' then
       redis.call('SET', KEYS[k], body, 'EX', ttl, 'NX')
-    elseif r.heal and redis.call('EXISTS', KEYS[k]) == 0 then
+    elseif healing then
       body = fill(r.heal)
       redis.call('SET', KEYS[k], body, 'EX', ttl)
     end

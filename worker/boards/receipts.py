@@ -25,7 +25,7 @@ from engine import Outcome
 from worker import keys
 from worker.jsontext import compact
 from worker.lua import lua_source, run
-from worker.service.receipts import Receipt
+from worker.service.receipts import DUPLICATE, Receipt
 
 RECEIPTS = lua_source("worker.boards", "receipts.lua")
 WAIT_SECONDS = 60  # a wait list outlives its receipt's push by this much
@@ -95,6 +95,8 @@ class ReceiptSink:
             args.append(template(receipt.body))
             if receipt.heal is not None:
                 args.append(template(receipt.heal))
+            if receipt.mode == DUPLICATE:  # its ranks are the original's, from the kept copy
+                args += [receipt.ladder or "", str(receipt.body["processed_at"])]
             if b:
                 args += players
             else:

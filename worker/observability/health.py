@@ -59,7 +59,8 @@ def _run(name: str, check: Callable[[], str]) -> Check:
     try:
         detail, ok = check(), True
     except Exception as exc:
-        detail, ok = f"{type(exc).__name__}: {exc}"[:300], False
+        first = (str(exc).strip().splitlines() or [""])[0]  # a probe's output: one line a check
+        detail, ok = f"{type(exc).__name__}: {first}"[:300], False
     return Check(name, ok, detail, (time.perf_counter() - started) * 1000)
 
 

@@ -1,5 +1,11 @@
 """Logging set-up: one JSON line per processed event on standard error, and one level for
-every line: ladder's own (structlog), RQ's and the libraries' (``--log-level``)."""
+every line: ladder's own (structlog), RQ's and the libraries' (``--log-level``).
+
+Every line is one JSON object: the standard library's loggers (RQ's, alembic's, any
+library's, and Python's warnings) go through the same processors as ladder's own, by
+``structlog.stdlib.ProcessorFormatter`` on the one root handler, with ``logger`` naming
+where a line came from. A traceback is a field (``exception``), never lines of its own.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +25,23 @@ def configure(level: str = "INFO") -> None:
     if name not in LEVELS:
         raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LEVELS)}")
     _level = logging.getLevelName(name)
-    logging.basicConfig(stream=sys.stderr, level=_level, force=True)
+    handler = logging.StreamHandler(sys.stderr)  # one write a line, as structlog's own
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_log_level,
+                structlog.stdlib.add_logger_name,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                structlog.processors.JSONRenderer(),
+            ],
+        )
+    )
+    logging.basicConfig(handlers=[handler], level=_level, force=True)
+    logging.captureWarnings(True)  # a Python warning is a log line too
     import rq.worker  # noqa: F401  (it sets its loggers' levels when imported: set ours after)
 
     for name in ("rq", "rq.worker", "rq.job", "rq.scheduler", "rq.queue"):

@@ -570,14 +570,16 @@ def _records(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any] | str]
 
 
 def _plain_ascii(value: Any) -> bool:
-    """Printable ASCII, 1-128 characters, not only spaces: what ``Identifier`` accepts of
-    ASCII (no control characters, something visible, NFC trivially), checked in C."""
+    """Printable ASCII, 1-128 characters, no space first or last: what ``Identifier``
+    accepts of ASCII (no control characters, visible at both ends, NFC trivially), checked
+    in C."""
     return (
         isinstance(value, str)
         and 0 < len(value) <= 128
         and value.isascii()
         and value.isprintable()
-        and not value.isspace()
+        and value[0] != " "
+        and value[-1] != " "
     )
 
 

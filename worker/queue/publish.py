@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -72,15 +73,20 @@ def publish(
         pipe.execute()
     if not wait:
         return sent
-    pending: dict[str, list[int]] = {}
+    # An event id sent twice gets two receipts (the second a duplicate's): one each, in order.
+    pending: dict[str, deque[int]] = {}
     for index, item in enumerate(sent):
         if item.event_id is not None:
-            pending.setdefault(item.event_id, []).append(index)
+            pending.setdefault(item.event_id, deque()).append(index)
     for receipt in receipts_after(redis, start, time.monotonic() + timeout, pending):
-        for index in pending.pop(str(receipt.get("event_id")), []):
-            sent[index] = Published(sent[index].event_id, receipt)
-            if on_receipt is not None:
-                on_receipt(sent[index])
+        event_id = str(receipt.get("event_id"))
+        waiting = pending[event_id]
+        index = waiting.popleft()
+        if not waiting:
+            del pending[event_id]
+        sent[index] = Published(sent[index].event_id, receipt)
+        if on_receipt is not None:
+            on_receipt(sent[index])
     return sent
 
 

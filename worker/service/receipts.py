@@ -12,7 +12,9 @@ just wrote. The JSON fields are the contract ``schemas/json/receipt.v1.json``::
 
 ``players`` has one entry per ledger change (a game's two sides, a prize, a link adoption) and
 is empty where nothing moved. A duplicate carries the original's numbers with outcome
-``duplicate`` (``original_outcome`` / ``original_reason`` say what the original was); a dead
+``duplicate`` (``original_outcome`` / ``original_reason`` say what the original was) and the
+original's ``rank_after``, which the receipts script copies from the original's kept receipt
+(null once it expired); a dead
 letter has outcome ``dead_lettered``, its ``reason`` and ``detail``; a game a void took back
 has outcome ``voided`` and no players (``worker.ops.moderation`` rewrites the receipts a void
 changes).

@@ -83,7 +83,7 @@ def cmd_among(rt: Runtime, args: argparse.Namespace) -> int:
 def cmd_export(rt: Runtime, args: argparse.Namespace) -> int:
     board_ladder(rt, args)
     rows = export.lines(rt.leaderboard_redis, args.ladder, args.board)
-    chunks = export.jsonl(rows) if args.format == "jsonl" else export.csv_lines(rows)
+    chunks = export.jsonl(rows) if args.format == "jsonl" else export.csv_lines(rows, args.board)
     try:
         for chunk in chunks:
             sys.stdout.write(chunk)

@@ -20,11 +20,18 @@ if TYPE_CHECKING:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "health",
-        help="check the servers a worker needs (exit 0 healthy, 1 not)",
-        description="Liveness: the queue Redis answers. With --ready also the leaderboard "
-        "Redis, PostgreSQL, and a schema at the newest migration.",
+        help="liveness: Redis answers; --ready: every store (exit 0 healthy, 1 not)",
+        description="Without --ready this checks Redis only (the queue's, REDIS_URL): a "
+        "liveness probe that PostgreSQL being away does not fail. With --ready it checks "
+        "every store the process uses: the queue Redis, the leaderboard Redis "
+        "(LEADERBOARD_REDIS_URL, when it is another), PostgreSQL (DATABASE_URL) and its "
+        "schema at the newest migration.",
     )
-    p.add_argument("--ready", action="store_true", help="readiness: every server and the schema")
+    p.add_argument(
+        "--ready",
+        action="store_true",
+        help="readiness: every store the process uses, and the schema (without it: Redis only)",
+    )
     p.add_argument(
         "--timeout",
         type=float,

@@ -1,7 +1,8 @@
 """Dead-letter commands: ``dlq list``, ``show``, ``replay`` and ``discard``.
 
 Every handler takes the runtime and the parsed arguments and returns the exit status:
-0 done, 1 nothing matched, 2 refused (bad arguments, no confirmation).
+0 done, 1 nothing matched (an id that names no dead letter), 2 refused (bad arguments, an
+event id that names several dead letters, no confirmation).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import Reason
 from schemas import REASONS
-from worker.entrypoints.cli.terminal import error, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused, error, safe
 from worker.ops.progress import is_terminal
 from worker.queue.deadletter import RETRIES_EXHAUSTED, AmbiguousReference, DeadLetter, Filter
 
@@ -147,25 +148,22 @@ def cmd_dlq_list(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
-def _resolve(rt: Runtime, reference: str) -> str | None:
+def _resolve(rt: Runtime, reference: str) -> str:
+    """The dead-letter id ``reference`` names; refused with 1 (nothing matched) or 2 (it
+    names several)."""
     try:
         found: str | None = rt.dead_letters.resolve(reference)
     except AmbiguousReference as exc:
-        error(f"{exc}; name one by its dead-letter id")
-        return None
+        raise Refused(f"{exc}; name one by its dead-letter id", EXIT_USAGE) from None
     if found is None:
-        error(f"no dead letter {safe(reference)!r}")
+        raise Refused(f"no dead letter {safe(reference)!r}", EXIT_FAILED)
     return found
 
 
 def cmd_dlq_show(rt: Runtime, args: argparse.Namespace) -> int:
-    job_id = _resolve(rt, args.id)
-    if job_id is None:
-        return 2
-    found = rt.dead_letters.get(job_id)
-    if found is None:
-        error(f"no dead letter {args.id!r}")
-        return 2
+    found = rt.dead_letters.get(_resolve(rt, args.id))
+    if found is None:  # gone between the look-up and the read
+        raise Refused(f"no dead letter {safe(args.id)!r}", EXIT_FAILED)
     letter, trace = found
     now = datetime.now(UTC)
     if args.json:
@@ -188,13 +186,7 @@ def _select(rt: Runtime, args: argparse.Namespace, verb: str) -> list[str] | Non
         error("name dead letters by id, or select them with --all or filters, not both")
         return None
     if args.ids:
-        ids = []
-        for reference in args.ids:
-            job_id = _resolve(rt, reference)
-            if job_id is None:
-                return None
-            ids.append(job_id)
-        return ids
+        return [_resolve(rt, reference) for reference in args.ids]
     if args.all or not where.empty:
         return [d.id for d in rt.dead_letters.list(None if args.all else where)]
     error(f"{verb} what? give ids, --all, or a filter (--reason, --ladder, --older-than)")

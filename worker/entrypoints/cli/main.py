@@ -9,7 +9,6 @@ where; its traceback goes to the log at debug level only (``--log-level DEBUG``)
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import json
 import logging
@@ -43,11 +42,13 @@ COMMAND_MODULES: tuple[str, ...] = (
 #: Commands defined in this module: parsing one of them imports none of COMMAND_MODULES, so a
 #: burst worker's start-up does not pay for the operator commands' imports.
 CORE_COMMANDS: frozenset[str] = frozenset({"migrate", "worker", "publish", "config"})
-#: Commands that read or write the audit store: they check first that it is migrated.
+#: Commands that read or write the audit store: they check first that it is migrated (so does
+#: ``player export|erase``, in its handler). Any other that meets a missing table is told the
+#: same way (``_ordinary_failure``).
 NEEDS_DATABASE: frozenset[str] = frozenset(
     {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
     | {"calibrate", "backtest"}
-    | {"import"}
+    | {"import", "event", "dlq"}
     | {"void", "ban", "unban", "adjust"}
 )
 DESCRIPTION = (
@@ -93,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ladder: configuration refused: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
-        code, message = _ordinary_failure(exc, settings)
+        code, message = _ordinary_failure(exc, settings, rt)
         if message is None:
             raise
         log.debug("traceback of the failure", exc_info=True)
@@ -116,13 +117,20 @@ def dispatch(rt: Runtime, args: argparse.Namespace) -> int:
     return result
 
 
-def _ordinary_failure(exc: Exception, settings: Settings) -> tuple[int, str | None]:
+def _ordinary_failure(exc: Exception, settings: Settings, rt: Runtime) -> tuple[int, str | None]:
     """(exit code, one line) for a failure an operator can act on; (0, None) for a bug."""
     from redis.exceptions import RedisError
-    from sqlalchemy.exc import DBAPIError, OperationalError
+    from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 
-    from worker.store.migrate import NotMigrated
+    from worker.store.migrate import NotMigrated, require_current
 
+    if isinstance(exc, ProgrammingError):  # a missing table: an unmigrated database, said so
+        try:
+            require_current(rt.engine)
+        except NotMigrated as behind:
+            exc = behind
+        except Exception:  # the first failure is the one to report
+            pass
     if isinstance(exc, SettingsError):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, NotMigrated):
@@ -254,10 +262,11 @@ def cmd_worker(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.queue import runner
 
     rt.config  # refuse a broken configuration before touching the queue  # noqa: B018
-    if rt.settings.network_key_is_default:
-        print(
-            "ladder: LADDER_NETWORK_KEY is not set; raw IPs are hashed with a development key",
-            file=sys.stderr,
+    if rt.settings.network_key_is_default:  # a worker's every line is its JSON log's
+        import structlog
+
+        structlog.get_logger("ladder").warning(
+            "LADDER_NETWORK_KEY is not set; raw IPs are hashed with a development key"
         )
     if args.burst:
         runner.freeze_startup_objects()
@@ -318,27 +327,14 @@ def _signer(publisher: str) -> Any:
             raise ValueError("not JSON, so it cannot be signed") from None
         if not isinstance(event, dict):
             raise ValueError("not a JSON object, so it cannot be signed")
-        return json.dumps(sign(event, publisher, secret.encode()), ensure_ascii=False)
+        return json.dumps(sign(event, publisher, secret), ensure_ascii=False)
 
     return signed
 
 
 def cmd_config_show(rt: Runtime, args: argparse.Namespace) -> int:
     config = rt.config
-    shown = {
-        name: {
-            "ruleset": lc.ruleset,
-            "boosted_board": lc.boosted_board,
-            "public_board": lc.public_board,
-            "linking": lc.linking,
-            "fairplay": dataclasses.asdict(lc.fairplay),
-            "versions": [
-                {"effective_from": v.effective_from.isoformat(), **dataclasses.asdict(v.rules)}
-                for v in lc.versions
-            ],
-        }
-        for name, lc in config.ladders.items()
-    }
+    shown = {name: ladder.as_table() for name, ladder in config.ladders.items()}
     print(json.dumps(shown, indent=2))
     if args.path:
         print(Path(config.path).resolve())

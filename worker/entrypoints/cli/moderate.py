@@ -295,6 +295,9 @@ def _show(args: argparse.Namespace, ladder_config: Any, report: Any) -> None:
 def _player_verbs(card: Any) -> Any:
     def run(rt: Runtime, args: argparse.Namespace) -> int:
         if args.ladder in PLAYER_VERBS and args.target is not None:
+            from worker.store.migrate import require_current
+
+            require_current(rt.engine)  # unmigrated: one line and exit 2, as for every command
             verb, args.ladder, args.player = args.ladder, args.player, args.target
             return cmd_player_export(rt, args) if verb == "export" else cmd_player_erase(rt, args)
         if args.target is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from worker.entrypoints.cli.terminal import configured_ladder, error, safe
@@ -157,10 +158,34 @@ def cmd_season_list(rt: Runtime, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(shown))
         return 0
-    print(f"{'no':>3}  {'name':<24} {'state':<7} {'opened':<26} {'closed':<26} players")
-    for s in shown:
+    header = ("no", "name", "state", "opened", "closed", "players")
+    rows = [
+        (
+            str(s["number"]),
+            safe(s["name"]),
+            "open" if s["open"] else "closed",
+            _moment(s["opened_at"]),
+            _moment(s["closed_at"]),
+            "-" if s["players"] is None else str(s["players"]),
+        )
+        for s in shown
+    ]
+    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
+    for row in (header, *rows):
+        number, *rest = row
         print(
-            f"{s['number']:>3}  {s['name']:<24} {'open' if s['open'] else 'closed':<7} "
-            f"{s['opened_at'] or '-':<26} {s['closed_at'] or '-':<26} {s['players'] or '-'}"
+            "  ".join(
+                [
+                    number.rjust(widths[0]),
+                    *(c.ljust(w) for c, w in zip(rest, widths[1:], strict=True)),
+                ]
+            ).rstrip()
         )
     return 0
+
+
+def _moment(iso: str | None) -> str:
+    """A stored time to the second, in UTC (``2026-12-03T12:04:56Z``); ``-`` for none."""
+    if iso is None:
+        return "-"
+    return datetime.fromisoformat(iso).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -43,8 +43,8 @@ def _text(x: float, y: float, text: str, **attrs: str) -> str:
 def calibration_svg(series: Sequence[Series], title: str) -> str:
     """Observed rate against mean expected score per bucket, with the diagonal (a perfect
     forecast) and each bucket's game count as a bar below the curve."""
-    width, height = 480, 580
-    left, top, plot = 64, 44, 380  # the square plot area
+    width, height = 480, 600
+    left, top, plot = 64, 64, 380  # the square plot area, below the title and the legend
     bars_top, bars_height = top + plot + 74, 60
 
     def x(p: float) -> float:
@@ -114,11 +114,19 @@ def calibration_svg(series: Sequence[Series], title: str) -> str:
                 f'width="{slot - 2:.1f}" height="{h:.1f}" fill="{colour}" opacity="0.55">'
                 f"<title>{escape(one.name)}: {b['games']} games</title></rect>"
             )
-        legend_x = left + 12
-        parts.append(
-            f'<rect x="{legend_x}" y="{top + 12 + 20 * n}" width="12" height="12" fill="{colour}"/>'
+    # The legend: one line above the plot, never over the curve it explains.
+    legend = ['<g class="legend">']
+    legend_x = float(left)
+    for n, one in enumerate(series):
+        name = _fit(one.name, 24)
+        legend.append(
+            f'<rect x="{legend_x:.1f}" y="{top - 22}" width="12" height="12" '
+            f'fill="{SERIES[n % len(SERIES)]}"/>'
         )
-        parts.append(_text(legend_x + 18, top + 23 + 20 * n, one.name, fill=INK))
+        legend.append(_text(legend_x + 18, top - 11, name, fill=INK))
+        legend_x += 18 + 8.5 * len(name) + 18
+    legend.append("</g>")
+    parts.extend(legend)
     parts.append(_text(left, bars_top - 8, f"games per bucket (most: {most})", fill=MUTED))
     parts.append("</svg>")
     return "\n".join(parts)
