@@ -19,16 +19,16 @@ An answer that needed a token is marked ``private`` for caches (``Private``): th
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
+from pydantic import BaseModel
 
 from worker.access import Access, ApiToken, Scope
 from worker.entrypoints.api.caching import NO_STORE
-from worker.entrypoints.api.models import Error
 
 SESSION_COOKIE = "ladder_session"
 LOGIN_PATH = "/ui/login"
@@ -41,6 +41,13 @@ Scope_ = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope_, Receive, Send], Awaitable[None]]
+
+
+class Refusal(BaseModel):
+    """The body of a 401 or 403."""
+
+    error: Literal["unauthorized", "forbidden"]
+    detail: str
 
 
 class Unauthorized(Exception):
@@ -194,9 +201,9 @@ def declare(app: FastAPI, schema: dict[str, Any], access: Access) -> None:
         "scheme": "bearer",
         "description": "An API token (LADDER_API_TOKENS) with the operation's scope.",
     }
-    error = {"schema": {"$ref": "#/components/schemas/Error"}}
-    components.setdefault("schemas", {}).setdefault(
-        "Error", Error.model_json_schema(ref_template="#/components/schemas/{model}")
+    error = {"schema": {"$ref": "#/components/schemas/Refusal"}}
+    components.setdefault("schemas", {})["Refusal"] = Refusal.model_json_schema(
+        ref_template="#/components/schemas/{model}"
     )
     for route in routes_of(app):
         if not route.include_in_schema:
