@@ -30,7 +30,7 @@ TOKENS = f"ex:{EXPORT}:export|history,bo:{BOARDS}:boards,co:{CONSOLE}:console"
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def redirect_request(self, *args, **kwargs):
         return None
 
 
