@@ -95,7 +95,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the read-only HTTP API, with /metrics and /healthz",
-        description="No client address is logged: the access log is off unless --access-log, "
+        description="Callers send Authorization: Bearer <token> (LADDER_API_TOKENS or "
+        "LADDER_API_TOKENS_FILE: name:token:scope|scope,...; scopes boards, history, export, "
+        "console); LADDER_PUBLIC_SCOPES (default boards) is what callers without a token get. "
+        "No client address is logged: the access log is off unless --access-log, "
         "which masks the address. X-Forwarded-For is read only from the proxies in "
         "LADDER_TRUSTED_PROXIES.",
     )
