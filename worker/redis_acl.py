@@ -9,8 +9,9 @@
   leaderboard keys ``ladder:{<ladder>}:*``, receipt copies, and the dead letters' receipts
   (their event index and RQ job hashes); the board scripts, which then can only read.
 - ``worker`` (``ladder worker`` and every ``ladder`` command, RQ included): ladder's and RQ's
-  keys and RQ's channels, every command but the dangerous ones (``INFO`` and ``CLIENT LIST``/
-  ``KILL`` excepted: RQ uses them); never ``FLUSHALL``/``FLUSHDB``, ``KEYS``, ``CONFIG``, ``DEBUG``.
+  keys and RQ's channels, every command but the dangerous ones (``CLIENT LIST`` excepted: RQ
+  reads its own address there; ``INFO`` for rq-dashboard); never ``FLUSHALL``/``FLUSHDB``,
+  ``KEYS``, ``CONFIG``, ``DEBUG``, ``CLIENT KILL``.
 - ``default``: off, so a connection without a user name can do nothing.
 
 ``render(passwords)`` writes the file; the committed ``deploy/redis/users.acl`` is
@@ -50,8 +51,7 @@ RULES: dict[str, str] = {
         " +@read -@dangerous +evalsha +eval +evalsha_ro +eval_ro +script|load +script|exists"
     ),
     "worker": (
-        "~ladder:* ~rq:* &rq:* +@all -@dangerous +info +client|list +client|kill"
-        " +client|setname +client|id"
+        "~ladder:* ~rq:* &rq:* +@all -@dangerous +info +client|list +client|setname +client|id"
     ),
 }
 
