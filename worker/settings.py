@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretBytes, ValidationError, field_validator
 
+from worker import access
+
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 DEFAULT_DATABASE_URL = "sqlite:///ladder.sqlite3"
 DEV_NETWORK_KEY = b"ladder-development-network-key"
@@ -61,6 +63,8 @@ class Settings(BaseModel):
     receipts: bool = True  # LADDER_RECEIPTS=false: no receipt stream, keys or wait lists
     receipts_maxlen: int = Field(1_000_000, ge=1)  # the stream's approximate MAXLEN
     receipt_ttl: int = Field(86_400, ge=1)  # seconds ladder:receipt:<event_id> is kept
+    api_tokens: tuple[access.ApiToken, ...] = ()  # who ``ladder serve`` knows (worker.access)
+    public_scopes: frozenset[access.Scope] = access.DEFAULT_PUBLIC  # what anonymous callers get
 
     @field_validator("network_key", mode="before")
     @classmethod
@@ -114,6 +118,11 @@ class Settings(BaseModel):
         require = env.get("LADDER_REQUIRE_SIGNATURE", "").lower() in ("1", "true", "yes")
         if require and not secrets:
             raise SettingsError("LADDER_REQUIRE_SIGNATURE needs LADDER_PUBLISHER_SECRETS")
+        try:
+            api_tokens = access.tokens_from_env(env)
+            public_scopes = access.public_from_env(env)
+        except access.AccessError as exc:
+            raise SettingsError(str(exc)) from None
         if not 0 <= retries <= 100:  # before the intervals are fitted to the retries
             raise SettingsError(_OUT_OF_RANGE["job_retries"])
         try:
@@ -142,6 +151,8 @@ class Settings(BaseModel):
                 receipts=env.get("LADDER_RECEIPTS", "true").lower() not in ("0", "false", "no"),
                 receipts_maxlen=receipts_maxlen,
                 receipt_ttl=receipt_ttl,
+                api_tokens=api_tokens,
+                public_scopes=public_scopes,
             )
         except ValidationError as exc:
             field = str(exc.errors()[0]["loc"][0])

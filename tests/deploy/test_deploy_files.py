@@ -28,8 +28,11 @@ DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 KUBERNETES_VERSION = "1.30"
 BUILT_IN = {"Namespace", "ConfigMap", "Secret", "Deployment", "Job", "Service"}
-BUILT_IN |= {"PodDisruptionBudget"}
-COMPOSE_ENV = {"LADDER_NETWORK_KEY": "compose-config-test-key"}
+BUILT_IN |= {"PodDisruptionBudget", "NetworkPolicy"}
+COMPOSE_ENV = {
+    "LADDER_NETWORK_KEY": "compose-config-test-key",
+    "LADDER_API_TOKENS": "site:compose-config-test-token:boards",
+}
 
 
 def _manifests() -> list[tuple[str, dict[str, Any]]]:
@@ -161,9 +164,18 @@ def test_every_referenced_config_map_and_secret_exists():
                     assert ("ConfigMap", source["configMapRef"]["name"]) in defined
                 if "secretRef" in source:
                     assert ("Secret", source["secretRef"]["name"]) in defined
+            for variable in container.get("env", []):
+                ref = variable.get("valueFrom", {}).get("secretKeyRef")
+                if ref:
+                    secret = _one("Secret", ref["name"])
+                    assert ref["key"] in secret["stringData"], (ref, variable["name"])
         for volume in pod.get("volumes", []):
             if "configMap" in volume:
                 assert ("ConfigMap", volume["configMap"]["name"]) in defined
+            if "secret" in volume:
+                secret = _one("Secret", volume["secret"]["secretName"])
+                for item in volume["secret"].get("items", []):
+                    assert item["key"] in secret["stringData"]
 
 
 def test_selectors_match_their_pod_labels():
@@ -188,7 +200,7 @@ def test_the_env_config_map_sets_what_the_worker_reads():
     """The queue URL, the config path where the ladders ConfigMap is mounted, the metrics port."""
     env = _one("ConfigMap", "ladder-env")["data"]
     assert all(isinstance(v, str) for v in env.values())
-    assert env["REDIS_URL"].startswith("redis://")
+    assert "REDIS_URL" not in env  # it carries the worker's password: in the Secret
     mount = next(
         m for m in _worker_pod()["containers"][0]["volumeMounts"] if m["name"] == "ladders"
     )
@@ -196,7 +208,7 @@ def test_the_env_config_map_sets_what_the_worker_reads():
     ports = {p["name"]: p["containerPort"] for p in _worker_pod()["containers"][0]["ports"]}
     assert int(env["LADDER_METRICS_PORT"]) == ports["metrics"]
     secret = _one("Secret", "ladder-secrets")["stringData"]
-    assert {"DATABASE_URL", "LADDER_NETWORK_KEY"} <= set(secret)
+    assert {"DATABASE_URL", "LADDER_NETWORK_KEY", "REDIS_URL"} <= set(secret)
 
 
 def test_the_ladders_config_map_holds_the_shipped_ladder_configuration():
@@ -223,7 +235,11 @@ def test_the_scaled_object_scales_the_worker_on_the_inbox_and_the_rq_queue():
         assert int(meta["listLength"]) > 0
         address = env[meta["addressFromEnv"]]
         assert re.fullmatch(r"[\w.-]+:\d+", address)
-        assert env["REDIS_URL"].startswith(f"redis://{address}/")
+        secret = _one("Secret", "ladder-secrets")["stringData"]
+        user = env[meta["usernameFromEnv"]]
+        assert secret["REDIS_URL"].startswith(f"redis://{user}:")
+        assert secret["REDIS_URL"].endswith(f"@{address}/0")
+        assert meta["passwordFromEnv"] in secret
         lists.add(meta["listName"])
     assert {keys.INBOX, Queue.redis_queue_namespace_prefix + keys.QUEUE_NAME} == lists
 
@@ -237,7 +253,80 @@ def test_the_migration_job_runs_ladder_migrate_once():
     assert job["backoffLimit"] > 0
 
 
+def _pod_names() -> set[str]:
+    return {
+        doc["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"]
+        for _, doc in MANIFESTS
+        if doc["kind"] in {"Deployment", "Job"}
+    }
+
+
+def test_only_the_workers_the_api_and_the_migration_reach_postgresql():
+    """SPEC 6 / issue 33: NetworkPolicies let only workers and serve (and the migrate Job)
+    reach PostgreSQL, on its port alone."""
+    policy = _one("NetworkPolicy", "ladder-postgres")["spec"]
+    assert {"app.kubernetes.io/name": "ladder-postgres"} == policy["podSelector"]["matchLabels"]
+    assert ["Ingress"] == policy["policyTypes"]
+    (rule,) = policy["ingress"]
+    (source,) = rule["from"]
+    assert set(source) == {"podSelector"}  # no namespace or address range lets others in
+    (match,) = source["podSelector"]["matchExpressions"]
+    assert ("app.kubernetes.io/name", "In") == (match["key"], match["operator"])
+    assert {"ladder-worker", "ladder-api", "ladder-migrate"} == set(match["values"])
+    assert set(match["values"]) == _pod_names()
+    assert [{"protocol": "TCP", "port": 5432}] == rule["ports"]
+
+
+def test_the_api_mounts_its_tokens_from_a_secret_and_reads_redis_as_the_reader():
+    """Tokens come from a Secret mounted as LADDER_API_TOKENS_FILE, never a ConfigMap; the
+    API's Redis URL names the read-only reader user, the workers' the worker user."""
+    deployment = _one("Deployment", "ladder-api")["spec"]["template"]["spec"]
+    (container,) = deployment["containers"]
+    env = {v["name"]: v for v in container.get("env", [])}
+    path = env["LADDER_API_TOKENS_FILE"]["value"]
+    volumes = {v["name"]: v for v in deployment["volumes"]}
+    (mount,) = [m for m in container["volumeMounts"] if path.startswith(m["mountPath"] + "/")]
+    secret_volume = volumes[mount["name"]]["secret"]
+    (item,) = secret_volume["items"]
+    assert path == f"{mount['mountPath']}/{item['path']}"
+    api_secret = _one("Secret", secret_volume["secretName"])["stringData"]
+    assert api_secret["REDIS_URL"].startswith("redis://reader:")
+    assert {"secretRef": {"name": secret_volume["secretName"]}} in container["envFrom"]
+    assert {"secretRef": {"name": "ladder-secrets"}} not in container["envFrom"]
+    assert _one("Secret", "ladder-secrets")["stringData"]["REDIS_URL"].startswith("redis://worker:")
+    for _, doc in MANIFESTS:
+        if doc["kind"] == "ConfigMap":
+            assert not any("TOKEN" in k or "PASSWORD" in k for k in doc["data"])
+
+
+def test_the_redis_acl_secret_holds_the_shipped_acl_file():
+    """The Secret a Redis pod mounts as its --aclfile starts as deploy/redis/users.acl."""
+    acl = _one("Secret", "ladder-redis-acl")["stringData"]["users.acl"]
+    assert (DEPLOY / "redis" / "users.acl").read_text(encoding="utf-8") == acl
+
+
 # -- compose -----------------------------------------------------------------------------
+
+
+def test_compose_publishes_no_store_port_and_runs_redis_with_the_acl_file():
+    """Issue 33: no store port on the host; Redis loads the ACL users (default off); every
+    Redis URL names its user; the API reads as the reader; rq-dashboard on this host only."""
+    services = _compose()["services"]
+    assert "ports" not in services["redis"] and "ports" not in services["postgres"]
+    redis = services["redis"]
+    command = redis["command"]
+    acl_path = command[command.index("--aclfile") + 1]
+    (mount,) = [v for v in redis["volumes"] if v.endswith(f":{acl_path}:ro")]
+    default = re.fullmatch(r"\$\{LADDER_REDIS_ACL_FILE:-(.+)\}", mount.split(":" + acl_path)[0])
+    assert default and (DEPLOY / default.group(1)).resolve() == DEPLOY / "redis" / "users.acl"
+    assert "--user worker" in " ".join(redis["healthcheck"]["test"])
+    for name, service in services.items():
+        for key, value in (service.get("environment") or {}).items():
+            if "REDIS_URL" in key and isinstance(value, str) and value.startswith("redis"):
+                user = "reader" if name == "api" else "worker"
+                assert value.startswith(f"redis://{user}:"), (name, key)
+    assert all(p.startswith("127.0.0.1:") for p in services["rq-dashboard"]["ports"])
+    assert services["api"]["environment"]["LADDER_API_TOKENS"].startswith("${LADDER_API_TOKENS:?")
 
 
 def test_the_queue_redis_keeps_an_append_only_file_synced_every_second():
@@ -310,6 +399,7 @@ def test_docker_compose_refuses_to_start_without_a_network_key():
     """A production deployment never runs with the development network key."""
     assert COMPOSE is not None
     env = {k: v for k, v in os.environ.items() if k != "LADDER_NETWORK_KEY"}
+    env["LADDER_API_TOKENS"] = COMPOSE_ENV["LADDER_API_TOKENS"]
     result = subprocess.run(
         [*COMPOSE, "-f", str(DEPLOY / "compose.yaml"), "config"],
         capture_output=True,
@@ -319,6 +409,23 @@ def test_docker_compose_refuses_to_start_without_a_network_key():
     )
     assert 0 != result.returncode
     assert "LADDER_NETWORK_KEY" in result.stderr
+
+
+@pytest.mark.skipif(COMPOSE is None, reason="neither docker compose nor docker-compose installed")
+def test_docker_compose_refuses_to_start_without_api_tokens():
+    """The API listens on every interface of its container: never without tokens."""
+    assert COMPOSE is not None
+    env = {k: v for k, v in os.environ.items() if k != "LADDER_API_TOKENS"}
+    env["LADDER_NETWORK_KEY"] = COMPOSE_ENV["LADDER_NETWORK_KEY"]
+    result = subprocess.run(
+        [*COMPOSE, "-f", str(DEPLOY / "compose.yaml"), "config"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert 0 != result.returncode
+    assert "LADDER_API_TOKENS" in result.stderr
 
 
 # -- Dockerfile --------------------------------------------------------------------------

@@ -76,7 +76,7 @@ def serve(env: dict[str, str]) -> Iterator[str]:
     port = free_port()
     server = subprocess.Popen(
         [LADDER, "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
+        env={"LADDER_PUBLIC_SCOPES": "boards,console", **env},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -344,7 +344,7 @@ def test_serve_answers_503_within_5_s_while_postgresql_is_frozen(private_postgre
     port = free_port()
     server = subprocess.Popen(
         [LADDER, "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
+        env={**env, "LADDER_PUBLIC_SCOPES": "boards,history"},  # histories read PostgreSQL
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

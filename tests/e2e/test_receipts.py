@@ -71,7 +71,7 @@ def served(cli: Cli) -> Iterator[str]:
     port = free_port()
     server = subprocess.Popen(
         [LADDER, "serve", "--port", str(port)],
-        env=cli.env,
+        env={**cli.env, "LADDER_PUBLIC_SCOPES": "boards,history"},  # receipts: history
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import select
 
 from worker import keys
+from worker.access import Access, Scope
 from worker.store.tables import events, players, rating_changes
 
 
@@ -49,3 +50,7 @@ def outcome(rt: Any, ladder: str, event_id: str) -> tuple[str, str | None]:
     rows = [r for r in audit(rt, ladder) if r["event_id"] == event_id]
     assert len(rows) == 1, f"expected one audit row for {event_id}, found {len(rows)}"
     return rows[0]["outcome"], rows[0]["reason"]
+
+
+# An app that answers every scope to anyone: for the tests of what the routes read.
+EVERYONE = Access(public=frozenset(Scope))

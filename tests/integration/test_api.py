@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from tests.conftest import drain, publish
 from tests.events import game
+from tests.integration.helpers import EVERYONE
 from tests.integration.test_reader import TIES, seed
 from worker import keys
 from worker.entrypoints.api import CACHE_OK, create_app
@@ -25,7 +26,7 @@ L = "gammon42"
 
 @pytest.fixture
 def client(runtime: Any) -> Iterator[TestClient]:
-    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE)
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
 
@@ -196,7 +197,7 @@ def test_bad_parameters_are_400_json(runtime, client, path, params):
 def test_an_unreachable_redis_is_503_not_500(runtime):
     """Infrastructure trouble is 'unavailable', never a server error."""
     down = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
-    app = create_app(runtime.config, down, runtime.engine)
+    app = create_app(runtime.config, down, runtime.engine, access=EVERYONE)
     with TestClient(app, raise_server_exceptions=False) as client:
         response = client.get(f"/ladders/{L}/top")
     assert (503, "no-store") == (response.status_code, response.headers["cache-control"])

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from engine import Player
 from tests.conftest import drain, publish
 from tests.events import game
-from tests.integration.helpers import board
+from tests.integration.helpers import EVERYONE, board
 from tests.integration.test_reader import TIES, model, seed
 from worker import keys
 from worker.boards import active, export, reader
@@ -128,7 +128,7 @@ def test_percentile_over_http_on_rank_card_and_among(runtime):
     from worker.entrypoints.api import create_app
 
     seed(runtime.leaderboard_redis, TIES)
-    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE)
     with TestClient(app) as client:
         assert 80.0 == client.get(f"/ladders/{L}/players/amy/rank").json()["percentile"]
         assert 20.0 == client.get(f"/ladders/{L}/players/dan").json()["percentile"]
@@ -297,7 +297,7 @@ def test_export_over_http_streams_json_lines(runtime):
     from worker.entrypoints.api import create_app
 
     seed(runtime.leaderboard_redis, TIES)
-    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE)
     with TestClient(app) as client:
         response = client.get(f"/ladders/{L}/export")
         assert response.headers["content-type"].startswith("application/x-ndjson")

@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 from tests.conftest import drain, publish
 from tests.e2e.console_data import Dom
 from tests.events import game
+from tests.integration.helpers import EVERYONE
 from worker.boards import reader
 from worker.entrypoints.api import create_app
 from worker.ops import seasons
@@ -28,7 +29,7 @@ START = datetime(2026, 11, 1, tzinfo=UTC)
 
 @pytest.fixture
 def client(runtime: Any) -> Iterator[TestClient]:
-    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE)
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
 

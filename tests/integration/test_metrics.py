@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import publish
 from tests.events import game
+from tests.integration.helpers import EVERYONE
 from worker.observability import collectors, metrics
 from worker.queue import jobs
 from worker.service import batch as service_module
@@ -236,7 +237,7 @@ def test_ladder_serve_answers_metrics_and_healthz(runtime):
 
     up = {"ok": True}
     app = metrics.operations_app(
-        create_app(runtime.config, runtime.leaderboard_redis, runtime.engine),
+        create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE),
         alive=lambda: up["ok"],
     )
     with TestClient(app) as client:

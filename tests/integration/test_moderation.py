@@ -13,7 +13,7 @@ from engine.moderation import Ladder
 from tests.conftest import drain, publish
 from tests.e2e.oracle import Oracle
 from tests.events import game
-from tests.integration.helpers import audit, board, card, ledger, stored_players
+from tests.integration.helpers import EVERYONE, audit, board, card, ledger, stored_players
 from worker.entrypoints.cli import moderate, read
 from worker.entrypoints.cli.main import dispatch
 from worker.ops import moderation, reconcile
@@ -278,7 +278,7 @@ def test_history_says_which_game_was_voided_and_why(runtime, capsys):
     out = capsys.readouterr().out
     assert "correction: game c-y voided (cheating)" in out
     assert "adjustment: adjusted by" in out and "(typo)" in out
-    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE)
     with TestClient(app) as client:
         rows = client.get("/ladders/gammon42/players/y/history").json()
     assert ["adjustment", "correction"] == [r["kind"] for r in rows[:2]]
@@ -435,7 +435,9 @@ def test_a_void_makes_the_receipts_it_changed_true(runtime, capsys):
     changed = [e for e in ids if before[e] != after[e]]
     assert {"farm-0", "x-y", "farm-3", "c-y"} <= set(changed)
     assert len(changed) == shown["receipts_refreshed"]
-    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, runtime.redis)
+    app = create_app(
+        runtime.config, runtime.leaderboard_redis, runtime.engine, runtime.redis, access=EVERYONE
+    )
     with TestClient(app) as client:
         for event_id in ids:
             answer = client.get(f"/ladders/gammon42/events/{event_id}").json()

@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from tests.conftest import drain, publish
 from tests.events import game
+from tests.integration.helpers import EVERYONE
 from worker.entrypoints.api import create_app
 
 AWAY = "redis://127.0.0.1:1/0"
@@ -22,7 +23,9 @@ AWAY = "redis://127.0.0.1:1/0"
 
 def _client_without_redis(runtime: Any) -> TestClient:
     down = Redis.from_url(AWAY, socket_connect_timeout=0.2, socket_timeout=0.2)
-    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, down)
+    app = create_app(
+        runtime.config, runtime.leaderboard_redis, runtime.engine, down, access=EVERYONE
+    )
     return TestClient(app, raise_server_exceptions=False)
 
 

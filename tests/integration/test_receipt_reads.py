@@ -14,7 +14,7 @@ from starlette.testclient import TestClient
 
 from tests.conftest import drain, publish
 from tests.events import game
-from tests.integration.helpers import ledger
+from tests.integration.helpers import EVERYONE, ledger
 from worker import keys
 from worker.entrypoints.api import create_app
 from worker.queue.publish import publish as publish_helper
@@ -22,7 +22,9 @@ from worker.queue.publish import publish as publish_helper
 
 @pytest.fixture
 def client(runtime: Any) -> Iterator[TestClient]:
-    app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, runtime.redis)
+    app = create_app(
+        runtime.config, runtime.leaderboard_redis, runtime.engine, runtime.redis, access=EVERYONE
+    )
     with TestClient(app, raise_server_exceptions=False) as test_client:
         yield test_client
 

@@ -1,7 +1,8 @@
 """The read-only HTTP API: the reader library as JSON over GET, for browsers and CDNs.
 
 ``create_app(config, redis, engine)`` builds a FastAPI app; ``ladder serve`` runs it under
-uvicorn. Every answer is JSON: 200, 400 for a bad parameter, 404 for an unknown ladder,
+uvicorn. Each route answers the callers its scope lets in (``auth``: API tokens, 401 and 403).
+Every answer is JSON: 200, 400 for a bad parameter, 404 for an unknown ladder,
 board or player, 503 while Redis or PostgreSQL cannot be reached (within 5 s, the body naming
 the store); never a 500 for any input. Requests that read PostgreSQL run on threads of their
 own, so a hung PostgreSQL never holds up the endpoints that read Redis only.
@@ -16,9 +17,9 @@ raw path so the encoded slash stays inside the id.
 
 The rooms: ``app`` (create_app, the document, the docs page), ``models`` (the response
 models), ``params`` (the typed parameters), ``errors`` (refusals and their answers),
-``caching``, ``reads`` (what the routes read, and the PostgreSQL lane), and one router
-module per group of routes: ``ladders`` (ladders, boards, players), ``preview``, ``boards``
-(among, export).
+``caching``, ``auth`` (who may read each route), ``reads`` (what the routes read, and the
+PostgreSQL lane), and one router module per group of routes: ``ladders`` (ladders, boards,
+players), ``preview``, ``boards`` (among, export).
 """
 
 from worker.entrypoints.api.app import ROUTERS, create_app, docs_page, document

@@ -18,8 +18,9 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from redis import Redis
 from sqlalchemy.engine import Engine
 
+from worker.access import Access
 from worker.boards import reader
-from worker.entrypoints.api import boards, ladders, preview
+from worker.entrypoints.api import auth, boards, ladders, preview
 from worker.entrypoints.api import receipts as event_receipts
 from worker.entrypoints.api.caching import CACHE_SCHEMA
 from worker.entrypoints.api.errors import HANDLERS
@@ -43,10 +44,16 @@ ROUTERS: tuple[APIRouter, ...] = (
 
 
 def create_app(
-    config: Config, redis: reader.Client, engine: Engine, receipts: Redis | None = None
+    config: Config,
+    redis: reader.Client,
+    engine: Engine,
+    receipts: Redis | None = None,
+    *,
+    access: Access,
 ) -> ASGIApp:
     """The API over these leaderboards (``redis``) and this audit store (``engine``);
-    ``receipts``: the queue's Redis, where receipts lend their ranks while they are kept."""
+    ``receipts``: the queue's Redis, where receipts lend their ranks while they are kept;
+    ``access``: the tokens and public scopes it answers by (``auth``)."""
     app = FastAPI(
         title="ladder leaderboards",
         version="1",
@@ -59,6 +66,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.reads = Reads(config, redis, engine)
+    auth.install(app, access)
     event_receipts.install(app, config, engine, receipts)
     _contract_routes(app)
     for router in ROUTERS:
@@ -68,7 +76,8 @@ def create_app(
     add_console(app, config, redis, engine)  # the HTML console, outside the OpenAPI document
     for kind, handler in HANDLERS.items():
         app.add_exception_handler(kind, handler)
-    return EncodedSlashes(app)
+    auth.check_every_route(app)
+    return auth.Private(EncodedSlashes(app))
 
 
 def _contract_routes(app: FastAPI) -> None:
@@ -99,6 +108,7 @@ def document(app: FastAPI) -> dict[str, Any]:
         schema.setdefault("components", {}).setdefault("schemas", {})["ExportLine"] = (
             ExportLine.model_json_schema(ref_template="#/components/schemas/{model}")
         )
+        auth.declare(app, schema, app.state.access)
         app.openapi_schema = schema
     return app.openapi_schema
 

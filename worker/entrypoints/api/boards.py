@@ -10,8 +10,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import StreamingResponse
 
+from worker.access import Scope
 from worker.boards import export as boards_export
 from worker.boards import reader
+from worker.entrypoints.api.auth import requires
 from worker.entrypoints.api.caching import NO_STORE, cached
 from worker.entrypoints.api.errors import BadRequest, errors
 from worker.entrypoints.api.models import AmongAnswer, ExportLine
@@ -24,6 +26,7 @@ router = APIRouter()
 @router.get(
     "/ladders/{ladder}/among",
     operation_id="among",
+    dependencies=[requires(Scope.BOARDS)],
     summary="These players (friends) as the board ranks them",
     description=(
         f"Up to {reader.MAX_AMONG} comma-separated ids; the players found come in board "
@@ -47,6 +50,7 @@ def among(
 @router.get(
     "/ladders/{ladder}/export",
     operation_id="export",
+    dependencies=[requires(Scope.EXPORT)],
     summary="The whole board in rank order, as JSON lines",
     description="One ExportLine object per line (application/x-ndjson), streamed.",
     responses={

@@ -7,7 +7,9 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Response
 
+from worker.access import Scope
 from worker.boards import reader
+from worker.entrypoints.api.auth import requires
 from worker.entrypoints.api.caching import cached
 from worker.entrypoints.api.errors import errors
 from worker.entrypoints.api.models import Card, Change, Entry, Ladders, Page
@@ -28,6 +30,7 @@ router = APIRouter()
 @router.get(
     "/ladders",
     operation_id="listLadders",
+    dependencies=[requires(Scope.BOARDS)],
     summary="The ladders and the boards each one keeps",
     responses=errors(503),
 )
@@ -38,6 +41,7 @@ def ladders(response: Response, api: Api) -> Ladders:
 @router.get(
     "/ladders/{ladder}/top",
     operation_id="top",
+    dependencies=[requires(Scope.BOARDS)],
     summary="The top of a board",
     responses=errors(400, 404, 503),
 )
@@ -54,6 +58,7 @@ def top(
 @router.get(
     "/ladders/{ladder}/leaderboard",
     operation_id="page",
+    dependencies=[requires(Scope.BOARDS)],
     summary="One page of a board, forwards or backwards",
     description=(
         "Follow next_cursor with direction=next and prev_cursor with direction=prev. "
@@ -88,6 +93,7 @@ def page(
 @router.get(
     "/ladders/{ladder}/players/{player_id}",
     operation_id="card",
+    dependencies=[requires(Scope.BOARDS)],
     summary="A player's card",
     responses=errors(400, 404, 503),
 )
@@ -98,6 +104,7 @@ def card(response: Response, api: Api, ladder: LadderName, player_id: PlayerId) 
 @router.get(
     "/ladders/{ladder}/players/{player_id}/rank",
     operation_id="rank",
+    dependencies=[requires(Scope.BOARDS)],
     summary="A player's entry on a board",
     responses=errors(400, 404, 503),
 )
@@ -110,6 +117,7 @@ def rank(
 @router.get(
     "/ladders/{ladder}/players/{player_id}/around",
     operation_id="around",
+    dependencies=[requires(Scope.BOARDS)],
     summary="The entries around a player",
     responses=errors(400, 404, 503),
 )
@@ -134,6 +142,7 @@ def around(
 @router.get(
     "/ladders/{ladder}/players/{player_id}/history",
     operation_id="history",
+    dependencies=[requires(Scope.HISTORY)],
     summary="A player's rating changes, newest first",
     responses=errors(400, 404, 503),
 )

@@ -6,6 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
+from worker.access import Scope
+from worker.entrypoints.api.auth import requires
 from worker.entrypoints.api.caching import cached
 from worker.entrypoints.api.errors import errors
 from worker.entrypoints.api.models import Preview
@@ -25,6 +27,7 @@ router = APIRouter()
 @router.get(
     "/ladders/{ladder}/preview",
     operation_id="preview",
+    dependencies=[requires(Scope.HISTORY)],
     summary="What one game would do to A's rating",
     description=(
         "Each side is a stored player (a, b), or a new player at the ladder's start rating "

@@ -18,7 +18,9 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.receipt import Receipt
+from worker.access import Scope
 from worker.boards.receipts import dead_letter_receipt, stored
+from worker.entrypoints.api.auth import requires
 from worker.entrypoints.api.caching import cached
 from worker.entrypoints.api.errors import NotFound, errors
 from worker.entrypoints.api.params import LadderName, path_id
@@ -84,6 +86,7 @@ router = APIRouter()
 @router.get(
     "/ladders/{ladder}/events/{event_id}",
     operation_id="eventReceipt",
+    dependencies=[requires(Scope.HISTORY)],
     summary="An event's receipt: outcome, reason and every rating it moved",
     responses=errors(400, 404, 503),
     response_model_exclude_unset=True,  # a duplicate's or dead letter's fields only there

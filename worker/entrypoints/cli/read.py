@@ -8,12 +8,14 @@ or board exits 2, an unknown player 1, each with one line on standard error.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engine import Gammon42Rules, PlayerState, display_rating
+from worker.access import Access
 from worker.boards import reader
 from worker.entrypoints.cli.common import (
     board_ladder,
@@ -23,7 +25,7 @@ from worker.entrypoints.cli.common import (
     positive,
     print_json,
 )
-from worker.entrypoints.cli.terminal import safe
+from worker.entrypoints.cli.terminal import Refused, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -93,12 +95,24 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the read-only HTTP API, with /metrics and /healthz",
-        description="No client address is logged: the access log is off unless --access-log, "
+        description="Callers send Authorization: Bearer <token> (LADDER_API_TOKENS or "
+        "LADDER_API_TOKENS_FILE: name:token:scope|scope,...; scopes boards, history, export, "
+        "console); LADDER_PUBLIC_SCOPES (default boards) is what callers without a token get. "
+        "No client address is logged: the access log is off unless --access-log, "
         "which masks the address. X-Forwarded-For is read only from the proxies in "
         "LADDER_TRUSTED_PROXIES.",
     )
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default %(default)s); another one needs LADDER_API_TOKENS",
+    )
     p.add_argument("--port", type=non_negative, default=8000)
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="bind a non-loopback address with no API token configured",
+    )
     p.add_argument(
         "--access-log", action="store_true", help="log each request, client address masked"
     )
@@ -242,14 +256,35 @@ def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.observability.metrics import operations_app
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
+    refuse_open_bind(rt.settings, args.host, args.insecure)
+    access = Access(rt.settings.api_tokens, rt.settings.public_scopes)
     app = operations_app(
-        create_app(rt.config, rt.leaderboard_redis, rt.engine, rt.redis),
+        create_app(rt.config, rt.leaderboard_redis, rt.engine, rt.redis, access=access),
         alive=lambda: bool(rt.leaderboard_redis.ping()),
     )
     if args.access_log:
         logging.getLogger("uvicorn.access").addFilter(mask_client_address)
     uvicorn.run(app, **serve_options(rt.settings, args.host, args.port, args.access_log))
     return 0
+
+
+def refuse_open_bind(settings: Any, host: str, insecure: bool) -> None:
+    """SPEC 6: ``ladder serve`` binds 127.0.0.1 unless tokens exist or ``--insecure``."""
+    if settings.api_tokens or insecure or _loopback(host):
+        return
+    raise Refused(
+        f"refusing to serve on {host} with no LADDER_API_TOKENS: anyone who can reach it "
+        "would read every scope; configure tokens, or pass --insecure"
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def serve_options(settings: Any, host: str, port: int, access_log: bool) -> dict[str, Any]:

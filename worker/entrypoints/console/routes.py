@@ -6,8 +6,10 @@
 
 Pages are HTML rendered by Jinja2 with autoescaping on (player ids are chosen by players;
 the SVG charts escape their own text), need no JavaScript and are left out of the OpenAPI
-document. Errors are pages too: 404 for an unknown ladder, board or player, 400 for a bad
-parameter, 503 naming the store that did not answer.
+document. They answer callers with the ``console`` scope (a session from ``/ui/login``, or a
+bearer token) and send everyone else to the login form, unless the scope is public. Errors
+are pages too: 404 for an unknown ladder, board or player, 400 for a bad parameter, 503
+naming the store that did not answer.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeout
 
+from worker.access import Scope
 from worker.boards import reader
-from worker.entrypoints.console import pages
+from worker.entrypoints.api.auth import requires
+from worker.entrypoints.console import login, pages
 from worker.ladders import Config
 
 CACHE_OK = "public, max-age=5, stale-while-revalidate=30"
@@ -60,6 +64,9 @@ def add_routes(app: FastAPI, config: Config, redis: reader.Client, engine: Engin
         cache = CACHE_OK if status in (200, 404) else NO_STORE
         return HTMLResponse(body, status_code=status, headers={"Cache-Control": cache})
 
+    console = requires(Scope.CONSOLE)  # a caller without a session is sent to the login form
+    login.add_routes(app, html)
+
     def error(status: int, heading: str, detail: str) -> Response:
         return html("error.html", {"title": heading, "heading": heading, "detail": detail}, status)
 
@@ -80,11 +87,11 @@ def add_routes(app: FastAPI, config: Config, redis: reader.Client, engine: Engin
             return error(503, "Unavailable", "postgresql is unavailable")
         return html(name, context)
 
-    @app.get("/", include_in_schema=False)
+    @app.get("/", include_in_schema=False, dependencies=[console])
     async def home() -> Response:
         return await render("index.html", reads, pages.index)
 
-    @app.get("/ui/ladders/{ladder}", include_in_schema=False)
+    @app.get("/ui/ladders/{ladder}", include_in_schema=False, dependencies=[console])
     async def board(
         ladder: str,
         board: str = "rating",
@@ -99,7 +106,9 @@ def add_routes(app: FastAPI, config: Config, redis: reader.Client, engine: Engin
             "leaderboard.html", reads, pages.leaderboard, ladder, board, cursor, direction, search
         )
 
-    @app.get("/ui/ladders/{ladder}/players/{player_id}", include_in_schema=False)
+    @app.get(
+        "/ui/ladders/{ladder}/players/{player_id}", include_in_schema=False, dependencies=[console]
+    )
     async def player(request: Request, ladder: str, player_id: str) -> Response:
         # The API's middleware kept %2F and %25 encoded so that they stay inside the id.
         value = unquote(player_id) if request.scope.get(ENCODED) else player_id
@@ -107,6 +116,6 @@ def add_routes(app: FastAPI, config: Config, redis: reader.Client, engine: Engin
             return error(400, "Bad request", f"player_id: 1 to {MAX_PLAYER_ID} characters")
         return await render("player.html", reads, pages.player, ladder, value)
 
-    @app.get("/ui/ladders/{ladder}/calibration", include_in_schema=False)
+    @app.get("/ui/ladders/{ladder}/calibration", include_in_schema=False, dependencies=[console])
     async def calibration(ladder: str) -> Response:
         return await render("calibration.html", heavy, pages.calibration, ladder)

@@ -1,0 +1,127 @@
+"""Tokens against the real ``ladder serve`` (SPEC 6, "Access"; issue "Done when").
+
+Anonymous export 401, an export token 200, a boards token 403; top anonymous 200 by default
+and 401 with LADDER_PUBLIC_SCOPES empty; the console without a session redirects to its login
+page; and no token appears in any log line of the run, debug level and access log included.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from urllib.parse import urlencode
+
+from tests.e2e.conftest import LADDER, Cli
+from tests.e2e.private import free_port
+from tests.events import game
+
+EXPORT = "export-token-Zq8w3e5r7t9y1u2i"
+BOARDS = "boards-token-Xa4s6d8f0g2h4j6k"
+CONSOLE = "console-token-Pl9o8i7u6y5t4r3e"
+WRONG = "wrong-token-Mn1b2v3c4x5z6a7s"
+TOKENS = f"ex:{EXPORT}:export|history,bo:{BOARDS}:boards,co:{CONSOLE}:console"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def _get(base: str, path: str, token: str | None = None, **extra: str) -> tuple[int, dict, bytes]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    request = urllib.request.Request(base + path, headers={**headers, **extra})
+    try:
+        with _OPENER.open(request, timeout=10) as answer:
+            return answer.status, dict(answer.headers), answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+@contextmanager
+def _serve(cli: Cli, *args: str, **env: str) -> Iterator[tuple[str, list[str]]]:
+    """``ladder serve`` with ``env``; yields its base URL and, once stopped, its log lines."""
+    port = free_port()
+    server = subprocess.Popen(
+        [LADDER, "--log-level", "DEBUG", "serve", "--port", str(port), "--access-log", *args],
+        env={**cli.env, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    lines: list[str] = []
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        yield base, lines
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        out, _ = server.communicate(timeout=30)
+        lines.extend(out.splitlines())
+
+
+def test_tokens_decide_what_a_real_ladder_serve_answers_and_none_is_ever_logged(cli):
+    """Done when: export 401 anonymous, 200 with an export token, 403 with a boards token; top
+    anonymous 200; the console redirects to its login page; no token in any log line."""
+    cli.redis_cli("RPUSH", "ladder:inbox", json.dumps(game("alice", "bob", event_id="g-1")))
+    cli.ladder("worker", "--burst")
+    with _serve(cli, LADDER_API_TOKENS=TOKENS) as (base, lines):
+        status, headers, _ = _get(base, "/ladders/gammon42/export")
+        assert 401 == status and headers["www-authenticate"].startswith("Bearer")
+        status, _, body = _get(base, "/ladders/gammon42/export", EXPORT)
+        assert 200 == status and b'"alice"' in body
+        assert 403 == _get(base, "/ladders/gammon42/export", BOARDS)[0]
+        assert 200 == _get(base, "/ladders/gammon42/top")[0]
+        assert 200 == _get(base, "/ladders/gammon42/events/g-1", EXPORT)[0]
+        assert 401 == _get(base, "/ladders/gammon42/top", WRONG)[0]
+        status, headers, _ = _get(base, "/ui/ladders/gammon42")
+        assert 303 == status and headers["location"].startswith("/ui/login?next=")
+        form = urlencode({"token": CONSOLE, "next": "/"}).encode()
+        login = urllib.request.Request(base + "/ui/login", data=form, method="POST")
+        try:
+            _OPENER.open(login, timeout=10)
+        except urllib.error.HTTPError as exc:  # the 303 is not followed
+            assert 303 == exc.code
+            cookie = exc.headers["set-cookie"].split(";")[0]
+        assert 200 == _get(base, "/ui/ladders/gammon42", Cookie=cookie)[0]
+    logged = "\n".join(lines)
+    assert "GET /ladders/gammon42/export HTTP/1.1" in logged  # the access log was on
+    for token in (EXPORT, BOARDS, CONSOLE, WRONG):
+        assert token not in logged
+        assert token[-12:] not in logged  # nor a recognisable piece of one
+
+
+def test_an_empty_public_scope_closes_the_boards_too(cli):
+    """Done when: GET top is 401 with LADDER_PUBLIC_SCOPES= empty."""
+    with _serve(cli, LADDER_API_TOKENS=TOKENS, LADDER_PUBLIC_SCOPES="") as (base, _):
+        assert 401 == _get(base, "/ladders/gammon42/top")[0]
+        assert 200 == _get(base, "/ladders/gammon42/top", BOARDS)[0]
+
+
+def test_serve_refuses_another_address_without_tokens_unless_insecure(cli):
+    """SPEC 6: binds 127.0.0.1 unless tokens exist or --insecure; refused in one line, exit 2."""
+    refused = cli.ladder("serve", "--host", "0.0.0.0", "--port", str(free_port()), check=False)
+    assert 2 == refused.returncode
+    (line,) = refused.stderr.strip().splitlines()
+    assert line.startswith("ladder: refusing to serve on 0.0.0.0 with no LADDER_API_TOKENS")
+    assert "Traceback" not in refused.stderr
+    with _serve(cli, "--host", "0.0.0.0", "--insecure") as (base, _):
+        assert 200 == _get(base, "/ladders")[0]

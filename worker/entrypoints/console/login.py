@@ -1,0 +1,71 @@
+"""The console's token login (SPEC 6): ``GET /ui/login`` shows a form, ``POST /ui/login`` takes
+a token with the ``console`` scope from the form's body and sets a session cookie (HttpOnly,
+SameSite=Strict, Secure over HTTPS) holding no token (``Access.session``), then sends the
+browser back where it came from; ``POST /ui/logout`` clears it. No token ever sits in a URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import FastAPI, Request
+from fastapi.responses import RedirectResponse, Response
+
+from worker.access import SESSION_SECONDS, Scope
+from worker.entrypoints.api.auth import LOGIN_PATH, LOGOUT_PATH, SESSION_COOKIE, access_of
+
+MAX_FORM_BYTES = 4096
+NO_STORE = {"Cache-Control": "no-store"}
+
+Render = Callable[[str, dict[str, Any], int], Response]
+
+
+def _local(path: str) -> str:
+    """Only a path on this site: never an open redirect to another."""
+    return path if path.startswith("/") and not path.startswith(("//", "/\\")) else "/"
+
+
+def add_routes(app: FastAPI, html: Render) -> None:
+    """The login and logout routes, rendering with the console's ``html``."""
+
+    def form(back: str, detail: str = "", status: int = 200) -> Response:
+        context = {"title": "Sign in", "back": _local(back), "detail": detail}
+        return html("login.html", context, status)
+
+    @app.get(LOGIN_PATH, include_in_schema=False)
+    async def login_form(next: str = "/") -> Response:
+        return form(next)
+
+    @app.post(LOGIN_PATH, include_in_schema=False)
+    async def login(request: Request) -> Response:
+        body = await request.body()
+        fields = parse_qs(body[:MAX_FORM_BYTES].decode("utf-8", "replace"))
+        token = (fields.get("token") or [""])[0].strip()
+        back = _local((fields.get("next") or ["/"])[0])
+        access = access_of(request)
+        caller = access.caller(token) if token else None
+        if caller is None:
+            return form(back, "That token is not known.", 401)
+        if Scope.CONSOLE not in caller.scopes:
+            return form(back, f"Token {caller.name!r} lacks the console scope.", 403)
+        answer = RedirectResponse(back, status_code=303, headers=NO_STORE)
+        answer.set_cookie(
+            SESSION_COOKIE,
+            access.session(caller),
+            max_age=SESSION_SECONDS,
+            path="/",
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+        )
+        return answer
+
+    @app.post(LOGOUT_PATH, include_in_schema=False)
+    async def logout() -> Response:
+        answer = RedirectResponse(
+            LOGIN_PATH, status_code=303, headers={"Cache-Control": "no-store"}
+        )
+        answer.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
+        return answer
