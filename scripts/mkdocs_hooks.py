@@ -215,16 +215,22 @@ def openapi_document() -> dict[str, Any]:
     contacted: the clients are never used to build it)."""
     import redis
     import sqlalchemy
+    from fastapi import FastAPI
 
+    from worker.access import Access
     from worker.entrypoints.api.app import create_app, document
     from worker.ladders import load_config
 
     app = create_app(
         load_config(None),
         redis.Redis.from_url("redis://127.0.0.1:1/0"),
-        sqlalchemy.create_engine("sqlite://"),
+        sqlalchemy.create_engine("postgresql+psycopg://127.0.0.1:1/unused"),
+        access=Access(),
     )
-    return document(app.app)  # type: ignore[attr-defined]
+    inner: Any = app
+    while not isinstance(inner, FastAPI):  # the app inside its ASGI wrappers
+        inner = inner.app
+    return document(inner)
 
 
 def operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:

@@ -78,22 +78,21 @@ def missing_commands(tree: dict[str, list[str]], page: str) -> list[str]:
 
 
 def environment_variables() -> set[str]:
-    """The variables worker/settings.py reads, and any read with ``os.environ.get`` or
-    ``os.getenv`` elsewhere in worker/."""
+    """The variables worker/settings.py reads, every string in worker/ that is a variable's
+    whole name (``env.get("LADDER_API_TOKENS")`` on a mapping as well as ``os.environ``), and
+    the Redis ACL users' password variables."""
+    from worker import redis_acl
+
     names = set(ENV_NAME.findall(SETTINGS.read_text(encoding="utf-8")))
     for path in (ROOT / "worker").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("get", "getenv")
-                and ast.unparse(node.func.value) in ("os.environ", "os")
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and ENV_NAME.fullmatch(node.value)
             ):
-                names.add(node.args[0].value)
-    return names
+                names.add(node.value)
+    return names | set(redis_acl.PASSWORD_ENV.values())
 
 
 def missing_variables(names: set[str], page: str) -> list[str]:
