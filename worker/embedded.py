@@ -283,9 +283,13 @@ def _stop_redis(home: Path) -> bool:
     state = _redis_state(home)
     if state is None or not _answers(state["port"]):
         return False
-    with socket.create_connection(("127.0.0.1", state["port"]), timeout=5) as conn:
-        conn.sendall(b"SHUTDOWN SAVE\r\n")
-        conn.recv(64)  # the server closes the connection as it exits
+    # NOSAVE only when the dump cannot be written (its directory gone): it stops all the same
+    for command in (b"SHUTDOWN SAVE\r\n", b"SHUTDOWN NOSAVE\r\n"):
+        with socket.create_connection(("127.0.0.1", state["port"]), timeout=5) as conn:
+            conn.sendall(command)
+            answer = conn.recv(64)  # nothing: the server closed the connection as it exited
+        if not answer.startswith(b"-"):
+            break
     deadline = time.monotonic() + START_SECONDS
     while _answers(state["port"]) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -304,15 +308,21 @@ def status(where: Path) -> list[tuple[str, str | None]]:
 
 
 def stop(where: Path) -> list[tuple[str, bool]]:
-    """Stop both embedded servers: (name, whether it was running) each."""
-    try:
-        stopped_pg = (where / "postgres").exists() and _stop_postgres(where / "postgres")
-        stopped_redis = (where / "redis").exists() and _stop_redis(where / "redis")
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise EmbeddedError(
-            f"could not stop the embedded servers in {where}: {_first(exc)}"
-        ) from exc
-    return [("PostgreSQL", stopped_pg), ("Redis", stopped_redis)]
+    """Stop both embedded servers: (name, whether it was running) each. The second is stopped
+    even when stopping the first failed (the failure is raised after)."""
+    done: list[tuple[str, bool]] = []
+    failed: list[str] = []
+    for name, home, stopper in (
+        ("PostgreSQL", where / "postgres", _stop_postgres),
+        ("Redis", where / "redis", _stop_redis),
+    ):
+        try:
+            done.append((name, home.exists() and stopper(home)))
+        except (OSError, subprocess.SubprocessError) as exc:
+            failed.append(f"{name}: {_first(exc)}")
+    if failed:
+        raise EmbeddedError(f"could not stop the embedded servers in {where}: {'; '.join(failed)}")
+    return done
 
 
 @contextmanager

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
 import psycopg
 import pytest
 from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tests.e2e.conftest import LADDER
 
@@ -152,3 +154,16 @@ def test_a_data_directory_an_interrupted_initdb_left_is_made_again(data_dir: Pat
     assert {"DATABASE_URL": "started", "REDIS_URL": "started"} == notices(result.stderr)
     with psycopg.connect(exported(result.stdout)["DATABASE_URL"]) as conn:
         assert ("ladder",) == conn.execute("SELECT current_database()").fetchone()
+
+
+def test_dev_stop_stops_a_redis_whose_dump_cannot_be_written(data_dir: Path):
+    """A Redis whose directory was deleted under it refuses SHUTDOWN SAVE (and SIGTERM):
+    `ladder dev stop` stops it all the same, rather than leave it running."""
+    urls = exported(ladder(data_dir, "dev", "env").stdout)
+    state = (data_dir / "redis" / "redis.json").read_text()
+    shutil.rmtree(data_dir / "redis")
+    (data_dir / "redis").mkdir()
+    (data_dir / "redis" / "redis.json").write_text(state)  # only what ladder reads
+    assert 0 == ladder(data_dir, "dev", "stop").returncode
+    with pytest.raises(RedisConnectionError):
+        Redis.from_url(urls["REDIS_URL"], socket_connect_timeout=2).ping()
