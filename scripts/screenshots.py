@@ -4,8 +4,9 @@
 
 It publishes the console's test ladder (``tests/e2e/console_data.py``) into an empty Redis
 database (refused if it holds any key; flushed afterwards) and an embedded PostgreSQL in a
-temporary directory, stopped afterwards (or ``DATABASE_URL``), drains it with ``ladder worker --burst``, runs ``ladder serve`` and
-takes each page at a phone's width (390 x 844 CSS pixels) and the leaderboard on a desktop.
+temporary directory, stopped afterwards (or ``DATABASE_URL``), drains it with ``ladder worker
+--burst``, runs ``ladder serve`` and takes each page at a phone's width (390 x 844 CSS pixels)
+and the leaderboard on a desktop.
 """
 
 from __future__ import annotations
