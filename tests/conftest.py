@@ -1,7 +1,10 @@
 """Shared fixtures: every test gets its own PostgreSQL schema and its own flushed Redis db.
 
-``LADDER_TEST_DATABASE_URL`` (default ``postgresql://root@127.0.0.1/test``) and
-``LADDER_TEST_REDIS_URL`` (default ``redis://127.0.0.1:6379``) name the servers.
+``LADDER_TEST_DATABASE_URL`` (e.g. ``postgresql://root@127.0.0.1/test``) and
+``LADDER_TEST_REDIS_URL`` (e.g. ``redis://127.0.0.1:6379``) name the servers. Either one
+unset: the embedded server (``worker.embedded``) under ``.ladder-test/`` in the checkout
+(``LADDER_TEST_DATA_DIR`` elsewhere) serves, started once by the first session that needs
+it and left running for the next (``LADDER_DATA_DIR=.ladder-test ladder dev stop``).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -17,25 +21,47 @@ import pytest
 from redis import Redis
 from sqlalchemy import create_engine, text
 
+from worker import embedded
 from worker.settings import Settings, normalise_database_url
 
-BASE_DATABASE_URL = normalise_database_url(
-    os.environ.get("LADDER_TEST_DATABASE_URL", "postgresql://root@127.0.0.1/test")
-)
-BASE_REDIS_URL = os.environ.get("LADDER_TEST_REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
+ROOT = Path(__file__).resolve().parents[1]
+TEST_DATA_DIR = Path(os.environ.get("LADDER_TEST_DATA_DIR") or ROOT / ".ladder-test")
+USED_EMBEDDED: list[embedded.Server] = []
+
+
+@pytest.fixture(scope="session")
+def base_database_url() -> str:
+    """The PostgreSQL the tests make their schemas in."""
+    given = os.environ.get("LADDER_TEST_DATABASE_URL")
+    if given:
+        return normalise_database_url(given)
+    server = embedded.postgres(TEST_DATA_DIR)
+    USED_EMBEDDED.append(server)
+    return normalise_database_url(server.url)
+
+
+@pytest.fixture(scope="session")
+def base_redis_url() -> str:
+    """The Redis whose numbered databases the test sessions lease (without a db number)."""
+    given = os.environ.get("LADDER_TEST_REDIS_URL")
+    if not given:
+        server = embedded.redis(TEST_DATA_DIR)
+        USED_EMBEDDED.append(server)
+        given = server.url.removesuffix("/0")
+    return given.rstrip("/")
 
 
 LEASE_SECONDS = 3 * 3600
 
 
 @pytest.fixture(scope="session")
-def redis_db() -> Iterator[int]:
+def redis_db(base_redis_url: str) -> Iterator[int]:
     """A Redis database number leased for this test session alone (db 0 holds the leases).
 
     Concurrent test sessions on one machine (CI beside a developer's run, xdist workers)
     each lease a different number, so no session ever flushes another's data.
     """
-    admin = Redis.from_url(f"{BASE_REDIS_URL}/0")
+    admin = Redis.from_url(f"{base_redis_url}/0")
     token = uuid.uuid4().hex
     for db in range(1, 16):
         if admin.set(f"ladder-tests:lease:{db}", token, nx=True, ex=LEASE_SECONDS):
@@ -49,23 +75,23 @@ def redis_db() -> Iterator[int]:
 
 
 @pytest.fixture
-def database_url() -> Iterator[str]:
+def database_url(base_database_url: str) -> Iterator[str]:
     """A fresh, empty PostgreSQL schema, dropped afterwards."""
     schema = f"t_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(BASE_DATABASE_URL, isolation_level="AUTOCOMMIT")
+    admin = create_engine(base_database_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in BASE_DATABASE_URL else "?"
-    yield f"{BASE_DATABASE_URL}{sep}options={quote(f'-csearch_path={schema}')}"
+    sep = "&" if "?" in base_database_url else "?"
+    yield f"{base_database_url}{sep}options={quote(f'-csearch_path={schema}')}"
     with admin.connect() as conn:
         conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
     admin.dispose()
 
 
 @pytest.fixture
-def redis_url(redis_db: int) -> Iterator[str]:
+def redis_url(base_redis_url: str, redis_db: int) -> Iterator[str]:
     """This session's Redis database, flushed before and after each test."""
-    url = f"{BASE_REDIS_URL}/{redis_db}"
+    url = f"{base_redis_url}/{redis_db}"
     client = Redis.from_url(url)
     client.flushdb()
     yield url
@@ -128,6 +154,11 @@ def record_figure(line: str) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    for server in {s.name: s for s in USED_EMBEDDED}.values():
+        terminalreporter.write_line(
+            f"the tests used the embedded {server.name} at {server.url} (left running; "
+            f"LADDER_DATA_DIR={TEST_DATA_DIR} ladder dev stop stops it)"
+        )
     if FIGURES:
         terminalreporter.section("what the reliability tests survived")
         for line in FIGURES:

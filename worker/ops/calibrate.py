@@ -25,7 +25,7 @@ from sqlalchemy.engine import Engine
 from engine import LedgerKind, Outcome
 from engine.calibration import Scores, Spread, Tally, spread
 from worker.ladders import LadderConfig
-from worker.store.log import LEDGER_WITH_EVENTS, read_rows, scoring_order
+from worker.store.log import LEDGER_WITH_EVENTS, read_rows
 from worker.store.tables import events, players, rating_changes
 
 
@@ -131,7 +131,7 @@ def rated_games(
     version: str | None = None,
 ) -> Iterator[RatedGame]:
     """The ladder's rated games in scoring order, each with both stored expected scores."""
-    order = scoring_order(engine)
+    order = events.c.seq
     query = (
         select(
             order,

@@ -1,8 +1,8 @@
 """Verify: re-derive a ladder from its audit store by replay and compare with what is stored.
 
-The audit store is read in scoring order (``events.seq``; SQLite's rowid), each event with
-its ledger rows, through a server-side cursor, so memory holds the ladder's players and
-window counts, not its history. Every event goes through ``engine.replay.Replay`` exactly as
+The audit store is read in scoring order (``events.seq``), each event with its ledger rows,
+through a server-side cursor, so memory holds the ladder's players and window counts, not its
+history. Every event goes through ``engine.replay.Replay`` exactly as
 the worker applied it; the recorded ledger actions (season resets) are applied where they
 fall in time. Compared, field by field and bit for bit:
 
@@ -114,11 +114,11 @@ def verify_ladders(
     progress: Progress | None = None,
     processes: int | None = None,
 ) -> list[LadderReport]:
-    """Verify each ladder; on PostgreSQL the ladders (independent of each other) are replayed
-    in parallel, one process per CPU. Reports come back in the order of ``ladder_configs``."""
+    """Verify each ladder; the ladders (independent of each other) are replayed in parallel,
+    one process per CPU. Reports come back in the order of ``ladder_configs``."""
     configs = list(ladder_configs)
     processes = processes or min(len(configs), os.cpu_count() or 1)
-    if processes <= 1 or engine.dialect.name != "postgresql":
+    if processes <= 1:
         reports = [verify(engine, redis, c, progress) for c in configs]
         if progress is not None:
             progress.finish(f"{sum(r.mismatch_count for r in reports)} mismatches")
@@ -182,20 +182,15 @@ def verify(
     what the other derives. Its mismatches follow the replay's in the report."""
     started = time.perf_counter()
     report = LadderReport(ladder_config.name)
-    # On SQLite (a file, or one connection in memory) the two steps run one after the other.
-    beside = engine.dialect.name == "postgresql"
     with ThreadPoolExecutor(1, thread_name_prefix="ladder-verify-boards") as boards:
         drift = None
-        if redis is not None and beside:
+        if redis is not None:
             drift = boards.submit(_boards, engine, redis, ladder_config)
         _replay(engine, ladder_config, report, progress)
         report.seconds = time.perf_counter() - started
-        if drift is None and redis is not None:
-            found, report.redis_seconds = _boards(engine, redis, ladder_config)
-        elif drift is not None:
+        found: list[Mismatch] = []
+        if drift is not None:
             found, report.redis_seconds = drift.result()
-        else:
-            found = []
         for mismatch in found:
             report.differ(mismatch)
     if progress is not None:

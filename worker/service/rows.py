@@ -9,7 +9,7 @@ from typing import Any
 from engine import Decision
 from engine.ladder import Event
 
-# Every audit row carries every column: rows are written together (COPY, or executemany on SQLite).
+# Every audit row carries every column: rows are written together (COPY or one JSON document).
 AUDIT_DEFAULTS: dict[str, Any] = dict.fromkeys(
     ("mode", "winner_id", "loser_id", "cube", "coefficient", "match_length")
 )

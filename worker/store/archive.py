@@ -8,8 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Engine
 
 from worker.queue.letters import DeadLetter, Filter, aware
@@ -40,7 +39,6 @@ class Archive:
             }
             for letter, trace in letters
         ]
-        insert = pg_insert if engine.dialect.name == "postgresql" else sqlite_insert
         with engine.begin() as conn:
             conn.execute(insert(db.dead_letters).on_conflict_do_nothing(), rows)
 

@@ -1,12 +1,11 @@
-"""Reading many rows: a server-side cursor on PostgreSQL, with a thread fetching ahead.
+"""Reading many rows: a server-side cursor, with a thread fetching ahead.
 
 Every command that reads a whole ladder (verify, void, backtest, calibrate, rebuild,
 reconcile, an import's projection) reads through here, so memory holds a few chunks, not the
-table. On PostgreSQL a thread, started as soon as the reader is made, fetches the next chunk
+table. A thread, started as soon as the reader is made, fetches the next chunk
 while the caller works on this one: the server's time to produce rows overlaps the caller's
 instead of adding to it (the driver lets go of the interpreter while it waits), and two
-readers made together produce their first rows at the same time. On SQLite (one file, one
-connection) the chunks are read in turn.
+readers made together produce their first rows at the same time.
 """
 
 from __future__ import annotations
@@ -36,9 +35,7 @@ def chunks(
     ``binary``: numbers and timestamps as the server holds them, nothing to parse.
     ``in_index_order``: the query's order is an index's, to be read as it comes rather than
     sorted first (a sort makes every row before it hands out the first)."""
-    if engine.dialect.name == "postgresql":
-        return _prefetched(lambda: _server_chunks(engine, query, size, binary, in_index_order))
-    return _local_chunks(engine, query, size)
+    return _prefetched(lambda: _server_chunks(engine, query, size, binary, in_index_order))
 
 
 def rows(
@@ -56,13 +53,6 @@ def _flat(parts: Iterator[Sequence[Sequence[Any]]]) -> Iterator[Sequence[Any]]:
         close = getattr(parts, "close", None)
         if close is not None:
             close()
-
-
-def _local_chunks(engine: Engine, query: Any, size: int) -> Iterator[Sequence[Sequence[Any]]]:
-    with engine.connect() as conn:
-        result = conn.execution_options(yield_per=size).execute(query)
-        for part in result.partitions():
-            yield [tuple(row) for row in part]
 
 
 def plan_for_every_row(conn: Any, *, in_index_order: bool = False) -> None:

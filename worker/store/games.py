@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import and_, literal_column, or_, select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.engine import Engine
 
 from worker.service.reads import is_identifier
@@ -43,7 +43,7 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
     if not is_identifier(player) or limit < 1:
         return []
     # Newest by when the game ended (games may arrive out of order), then by scoring order.
-    order = events.c.seq if engine.dialect.name == "postgresql" else literal_column("events.rowid")
+    order = events.c.seq
     mine = rating_changes.alias("mine")
     query = (
         select(

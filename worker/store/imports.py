@@ -47,10 +47,6 @@ LINE_COLUMNS = (
 FETCH = 5000  # rows per fetch of a server-side cursor
 
 
-class NeedsPostgreSQL(RuntimeError):
-    """Import writes with COPY inside one PostgreSQL transaction; SQLite cannot take it."""
-
-
 @dataclass(frozen=True)
 class Line:
     """One accepted line of an import file."""
@@ -111,8 +107,6 @@ class Counts:
 
 class Staging:
     def __init__(self, engine: Engine, ladder: str) -> None:
-        if engine.dialect.name != "postgresql":
-            raise NeedsPostgreSQL("import needs PostgreSQL (DATABASE_URL)")
         self.engine = engine
         self.ladder = ladder
         self._conn: Connection | None = None

@@ -1,9 +1,9 @@
 """The audit log read in scoring order, for the commands that replay it (``ladder verify``,
 ``void``, ``backtest``, ``calibrate``).
 
-``stream_log`` yields each audit row of a ladder in scoring order (``events.seq``; SQLite's
-rowid) with its ledger rows in written order, from two server-side cursors merged, so memory
-holds one chunk, not the history; ``recorded_actions`` the ledger rows that are actions of
+``stream_log`` yields each audit row of a ladder in scoring order (``events.seq``) with its
+ledger rows in written order, from two server-side cursors merged, so memory holds one chunk,
+not the history; ``recorded_actions`` the ledger rows that are actions of
 their own (season resets, imports); ``read_rows`` any query's rows the same way.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, literal_column, select, text
+from sqlalchemy import and_, func, select, text
 from sqlalchemy.engine import Connection, Engine
 
 from engine.ladder import Event
@@ -43,11 +43,6 @@ def count_events(engine: Engine, ladder: str) -> int:
         return int(conn.execute(query).scalar_one())
 
 
-def scoring_order(engine: Engine) -> Any:
-    """The column that orders a ladder's audit rows as they were scored."""
-    return events.c.seq if engine.dialect.name == "postgresql" else literal_column("events.rowid")
-
-
 def stream_log(
     engine: Engine, ladder: str, after: int = 0, ledger_columns: Sequence[str] = STORED_LEDGER
 ) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
@@ -71,7 +66,7 @@ def ledger_query(
 ) -> Any:
     """The ladder's event ledger rows after ``after``, each with its event's scoring number
     first, in scoring order and written order (``stream_log``'s second cursor)."""
-    order = scoring_order(engine)
+    order = events.c.seq
     return (
         select(order, *(rating_changes.c[c] for c in ledger_columns))
         .select_from(LEDGER_WITH_EVENTS)
@@ -131,26 +126,9 @@ def audit_rows(
 ) -> Iterator[Sequence[Any]]:
     """The ladder's audit rows numbered after ``after`` (through ``through``), in scoring
     order: event_id, outcome, reason, ruleset version, payload, processed_at, scoring number;
-    on PostgreSQL a plain game's payload is ``None`` and its fields follow (``event_of``
-    reads either)."""
-    if engine.dialect.name == "postgresql":
-        plain = text(_AUDIT_PG).bindparams(ladder=ladder, after=after, through=through)
-        return read_rows(engine, plain, in_index_order=True)  # events_scoring_order
-    order = scoring_order(engine)
-    query = (
-        select(
-            events.c.event_id,
-            events.c.outcome,
-            events.c.reason,
-            events.c.ruleset_version,
-            events.c.payload,
-            events.c.processed_at,
-            order,
-        )
-        .where(events.c.ladder == ladder, order > after, order <= through)
-        .order_by(order)
-    )
-    return read_rows(engine, query)
+    a plain game's payload is ``None`` and its fields follow (``event_of`` reads either)."""
+    plain = text(_AUDIT_PG).bindparams(ladder=ladder, after=after, through=through)
+    return read_rows(engine, plain, in_index_order=True)  # events_scoring_order
 
 
 def event_of(row: Sequence[Any]) -> Event:
@@ -218,9 +196,8 @@ def first_processed_since(
 ) -> int | None:
     """The lowest scoring number after ``after`` of an event of the ladder processed at or
     after ``since``, or None: no event numbered before it was processed since then."""
-    order = scoring_order(engine)
-    query = select(func.min(order)).where(
-        events.c.ladder == ladder, order > after, events.c.processed_at >= since
+    query = select(func.min(events.c.seq)).where(
+        events.c.ladder == ladder, events.c.seq > after, events.c.processed_at >= since
     )
     with engine.connect() as conn:
         found = conn.execute(query).scalar()

@@ -10,12 +10,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, insert, literal_column, select, update
+from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from engine import Player
 from engine.replay import RECORDED_KINDS
-from worker.store.statements import PLAYER_ROW, WindowGame, chunks, write_batch
+from worker.store.statements import PLAYER_ROW, chunks, write_batch
 from worker.store.tables import (
     event_effects,
     events,
@@ -29,25 +29,14 @@ VOIDED = "voided"
 RECORDED = sorted(str(kind) for kind in RECORDED_KINDS)  # rows that are the action itself
 
 
-def _pg(conn: Connection) -> bool:
-    return conn.dialect.name == "postgresql"
-
-
-def _order(pg: bool) -> Any:
-    return events.c.seq if pg else literal_column("events.rowid")
-
-
 def lock_ladder(conn: Connection, ladder: str) -> None:
     """Lock every player of the ladder in the order workers lock them (``claim_players``:
     sorted keys, code-point order), so a batch of that ladder waits for the action to commit
     and the two never deadlock; other ladders are not touched."""
-    order: Any = players.c.player_id
-    if _pg(conn):
-        order = order.collate("C")
     query = (
         select(players.c.player_id)
         .where(players.c.ladder == ladder)
-        .order_by(order)
+        .order_by(players.c.player_id.collate("C"))
         .with_for_update()
     )
     for _ in conn.execute(query):
@@ -56,8 +45,7 @@ def lock_ladder(conn: Connection, ladder: str) -> None:
 
 def last_seq(conn: Connection, ladder: str) -> int:
     """The scoring number of the ladder's last stored event (0 when it has none)."""
-    order = _order(_pg(conn))
-    found = conn.execute(select(func.max(order)).where(events.c.ladder == ladder)).scalar()
+    found = conn.execute(select(func.max(events.c.seq)).where(events.c.ladder == ladder)).scalar()
     return int(found or 0)
 
 
@@ -65,10 +53,9 @@ def find_events(
     conn: Connection, ladder: str, event_ids: Iterable[str]
 ) -> dict[str, tuple[str, int]]:
     """The stored events among ``event_ids``: id -> (type, scoring number)."""
-    order = _order(_pg(conn))
     found: dict[str, tuple[str, int]] = {}
     for part in chunks(sorted(set(event_ids))):
-        query = select(events.c.event_id, events.c.type, order).where(
+        query = select(events.c.event_id, events.c.type, events.c.seq).where(
             events.c.ladder == ladder, events.c.event_id.in_(list(part))
         )
         found.update((eid, (kind, int(seq))) for eid, kind, seq in conn.execute(query))
@@ -85,7 +72,7 @@ def games_since(conn: Connection, ladder: str, player_id: str, since: datetime) 
             events.c.ended_at >= since,
             (events.c.winner_id == player_id) | (events.c.loser_id == player_id),
         )
-        .order_by(_order(_pg(conn)))
+        .order_by(events.c.seq)
     )
     return list(conn.execute(query).scalars())
 
@@ -245,46 +232,7 @@ def set_banned(conn: Connection, player: Player) -> None:
 
 def count_through(conn: Connection, ladder: str, seq: int) -> int:
     """How many of the ladder's events are numbered ``seq`` or lower."""
-    order = _order(_pg(conn))
     query = select(func.count()).select_from(events)
-    return int(conn.execute(query.where(events.c.ladder == ladder, order <= seq)).scalar_one())
-
-
-# -- the worker's hook: window counts leave voided games out ---------------------------------
-
-_PG_LATEST = """
-SELECT DISTINCT ON (f.ladder, f.event_id) f.ladder, f.event_id, f.outcome
-FROM unnest(%(ladders)s::text[], %(ids)s::text[]) AS k(ladder, event_id)
-JOIN event_effects f ON f.ladder = k.ladder AND f.event_id = k.event_id
-ORDER BY f.ladder, f.event_id, f.action_id DESC
-"""
-
-
-def effective_windows(conn: Connection, games: list[WindowGame]) -> list[WindowGame]:
-    """The window games as moderation left them: voided ones out, re-rated ones as re-rated."""
-    if not games:
-        return games
-    keys = sorted({(g.ladder, g.event_id) for g in games})
-    latest: dict[tuple[str, str], str] = {}
-    if _pg(conn):
-        params = {"ladders": [a for a, _ in keys], "ids": [b for _, b in keys]}
-        latest = {(a, b): o for a, b, o in conn.exec_driver_sql(_PG_LATEST, params)}
-    else:
-        query = select(
-            event_effects.c.ladder,
-            event_effects.c.event_id,
-            event_effects.c.outcome,
-            event_effects.c.action_id,
-        ).order_by(event_effects.c.action_id)
-        wanted = set(keys)
-        latest = {(a, b): o for a, b, o, _ in conn.execute(query) if (a, b) in wanted}
-    if not latest:
-        return games
-    kept: list[WindowGame] = []
-    for game in games:
-        outcome = latest.get((game.ladder, game.event_id))
-        if outcome is None:
-            kept.append(game)
-        elif outcome != VOIDED:
-            kept.append(game._replace(rated=outcome == "rated"))
-    return kept
+    return int(
+        conn.execute(query.where(events.c.ladder == ladder, events.c.seq <= seq)).scalar_one()
+    )

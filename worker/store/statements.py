@@ -4,7 +4,7 @@ Concurrency: a batch creates its missing players and locks every player it touch
 sorted key order (``claim_players``), so two games of one player never both start from the
 same old rating and two workers cannot deadlock on player rows.
 
-Speed: on PostgreSQL every statement of the batch path has a constant text, whatever the
+Speed: every statement of the batch path has a constant text, whatever the
 batch size: key sets travel as arrays (``unnest``), not as ``IN (...)`` lists whose text
 changes with their length. psycopg then prepares each statement once per connection, and
 neither SQLAlchemy nor the server parses it again (``worker.store.tables`` keeps each run
@@ -12,8 +12,7 @@ planned for the tables as they are). Audit rows, ledger rows and the changed pla
 travel as one JSON document; from ``COPY_ROWS`` audit and ledger rows on, those two go by COPY
 instead. A batch makes four round trips, with psycopg's pipeline mode: the links (with the
 transaction's BEGIN), ``claim_players``, ``after_claim`` and ``write_batch`` (with the COMMIT,
-unless the caller reads after it), and two more for each COPY of a large batch. On SQLite
-(the single-process demo) the same functions run portable SQLAlchemy Core.
+unless the caller reads after it), and two more for each COPY of a large batch.
 """
 
 from __future__ import annotations
@@ -24,8 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from sqlalchemy import JSON, String, Table, and_, bindparam, or_, select, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import JSON, String, Table
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
@@ -90,15 +89,6 @@ class WindowAsk:
         return min(self.last - timedelta(hours=shortest), self.first), self.first
 
 
-class WindowGame(NamedTuple):  # a tuple: built once per window row (SQLite)
-    ladder: str
-    event_id: str
-    winner_id: str
-    loser_id: str
-    ended_at: datetime
-    rated: bool
-
-
 class WindowFacts(NamedTuple):
     """A batch's windows as the store found them, for ``engine.Windows``."""
 
@@ -107,10 +97,6 @@ class WindowFacts(NamedTuple):
     # ``WindowAsk.core``), entered as ended at the core's start, where every window holds them
     ranked_counts: list[tuple[str, str, datetime, int]]
     rated_pairs: list[tuple[str, str, str, datetime]]  # ladder, winner, loser, ended_at
-
-
-def _pg(conn: Connection) -> bool:
-    return conn.dialect.name == "postgresql"
 
 
 def _record(row: Sequence[Any]) -> Player:
@@ -281,7 +267,7 @@ def claim_players(
     """Create the missing players and lock every one of them, in sorted key order.
 
     ``starts`` holds every player the batch touches with the rating a new row starts at.
-    On PostgreSQL one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE false`` walks the keys in
+    One ``INSERT ... ON CONFLICT DO UPDATE ... WHERE false`` walks the keys in
     sorted order: it inserts a missing row and locks an existing one without changing it
     (PostgreSQL locks every conflicting row even when the ``WHERE`` is false). Every batch
     locks in this one order, so concurrent workers queue behind each other and never
@@ -289,121 +275,27 @@ def claim_players(
     """
     if not starts:
         return {}
-    if _pg(conn):
-        params = _split(starts)
-        ordered = list(zip(params["ladders"], params["ids"], strict=True))
-        with _pipeline(conn) as driver:  # the claim and the read of the locked rows
-            driver.execute(
-                _PG_CLAIM_PLAYERS,
-                {**params, "ratings": [starts[k] for k in ordered], "now": now},
-            )
-            locked = driver.execute(_PG_SELECT_PLAYERS, params)
-        return {(r[0], r[1]): _record(r) for r in locked.fetchall()}
-    rows_in = [
-        {"ladder": ladder, "player_id": pid, "rating": starts[(ladder, pid)], "updated_at": now}
-        for ladder, pid in sorted(starts)
-    ]
-    conn.execute(sqlite.insert(players).on_conflict_do_nothing(), rows_in)
-    return load_players(conn, starts)
+    params = _split(starts)
+    ordered = list(zip(params["ladders"], params["ids"], strict=True))
+    with _pipeline(conn) as driver:  # the claim and the read of the locked rows
+        driver.execute(
+            _PG_CLAIM_PLAYERS,
+            {**params, "ratings": [starts[k] for k in ordered], "now": now},
+        )
+        locked = driver.execute(_PG_SELECT_PLAYERS, params)
+    return {(r[0], r[1]): _record(r) for r in locked.fetchall()}
 
 
 def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey, Player]:
     """Read player rows without locking (for read-only projection rebuilds)."""
-    if _pg(conn):
-        rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, _split(keys))
-        return {(r[0], r[1]): _record(r) for r in rows}
-    found: dict[PlayerKey, Player] = {}
-    for part in chunks(sorted(set(keys))):
-        query = select(*PLAYER_ROW).where(
-            tuple_(players.c.ladder, players.c.player_id).in_(list(part))
-        )
-        for row in conn.execute(query):
-            record = _record(row)
-            found[record.key] = record
-    return found
+    rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, _split(keys))
+    return {(r[0], r[1]): _record(r) for r in rows}
 
 
 def load_links(conn: Connection, named: dict[str, set[str]]) -> dict[str, dict[str, str]]:
     """Per ladder, the {anonymous_id: account_id} links in which any named id takes part,
     on either side. Every named ladder is in the answer (``{}`` when it has none)."""
-    if _pg(conn):
-        return _run(conn, _links_read(named))
-    found: dict[str, dict[str, str]] = {ladder: {} for ladder in named}
-    for ladder, ids in named.items():
-        for part in chunks(sorted(ids)):
-            query = select(links.c.anonymous_id, links.c.account_id).where(
-                links.c.ladder == ladder,
-                or_(links.c.anonymous_id.in_(list(part)), links.c.account_id.in_(list(part))),
-            )
-            found[ladder].update((a, b) for a, b in conn.execute(query))
-    return found
-
-
-# -- ``after_claim``'s reads on SQLite, one statement each (on PostgreSQL: ``_Read``s below)
-
-
-def _existing_events(
-    conn: Connection, keys: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], str | None]:
-    """The events already applied among ``keys``, with their payload digests (``None`` on
-    rows written before digests were stored)."""
-    seen: dict[tuple[str, str], str | None] = {}
-    for part in chunks(sorted(set(keys))):
-        query = select(events.c.ladder, events.c.event_id, events.c.digest).where(
-            tuple_(events.c.ladder, events.c.event_id).in_(list(part))
-        )
-        seen.update(((ladder, event_id), d) for ladder, event_id, d in conn.execute(query))
-    return seen
-
-
-def _settled_tournaments(conn: Connection, keys: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
-    keys = sorted(set(keys))
-    if not keys:
-        return set()
-    query = select(tournaments.c.ladder, tournaments.c.tournament_id).where(
-        tuple_(tournaments.c.ladder, tournaments.c.tournament_id).in_(keys)
-    )
-    return {(a, b) for a, b in conn.execute(query)}
-
-
-def _window_facts(conn: Connection, asks: Sequence[WindowAsk]) -> WindowFacts:
-    """The windows of a batch (``WindowAsk``), every game in them as a row."""
-    from worker.store.moderation import effective_windows  # (it imports this module)
-
-    ranked: list[tuple[str, str, datetime]] = []
-    pairs: list[tuple[str, str, str, datetime]] = []
-    for ask in asks:
-        wanted = set(ask.ranked_ids)
-        ordered = {frozenset(p) for p in ask.pairs}
-        ids = wanted | {pid for pair in ask.pairs for pid in pair}
-        games: dict[str, WindowGame] = {}
-        for part in chunks(sorted(ids)):
-            query = select(
-                events.c.event_id,
-                events.c.winner_id,
-                events.c.loser_id,
-                events.c.ended_at,
-                events.c.outcome,
-            ).where(
-                events.c.ladder == ask.ladder,
-                events.c.type == "game.finished",
-                events.c.mode == "ranked",
-                events.c.ended_at >= ask.since,
-                events.c.ended_at < ask.last,
-                or_(events.c.winner_id.in_(list(part)), events.c.loser_id.in_(list(part))),
-            )
-            for event_id, winner, loser, ended_at, outcome in conn.execute(query):
-                # a game whose two players fall in different chunks is read twice
-                games[event_id] = WindowGame(
-                    ask.ladder, event_id, winner, loser, ended_at, outcome == "rated"
-                )
-        for game in effective_windows(conn, list(games.values())):
-            for pid in (game.winner_id, game.loser_id):
-                if pid in wanted:
-                    ranked.append((ask.ladder, pid, game.ended_at))
-            if game.rated and frozenset((game.winner_id, game.loser_id)) in ordered:
-                pairs.append((ask.ladder, game.winner_id, game.loser_id, game.ended_at))
-    return WindowFacts(ranked, [], pairs)
+    return _run(conn, _links_read(named))
 
 
 class AfterClaim(NamedTuple):
@@ -422,17 +314,10 @@ def after_claim(
     asks: Sequence[WindowAsk],
     event_keys: Iterable[tuple[str, str]],
 ) -> AfterClaim:
-    """The reads a batch makes once its players are locked. On PostgreSQL they go in one
+    """The reads a batch makes once its players are locked. They go in one
     round trip (psycopg's pipeline mode): each statement is sent without waiting for the one
     before, and the server runs them in order, in the batch's transaction, after the locks."""
     tournament_keys = sorted(set(tournament_keys))
-    if not _pg(conn):
-        return AfterClaim(
-            load_links(conn, named),
-            _settled_tournaments(conn, tournament_keys),
-            _window_facts(conn, asks),
-            _existing_events(conn, event_keys),
-        )
     facts = WindowFacts([], [], [])
     reads: list[_Read[Any]] = [_links_read(named), _existing_read(event_keys)]
     if tournament_keys:
@@ -449,7 +334,7 @@ def after_claim(
     )
 
 
-# -- the reads on PostgreSQL: each a statement, its parameters and what its rows make, so
+# -- the reads: each a statement, its parameters and what its rows make, so
 # that one read runs alone or beside others in one round trip (``after_claim``).
 
 
@@ -526,7 +411,7 @@ def _tournaments_read(keys: Iterable[tuple[str, str]]) -> _Read[set[tuple[str, s
 
 
 def _windows_reads(asks: Sequence[WindowAsk], facts: WindowFacts) -> list[_Read[None]]:
-    """The windows' reads on PostgreSQL (``after_claim``); their rows go into ``facts``."""
+    """The windows' reads (``after_claim``); their rows go into ``facts``."""
     reads: list[_Read[None]] = []
     counted = [ask for ask in asks if ask.ranked_ids and ask.ranked_hours is not None]
     folded = {ask.ladder for ask in counted if _folds_pairs(ask)}
@@ -607,48 +492,25 @@ def write_batch(
     transaction too, in the same round trip, where the writes go in one (the caller's own
     commit then finds nothing left to commit; elsewhere it commits as before)."""
     dirty = list(dirty)
-    if _pg(conn):
-        # Audit and ledger rows by COPY in a large batch (two round trips), else in the one
-        # round trip that sends every other row as a JSON document and ends the transaction.
-        copied = len(audit_rows) + len(change_rows) >= COPY_ROWS
-        if copied:
-            _copy(conn, _COPY_AUDIT, audit_rows)
-            _copy(conn, _COPY_LEDGER, change_rows)
-        documents = (
-            (_PG_INSERT_AUDIT, [] if copied else audit_rows),
-            (_PG_INSERT_LEDGER, [] if copied else change_rows),
-            (_PG_INSERT_LINKS, link_rows),
-            (_PG_INSERT_TOURNAMENTS, tournament_rows),
-            (_PG_WRITE_PLAYERS, [_values(p, "ladder", "player_id") for p in dirty]),
-        )
-        with _pipeline(conn) as driver:
-            for sql, rows in documents:
-                if rows:
-                    driver.execute(sql, {"rows": compact(rows)})
-            if commit:
-                driver.execute("COMMIT")
-        return
-    if audit_rows:
-        conn.execute(events.insert(), audit_rows)
-    if change_rows:
-        conn.execute(rating_changes.insert(), change_rows)
-    if link_rows:
-        conn.execute(links.insert(), link_rows)
-    if tournament_rows:
-        conn.execute(tournaments.insert(), tournament_rows)
-    if not dirty:
-        return
-    statement = (
-        update(players)
-        .where(
-            and_(
-                players.c.ladder == bindparam("b_ladder"),
-                players.c.player_id == bindparam("b_player_id"),
-            )
-        )
-        .values({c: bindparam(c) for c in PLAYER_COLUMNS})
+    # Audit and ledger rows by COPY in a large batch (two round trips), else in the one
+    # round trip that sends every other row as a JSON document and ends the transaction.
+    copied = len(audit_rows) + len(change_rows) >= COPY_ROWS
+    if copied:
+        _copy(conn, _COPY_AUDIT, audit_rows)
+        _copy(conn, _COPY_LEDGER, change_rows)
+    documents = (
+        (_PG_INSERT_AUDIT, [] if copied else audit_rows),
+        (_PG_INSERT_LEDGER, [] if copied else change_rows),
+        (_PG_INSERT_LINKS, link_rows),
+        (_PG_INSERT_TOURNAMENTS, tournament_rows),
+        (_PG_WRITE_PLAYERS, [_values(p, "ladder", "player_id") for p in dirty]),
     )
-    conn.execute(statement, [_values(p, "b_ladder", "b_player_id") for p in dirty])
+    with _pipeline(conn) as driver:
+        for sql, rows in documents:
+            if rows:
+                driver.execute(sql, {"rows": compact(rows)})
+        if commit:
+            driver.execute("COMMIT")
 
 
 # From this many audit and ledger rows on, a batch writes them by COPY: PostgreSQL takes COPY's

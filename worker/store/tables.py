@@ -21,7 +21,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Boolean,
     Column,
@@ -44,7 +43,7 @@ from sqlalchemy.exc import InvalidatePoolError
 
 
 class UTCDateTime(TypeDecorator[datetime]):
-    """Timestamps are stored in UTC and always read back timezone-aware (SQLite drops it)."""
+    """Timestamps are stored in UTC and always read back timezone-aware (a naive one is UTC)."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
@@ -61,7 +60,7 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 metadata = MetaData()
-Json = JSON().with_variant(JSONB(), "postgresql")
+Json = JSONB()
 Id = String(128)
 LadderName = String(64)
 
@@ -104,8 +103,8 @@ events = Table(
     Column("match_length", Integer, nullable=True),
     Column("payload", Json, nullable=False),
     Column("digest", String(64), nullable=True),  # SHA-256 of the normalised payload
-    # The scoring order: on PostgreSQL numbered as rows are written (SQLite uses its rowid).
-    Column("seq", BigInteger, nullable=True),
+    # The scoring order: numbered as rows are written (a sequence, migration 0003).
+    Column("seq", BigInteger, nullable=False),
     Index("events_winner_window", "ladder", "winner_id", "ended_at"),
     Index("events_loser_window", "ladder", "loser_id", "ended_at"),
     Index("events_scoring_order", "ladder", "seq"),
@@ -114,9 +113,7 @@ events = Table(
 rating_changes = Table(
     "rating_changes",
     metadata,
-    Column(
-        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
-    ),
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
     Column("ladder", LadderName, nullable=False),
     Column("player_id", Id, nullable=False),
     Column("event_id", Id, nullable=False),
@@ -229,9 +226,7 @@ dead_letters = Table(
 moderation_actions = Table(
     "moderation_actions",
     metadata,
-    Column(
-        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
-    ),
+    Column("id", BigInteger, primary_key=True, autoincrement=True),
     Column("ladder", LadderName, nullable=False),
     Column("kind", String(16), nullable=False),
     Column("target", Id, nullable=True),
@@ -272,8 +267,6 @@ def make_engine(url: str) -> Engine:
     A connection attempt gives up after 5 s (a server that accepts and stays silent, or is
     frozen), and so does a wait for a free pooled connection: both are outages to callers.
     """
-    if url.startswith("sqlite"):
-        return create_engine(url, connect_args={"timeout": 30})
     engine = create_engine(
         url,
         pool_size=5,

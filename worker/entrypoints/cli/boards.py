@@ -95,7 +95,6 @@ def cmd_export(rt: Runtime, args: argparse.Namespace) -> int:
 
 def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import importer
-    from worker.store.imports import NeedsPostgreSQL
 
     ladder_config = configured_ladder(rt.config, args.ladder)
     try:
@@ -123,7 +122,7 @@ def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
             progress=progress,
             on_refusal=refused,
         )
-    except (importer.ImportRefused, NeedsPostgreSQL) as exc:
+    except importer.ImportRefused as exc:
         error(str(exc))
         return EXIT_FAILED
     if args.json:

@@ -38,6 +38,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.boards",
     "worker.entrypoints.cli.receipts",
     "worker.entrypoints.cli.moderate",
+    "worker.entrypoints.cli.dev",
 )
 #: Commands defined in this module: parsing one of them imports none of COMMAND_MODULES, so a
 #: burst worker's start-up does not pay for the operator commands' imports.
@@ -56,8 +57,9 @@ DESCRIPTION = (
     "Exit status: 0 done, 1 could not do it, 2 asked wrongly."
 )
 EPILOG = (
-    "Environment: REDIS_URL, DATABASE_URL (the embedded SQLite file ladder.sqlite3 when "
-    "unset), LADDER_CONFIG. Start with `ladder migrate`, then `ladder worker`."
+    "Environment: REDIS_URL, DATABASE_URL (when unset, an embedded Redis and PostgreSQL "
+    "under LADDER_DATA_DIR, default ./.ladder/), LADDER_CONFIG. Start with `ladder migrate`, "
+    "then `ladder worker`."
 )
 log = logging.getLogger("ladder")
 
@@ -75,13 +77,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     from worker.bootstrap import Runtime
 
-    uses_database = args.command in NEEDS_DATABASE or args.command == "migrate"
-    if uses_database and settings.database_is_default:
-        print(
-            f"ladder: DATABASE_URL is not set: using the embedded SQLite file "
-            f"{_sqlite_path(settings.database_url)}",
-            file=sys.stderr,
-        )
     rt = Runtime(settings)
     try:
         if args.command in NEEDS_DATABASE:
@@ -94,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ladder: configuration refused: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:
-        code, message = _ordinary_failure(exc, settings, rt)
+        code, message = _ordinary_failure(exc, rt)
         if message is None:
             raise
         log.debug("traceback of the failure", exc_info=True)
@@ -117,13 +112,16 @@ def dispatch(rt: Runtime, args: argparse.Namespace) -> int:
     return result
 
 
-def _ordinary_failure(exc: Exception, settings: Settings, rt: Runtime) -> tuple[int, str | None]:
+def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
     """(exit code, one line) for a failure an operator can act on; (0, None) for a bug."""
     from redis.exceptions import RedisError
     from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 
+    from worker.embedded import EmbeddedError
     from worker.store.migrate import NotMigrated, require_current
 
+    if isinstance(exc, EmbeddedError):
+        return EXIT_FAILED, str(exc)
     if isinstance(exc, ProgrammingError):  # a missing table: an unmigrated database, said so
         try:
             require_current(rt.engine)
@@ -138,9 +136,11 @@ def _ordinary_failure(exc: Exception, settings: Settings, rt: Runtime) -> tuple[
     if isinstance(exc, EOFError):
         return EXIT_USAGE, "no answer (end of input): nothing done"
     if isinstance(exc, RedisError):
-        return EXIT_FAILED, f"Redis at {_hide_password(settings.redis_url)} failed: {_first(exc)}"
+        url = rt.__dict__.get("redis_url", rt.given.redis_url)
+        return EXIT_FAILED, f"Redis at {_hide_password(url)} failed: {_first(exc)}"
     if isinstance(exc, OperationalError | DBAPIError):
-        where = _hide_password(settings.database_url).replace("+psycopg", "", 1)
+        url = rt.__dict__.get("database_url", rt.given.database_url)
+        where = _hide_password(url).replace("+psycopg", "", 1)
         return EXIT_FAILED, f"the database at {where} failed: {_first(exc.orig or exc)}"
     if isinstance(exc, OSError):
         name = f" {exc.filename}" if exc.filename else ""
@@ -155,13 +155,6 @@ def _first(exc: BaseException) -> str:
 
 def _hide_password(url: str) -> str:
     return re.sub(r"//([^:/@]*):[^@/]*@", r"//\1:***@", url)
-
-
-def _sqlite_path(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    database = make_url(url).database or ""
-    return str(Path(database).resolve()) if database else "(in memory)"
 
 
 def _level(text: str) -> str:

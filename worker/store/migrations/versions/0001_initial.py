@@ -15,7 +15,7 @@ down_revision = None
 branch_labels = None
 depends_on = None
 
-Json = sa.JSON().with_variant(JSONB(), "postgresql")
+Json = JSONB()
 Id = sa.String(128)
 Ladder = sa.String(64)
 When = sa.DateTime(timezone=True)
@@ -63,7 +63,7 @@ def upgrade() -> None:
         "rating_changes",
         sa.Column(
             "id",
-            sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+            sa.BigInteger(),
             primary_key=True,
             autoincrement=True,
         ),

@@ -23,18 +23,17 @@ depends_on = None
 def upgrade() -> None:
     op.add_column("events", sa.Column("digest", sa.String(64), nullable=True))
     op.add_column("events", sa.Column("seq", sa.BigInteger, nullable=True))
-    if op.get_bind().dialect.name == "postgresql":
-        op.execute(
-            "UPDATE events SET seq = o.n FROM (SELECT ladder, event_id, "
-            "row_number() OVER (ORDER BY processed_at, ctid) AS n FROM events) AS o "
-            "WHERE events.ladder = o.ladder AND events.event_id = o.event_id"
-        )
-        op.execute("CREATE SEQUENCE events_seq_seq AS bigint OWNED BY events.seq")
-        op.execute("SELECT setval('events_seq_seq', coalesce(max(seq), 0) + 1, false) FROM events")
-        op.execute(
-            "ALTER TABLE events ALTER COLUMN seq SET DEFAULT nextval('events_seq_seq'), "
-            "ALTER COLUMN seq SET NOT NULL"
-        )
+    op.execute(
+        "UPDATE events SET seq = o.n FROM (SELECT ladder, event_id, "
+        "row_number() OVER (ORDER BY processed_at, ctid) AS n FROM events) AS o "
+        "WHERE events.ladder = o.ladder AND events.event_id = o.event_id"
+    )
+    op.execute("CREATE SEQUENCE events_seq_seq AS bigint OWNED BY events.seq")
+    op.execute("SELECT setval('events_seq_seq', coalesce(max(seq), 0) + 1, false) FROM events")
+    op.execute(
+        "ALTER TABLE events ALTER COLUMN seq SET DEFAULT nextval('events_seq_seq'), "
+        "ALTER COLUMN seq SET NOT NULL"
+    )
     op.create_index("events_scoring_order", "events", ["ladder", "seq"])
 
 

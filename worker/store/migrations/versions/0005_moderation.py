@@ -24,7 +24,7 @@ def upgrade() -> None:
         "moderation_actions",
         sa.Column(
             "id",
-            sa.BigInteger().with_variant(sa.Integer, "sqlite"),
+            sa.BigInteger(),
             primary_key=True,
             autoincrement=True,
         ),
@@ -35,7 +35,7 @@ def upgrade() -> None:
         sa.Column("by", sa.String(128), nullable=False),
         sa.Column("at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("after_seq", sa.BigInteger, nullable=False),
-        sa.Column("details", sa.JSON().with_variant(JSONB(), "postgresql"), nullable=False),
+        sa.Column("details", JSONB(), nullable=False),
     )
     op.create_index("moderation_actions_ladder", "moderation_actions", ["ladder", "id"])
     op.create_table(

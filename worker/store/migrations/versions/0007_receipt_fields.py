@@ -22,6 +22,5 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("rating_changes") as batch:
-        batch.drop_column("provisional")
-        batch.drop_column("games")
+    op.drop_column("rating_changes", "provisional")
+    op.drop_column("rating_changes", "games")

@@ -1,0 +1,169 @@
+"""The embedded servers (``worker.embedded``): with DATABASE_URL or REDIS_URL unset, the
+command that needs one starts it under LADDER_DATA_DIR and the next command reuses it."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import psycopg
+import pytest
+from redis import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from tests.e2e.conftest import LADDER
+
+
+def ladder(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [LADDER, *args],
+        env={**_bare_env(), "LADDER_DATA_DIR": str(data_dir), **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _bare_env() -> dict[str, str]:
+    gone = ("REDIS_URL", "DATABASE_URL", "LEADERBOARD_REDIS_URL")
+    return {k: v for k, v in os.environ.items() if not k.startswith("LADDER_") and k not in gone}
+
+
+def exported(stdout: str) -> dict[str, str]:
+    """The variables of ``export NAME=value`` lines, as a shell would read them."""
+    found: dict[str, str] = {}
+    for line in stdout.splitlines():
+        words = shlex.split(line)
+        assert "export" == words[0], line
+        name, _, value = words[1].partition("=")
+        found[name] = value
+    return found
+
+
+def notices(stderr: str) -> dict[str, str]:
+    """Which embedded server each notice line names, and whether it was started or running."""
+    found = {}
+    for line in stderr.splitlines():
+        for variable in ("DATABASE_URL", "REDIS_URL"):
+            if line.startswith(f"ladder: {variable} is not set: using the embedded "):
+                assert variable not in found, stderr  # one line per server
+                found[variable] = "started" if "(started;" in line else "running"
+    return found
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path):
+    where = tmp_path / "data"
+    yield where
+    ladder(where, "dev", "stop")
+
+
+def test_dev_env_starts_both_servers_once_and_the_next_processes_reuse_them(data_dir: Path):
+    """#31: "started on first use by the command that needs it and reused by the next (a lock
+    file; a second process connects to the running one), with one stderr line saying where";
+    `ladder dev env` prints `export REDIS_URL=... DATABASE_URL=...` lines. Two processes
+    started together on a fresh data directory get the same servers, started once."""
+    env = {**_bare_env(), "LADDER_DATA_DIR": str(data_dir)}
+    both = [
+        subprocess.Popen(
+            [LADDER, "dev", "env"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(2)
+    ]
+    results: list[tuple[int, str, str]] = []
+    for process in both:
+        out, err = process.communicate(timeout=120)
+        results.append((process.returncode, out.decode(), err.decode()))
+    assert [0, 0] == [code for code, _, _ in results], results
+    assert results[0][1] == results[1][1]
+    seen = [notices(err) for _, _, err in results]
+    for variable in ("DATABASE_URL", "REDIS_URL"):
+        assert ["running", "started"] == sorted(n[variable] for n in seen), results
+
+    urls = exported(results[0][1])
+    assert {"REDIS_URL", "DATABASE_URL"} == set(urls)
+    again = ladder(data_dir, "dev", "env")
+    assert urls == exported(again.stdout)
+    assert {"DATABASE_URL": "running", "REDIS_URL": "running"} == notices(again.stderr)
+
+    # Reachable from outside ladder at the printed URLs; never the system servers' ports.
+    redis = Redis.from_url(urls["REDIS_URL"])
+    assert redis.ping() and 6379 != redis.connection_pool.connection_kwargs["port"]
+    redis.close()
+    assert f"host={data_dir / 'postgres'}" in urls["DATABASE_URL"]  # a socket, no TCP port
+    with psycopg.connect(urls["DATABASE_URL"]) as conn:
+        assert ("ladder",) == conn.execute("SELECT current_database()").fetchone()
+
+
+def test_dev_stop_stops_both_and_the_next_command_starts_them_at_the_same_urls(data_dir: Path):
+    """#31: `ladder dev stop` stops both embedded servers; `ladder dev status` says whether
+    each runs (exit 1 when one does not). A restarted Redis keeps its port, so the export
+    lines a shell holds stay true."""
+    assert 1 == ladder(data_dir, "dev", "status").returncode
+    assert not data_dir.exists()  # status starts nothing
+    first = exported(ladder(data_dir, "dev", "env").stdout)
+    status = ladder(data_dir, "dev", "status")
+    assert 0 == status.returncode
+    assert f"PostgreSQL: running at {first['DATABASE_URL']}" in status.stdout
+    assert f"Redis: running at {first['REDIS_URL']}" in status.stdout
+
+    stopped = ladder(data_dir, "dev", "stop")
+    assert 0 == stopped.returncode
+    assert ["PostgreSQL: stopped", "Redis: stopped"] == [
+        line.split(" (")[0] for line in stopped.stdout.splitlines()
+    ]
+    assert "not running" in ladder(data_dir, "dev", "status").stdout
+    with pytest.raises(psycopg.OperationalError):
+        psycopg.connect(first["DATABASE_URL"], connect_timeout=3).close()
+
+    restarted = ladder(data_dir, "dev", "env")
+    assert {"DATABASE_URL": "started", "REDIS_URL": "started"} == notices(restarted.stderr)
+    assert first == exported(restarted.stdout)
+
+
+def test_a_command_that_needs_no_server_starts_none(data_dir: Path):
+    """ "started on first use by the command that needs it": `ladder config show` reads the
+    configuration only."""
+    assert 0 == ladder(data_dir, "config", "show").returncode
+    assert not data_dir.exists()
+
+
+def test_a_set_url_is_used_as_it_is_and_no_embedded_server_is_started(
+    data_dir: Path, redis_url: str, database_url: str
+):
+    """With both URLs set, the embedded servers are not used: `dev env` prints the URLs given."""
+    result = ladder(data_dir, "dev", "env", REDIS_URL=redis_url, DATABASE_URL=database_url)
+    assert 0 == result.returncode, result.stderr
+    assert {} == notices(result.stderr)
+    assert redis_url == exported(result.stdout)["REDIS_URL"]
+    assert not data_dir.exists()
+
+
+def test_a_data_directory_an_interrupted_initdb_left_is_made_again(data_dir: Path):
+    """An `initdb` killed half-way leaves a data directory with a bootstrap postmaster.pid
+    and no data: the next command makes it again instead of failing on it for ever."""
+    pgdata = data_dir / "postgres"
+    pgdata.mkdir(parents=True)
+    (pgdata / "PG_VERSION").write_text("18\n")
+    (pgdata / "postmaster.pid").write_text(f"-717\n{pgdata}\n1796299612\n5432\n\n\n  2163045  35\n")
+    result = ladder(data_dir, "dev", "env")
+    assert 0 == result.returncode, result.stderr
+    assert {"DATABASE_URL": "started", "REDIS_URL": "started"} == notices(result.stderr)
+    with psycopg.connect(exported(result.stdout)["DATABASE_URL"]) as conn:
+        assert ("ladder",) == conn.execute("SELECT current_database()").fetchone()
+
+
+def test_dev_stop_stops_a_redis_whose_dump_cannot_be_written(data_dir: Path):
+    """A Redis whose directory was deleted under it refuses SHUTDOWN SAVE (and SIGTERM):
+    `ladder dev stop` stops it all the same, rather than leave it running."""
+    urls = exported(ladder(data_dir, "dev", "env").stdout)
+    state = (data_dir / "redis" / "redis.json").read_text()
+    shutil.rmtree(data_dir / "redis")
+    (data_dir / "redis").mkdir()
+    (data_dir / "redis" / "redis.json").write_text(state)  # only what ladder reads
+    assert 0 == ladder(data_dir, "dev", "stop").returncode
+    with pytest.raises(RedisConnectionError):
+        Redis.from_url(urls["REDIS_URL"], socket_connect_timeout=2).ping()
