@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.moderation import Ladder
+from engine import Replay
 from tests.conftest import drain, publish
 from tests.e2e.oracle import Oracle
 from tests.events import game
@@ -493,7 +493,7 @@ def test_a_void_asks_an_unreachable_receipts_redis_once_and_keeps_what_it_made(
             return super().mget(*args, **kwargs)
 
     down = Down(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
-    should = Ladder(config.policy, config.rules_at, frozenset())
+    should = Replay(config.policy, config.rules_at, track=True)
     since = datetime.now(UTC) - timedelta(days=1)
     log = moderation.LogReplay(
         runtime.engine, "gammon42", should, [], [], None, since, frozenset(["*"]), down
@@ -542,11 +542,11 @@ def _true_receipts(rt: Any, ladder: str, kept: Any = None) -> dict[str, dict[str
 
     config = rt.config.ladders[ladder]
     with rt.engine.connect() as conn:
-        known = [moderation.action_of(row) for row in store.actions(conn, ladder)]
+        known = store.history_actions(conn, ladder)
         recorded = recorded_actions(conn, ladder)
     voided = frozenset().union(*(a.voided for a in known))
-    should = Ladder(
-        config.policy, config.rules_at, voided, imported=imports.profiles(rt.engine, ladder)
+    should = Replay(
+        config.policy, config.rules_at, imports.profiles(rt.engine, ladder), voided, track=True
     )
     since = datetime.now(UTC) - timedelta(days=1)
     log = moderation.LogReplay(

@@ -1,4 +1,4 @@
-"""engine.moderation: the ladder as it should be, and the log as it was lived (no I/O)."""
+"""engine.replay: the ladder as it should be, and the log as it was lived (no I/O)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from engine import Imported, LedgerChange, LedgerKind, Policy, Replay
 from engine.ladder import GameFinished, Side
-from engine.moderation import Action, Ladder, Lived, rerate, same_state
+from engine.replay import Action, Lived, rerate, same_state
 from engine.rulesets import FibsRules
 
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -41,7 +41,7 @@ def games() -> list[GameFinished]:
 def test_a_ladder_that_skips_voided_games_equals_one_that_never_received_them():
     """exact means equal to a ladder that never received the voided games;
     the pair limit no longer counts g0, so g3 is rated (SPEC 2.2: first 3 within 24 hours)."""
-    should = Ladder(POLICY, rules_at, frozenset({"g0"}))
+    should = Replay(POLICY, rules_at, voided=frozenset({"g0"}), track=True)
     never = Replay(POLICY, rules_at)
     for game in games():
         should.event(
@@ -81,7 +81,7 @@ def test_an_import_row_gives_the_player_what_the_import_gave_them():
     and flags of their profile; the multiplier of their next match is the one their
     experience gives (SPEC 2.2: "the player's own experience before the match")."""
     imported = {"f1": Imported(games=12, experience=350, email_verified=True)}
-    should = Ladder(POLICY, rules_at, frozenset(), imported=imported)
+    should = Replay(POLICY, rules_at, imported, track=True)
     start = LedgerChange("f1", LedgerKind.IMPORT, RULES.start, 1600.0, 100.0)
     should.recorded("fibs", start, T0)
     decision = should.event(games()[1], T0 + timedelta(hours=1))

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import and_, func, insert, literal_column, select, update
 from sqlalchemy.engine import Connection
 
-from engine import Player
+from engine import Action, Player
 from engine.replay import RECORDED_KINDS
 from worker.store.statements import PLAYER_ROW, WindowGame, chunks, write_batch
 from worker.store.tables import (
@@ -135,6 +135,25 @@ def actions(conn: Connection, ladder: str) -> list[dict[str, Any]]:
         .order_by(moderation_actions.c.id)
     )
     return [dict(row) for row in conn.execute(query).mappings()]
+
+
+def action_of(row: dict[str, Any]) -> Action:
+    """A stored ``moderation_actions`` row as the history's value."""
+    details = row["details"] or {}
+    return Action(
+        number=int(row["id"]),
+        kind=row["kind"],
+        at=row["at"],
+        after_seq=int(row["after_seq"]),
+        voided=frozenset(details.get("voided", ())),
+        player_id=row["target"] if row["kind"] in ("ban", "unban", "adjust", "erase") else None,
+        delta=float(details.get("delta", 0.0)),
+    )
+
+
+def history_actions(conn: Connection, ladder: str) -> list[Action]:
+    """The ladder's moderation actions, oldest first, as the history's values."""
+    return [action_of(row) for row in actions(conn, ladder)]
 
 
 def action_rows(conn: Connection, ladder: str) -> dict[str, list[Sequence[Any]]]:

@@ -1,0 +1,250 @@
+"""One history, one replay (issue 30): after moderation every reader of a ladder's past agrees.
+
+SPEC 6 "One history": "A ladder's history is its audit log in scoring order plus the moderation
+actions and imports that apply to it; one replay in ``engine/`` turns it into the ladder's
+state. Every reader of the past (verify, void, ban, adjust, backtest, calibrate, the console,
+cards, history, erase, import) goes through it. A moderated ladder reads exactly as if voided
+games had never been published, adjustments applied." Each test below is one numbered case of
+the issue.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import drain, publish
+from tests.events import game
+from tests.integration.helpers import board, stored_players
+from tests.integration.test_boards import with_active_days
+from tests.integration.test_moderation import clean, ladder, ladder_json
+from worker import keys
+from worker.boards import reader
+from worker.entrypoints.console import pages
+from worker.ops import backtest, calibrate, reconcile
+from worker.ops.verify import verify
+from worker.service.reads import UnknownPlayer
+
+T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
+
+
+def three_wins(rt: Any) -> None:
+    """x beats y, z and w, a minute apart (a1, a2, a3)."""
+    publish(
+        rt,
+        *(
+            game("x", loser, event_id=f"a{i + 1}", ended_at=T0 + timedelta(minutes=i))
+            for i, loser in enumerate(("y", "z", "w"))
+        ),
+    )
+    drain(rt)
+
+
+def mismatches(rt: Any, name: str = "gammon42") -> list[Any]:
+    return verify(rt.engine, rt.leaderboard_redis, rt.config.ladders[name]).mismatches
+
+
+def test_case_1_verify_agrees_after_a_second_void(runtime):
+    """Issue 30 case 1: void a2, then a3: ``ladder verify`` still finds nothing (it reported
+    ``player z: stored 'stored', derived None``)."""
+    three_wins(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "a2", "--reason", "t")
+    assert [] == mismatches(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "a3", "--reason", "t")
+    assert [] == mismatches(runtime)
+    clean(runtime, "gammon42")
+
+
+@pytest.mark.xfail(strict=True, reason="issue 30 case 2: open")
+def test_case_2_erase_takes_the_real_id_off_the_active_board(make_runtime, tmp_path):
+    """Issue 30 case 2 (SPEC 6 "Erase": "all boards and hashes"): after an erase the id is on
+    neither ``active`` nor ``active:since``, its active rank is unknown, reconcile is clean."""
+    rt = with_active_days(make_runtime, tmp_path)
+    now = datetime.now(UTC).replace(microsecond=0)
+    publish(
+        rt,
+        *(
+            game("x", o, event_id=f"b{i}", ended_at=now - timedelta(minutes=5 - i))
+            for i, o in enumerate(("y", "z", "w"))
+        ),
+    )
+    drain(rt)
+    assert "y" in board(rt, "gammon42", "active")
+    assert 0 == ladder(rt, "player", "erase", "gammon42", "y", "--yes", "--by", "dpo")
+    assert "y" not in board(rt, "gammon42", "active")
+    assert rt.leaderboard_redis.zscore(keys.active_since("gammon42"), "y") is None
+    with pytest.raises(UnknownPlayer):
+        reader.rank(rt.leaderboard_redis, "gammon42", "y", "active")
+    assert reconcile.check(rt.engine, rt.leaderboard_redis, rt.config.ladders["gammon42"]).clean
+
+
+@pytest.mark.xfail(strict=True, reason="issue 30 case 3: open")
+def test_case_3_erase_deletes_receipt_entries_and_appends_none(runtime):
+    """Issue 30 case 3 (SPEC 6: stream entries "deleted, never re-appended"): after an erase
+    no entry of ``ladder:receipts`` names the id, and no entry is newer than before it (a
+    consumer group would receive an old receipt as a new one)."""
+    three_wins(runtime)
+    stream = runtime.redis.xrange(keys.RECEIPTS)
+    assert any(
+        b"y" in json.dumps({k.decode(): v.decode() for k, v in f.items()}).encode()
+        for _, f in stream
+    )
+    last = stream[-1][0]
+    assert 0 == ladder(runtime, "player", "erase", "gammon42", "y", "--yes", "--by", "dpo")
+    after = runtime.redis.xrange(keys.RECEIPTS)
+    assert [] == [i for i, _ in after if _id(i) > _id(last)]
+    assert [] == [i for i, f in after if _names(f, "y")]
+    assert {i for i, f in stream if not _names(f, "y")} == {i for i, _ in after}
+
+
+def _id(entry: bytes) -> tuple[int, int]:
+    ms, _, n = entry.decode().partition("-")
+    return int(ms), int(n)
+
+
+def _names(fields: dict[bytes, bytes], player: str) -> bool:
+    for value in fields.values():
+        try:
+            body = json.loads(value)
+        except ValueError:
+            continue
+        if player in json.dumps(body).replace('"', " ").split():
+            return True
+        if player in [p.get("player_id") for p in body.get("players", []) if isinstance(p, dict)]:
+            return True
+    return False
+
+
+def cheater_and_victims(rt: Any) -> None:
+    """c beats v1, v2 and v3, then is banned with their games voided."""
+    publish(
+        rt,
+        *(
+            game("c", f"v{i}", event_id=f"c{i}", ended_at=T0 + timedelta(minutes=i))
+            for i in (1, 2, 3)
+        ),
+        game("v1", "v2", event_id="fair", ended_at=T0 + timedelta(minutes=10)),
+    )
+    drain(rt)
+    since = T0.isoformat()
+    assert 0 == ladder(rt, "ban", "gammon42", "c", "--reason", "bot", "--void-since", since)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 30 case 4: open")
+def test_case_4_the_console_card_and_history_show_the_ladder_as_moderated(runtime, capsys):
+    """Issue 30 case 4: a banned cheater's page, card and JSON say banned (with since when);
+    their voided games are marked ``voided`` with no change applied; the chart and the
+    current rating agree with the board; a victim's corrections are listed."""
+    cheater_and_victims(runtime)
+    stores = pages.Stores(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    shown = pages.player(stores, "gammon42", "c")
+    facts = dict(shown["facts"])
+    assert "1500" == facts["Rating"] and "0" == facts["Rated games"]
+    assert facts["Banned"].startswith("since ")
+    assert {"voided"} == {g["why"] for g in shown["games"]}
+    assert {""} == {g["change"] for g in shown["games"]}
+    assert 0 == shown["points"]
+    card = ladder_json(runtime, capsys, "player", "gammon42", "c")
+    assert card["banned"] is True and card["banned_since"] is not None
+    victim = pages.player(stores, "gammon42", "v1")
+    rating = board(runtime, "gammon42")["v1"]
+    assert dict(victim["facts"])["Rating"] == f"{rating:.0f}"
+    assert dict(victim["facts"])["Rated games"] == "1"
+    assert ["voided", ""] == [g["why"] for g in victim["games"]][::-1]
+    history = ladder_json(runtime, capsys, "history", "gammon42", "v1")
+    assert rating == history[0]["rating_after"]
+    kinds = [h["kind"] for h in history]
+    assert "correction" in kinds
+
+
+@pytest.mark.xfail(strict=True, reason="issue 30 case 4: open")
+def test_case_4_history_prints_correction_rows_in_the_columns(runtime, capsys):
+    """Issue 30 case 4: ``ladder history`` prints a correction in the same columns as a game
+    (its kind in the kind column, the note after the rating)."""
+    cheater_and_victims(runtime)
+    capsys.readouterr()
+    assert 0 == ladder(runtime, "history", "gammon42", "v1")
+    lines = capsys.readouterr().out.splitlines()
+    header = lines[1]
+    rating_end = header.index("rating") + len("rating")
+    for line in lines[2:]:
+        assert line[rating_end - 4 : rating_end].strip().isdigit(), line
+    assert any(" correction " in line for line in lines[2:])
+
+
+def test_case_5_backtest_and_calibrate_leave_voided_games_out(runtime):
+    """Issue 30 case 5: with the stored parameters a backtest of a moderated ladder is the
+    stored ladder, rating for rating; neither counts a voided game as rated."""
+    cheater_and_victims(runtime)
+    cfg = runtime.config.ladders["gammon42"]
+    result = backtest.backtest(runtime.engine, cfg, {"divisor": cfg.current.divisor})
+    players = result.as_json()["players"]
+    assert {p: v["stored"] for p, v in players.items()} == {
+        p: v["candidate"] for p, v in players.items()
+    }
+    assert board(runtime, "gammon42") == {p: v["candidate"] for p, v in players.items()}
+    assert 1 == result.candidate.tally.scores().games
+    assert 1 == result.stored.tally.scores().games
+    assert 1 == calibrate.calibrate(runtime.engine, cfg).games
+
+
+@pytest.mark.xfail(strict=True, reason="issue 30 case 6: open")
+def test_case_6_a_void_whose_redis_write_fails_stands_with_one_warning(
+    runtime, make_runtime, capsys
+):
+    """Issue 30 case 6: PostgreSQL committed, Redis away: exit 0, one warning line naming the
+    repair command; ``reconcile --repair`` then heals the boards."""
+    three_wins(runtime)
+    away = make_runtime(redis_url="redis://127.0.0.1:1/0")
+    capsys.readouterr()
+    assert 0 == ladder(away, "void", "gammon42", "a2", "--reason", "t")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert 1 == len(err) and "reconcile --repair" in err[0], err
+    assert "voided" == _effect(runtime, "a2")
+    cfg = runtime.config.ladders["gammon42"]
+    assert not reconcile.check(runtime.engine, runtime.leaderboard_redis, cfg).clean
+    reconcile.repair(runtime.engine, runtime.leaderboard_redis, cfg)
+    clean(runtime, "gammon42")
+
+
+def _effect(rt: Any, event_id: str) -> str | None:
+    from sqlalchemy import select
+
+    from worker.store.tables import event_effects
+
+    with rt.engine.connect() as conn:
+        query = select(event_effects.c.outcome).where(event_effects.c.event_id == event_id)
+        return conn.execute(query).scalar()
+
+
+def test_case_7_an_imported_ladder_and_a_void_replay_alike_everywhere(runtime, tmp_path):
+    """Issue 30 case 7: one replay for every reader: an imported player's games voided, then
+    verify, reconcile and a backtest with the stored parameters all agree with the board."""
+    path = Path(tmp_path) / "in.jsonl"
+    path.write_text(
+        json.dumps({"player_id": "imp", "rating": 1800, "games": 60}) + "\n", encoding="utf-8"
+    )
+    from worker.ops import importer
+
+    cfg = runtime.config.ladders["gammon42"]
+    importer.import_file(runtime.engine, runtime.leaderboard_redis, cfg, path)
+    publish(
+        runtime,
+        game("imp", "q", event_id="i1", ended_at=T0),
+        game("q", "imp", event_id="i2", ended_at=T0 + timedelta(minutes=1)),
+        game("imp", "r", event_id="i3", ended_at=T0 + timedelta(minutes=2)),
+    )
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "i1", "--reason", "t")
+    assert 0 == ladder(runtime, "adjust", "gammon42", "q", "--delta", "5", "--reason", "t")
+    assert 0 == ladder(runtime, "void", "gammon42", "i2", "--reason", "t")
+    clean(runtime, "gammon42")
+    result = backtest.backtest(runtime.engine, cfg, {})
+    assert board(runtime, "gammon42") == {
+        p: v["candidate"] for p, v in result.as_json()["players"].items()
+    }
+    assert stored_players(runtime, "gammon42")["imp"]["rated_games"] == 61
