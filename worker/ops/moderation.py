@@ -320,6 +320,9 @@ def void(
     with engine.connect() as conn:
         report, new, already = _chosen(conn, ladder, event_ids, dry_run)
         if not new:
+            if not dry_run:  # already void: their players written again (heals a failed write)
+                named = store.players_of(conn, ladder, event_ids)
+                _project(redis, ladder_config, named, report)
             report.seconds = time.perf_counter() - started
             return report
         known = store.history_actions(conn, ladder)
@@ -391,8 +394,7 @@ def void(
         )
         store.write(conn, _ledger_rows(ladder, number, done.changes, now), done.players)
         report.action = number
-    _project(redis, ladder_config, done.players)
-    if receipt_sink is not None:
+    if _project(redis, ladder_config, done.players, report) and receipt_sink is not None:
         _refresh(receipt_sink, log.receipts, report)
     report.seconds = time.perf_counter() - started
     return report
@@ -451,10 +453,31 @@ def _chosen(
 
 
 def _project(
-    redis: Redis | RedisCluster | None, ladder_config: LadderConfig, changed: Iterable[Player]
-) -> None:
-    if redis is not None:
+    redis: Redis | RedisCluster | None,
+    ladder_config: LadderConfig,
+    changed: Iterable[Player],
+    report: Report,
+    *,
+    again: bool = True,
+) -> bool:
+    """Write the changed players to the boards after the commit; False when Redis failed.
+
+    PostgreSQL is the record and the action has committed (SPEC 5: Redis is a projection
+    that can always be rebuilt), so a Redis that cannot be reached leaves one warning line
+    naming the repair; ``again``: running the same command again repairs it too."""
+    if redis is None:
+        return True
+    try:
         reproject(redis, ladder_config, [as_row(p) for p in changed])
+    except RedisError as exc:
+        ladder = ladder_config.name
+        report.warning = (
+            f"the {report.kind} is committed, but Redis failed ({type(exc).__name__}) and the "
+            f"boards still show the ladder before it: run `ladder reconcile {ladder} --repair`"
+            + (" (or this command again)" if again else "")
+        )
+        return False
+    return True
 
 
 def _target(conn: Any, ladder: str, player_id: str) -> Player:
@@ -495,8 +518,8 @@ def ban(
                 conn, ladder, kind, player_id, reason, by, now, after, {}
             )
             store.set_banned(conn, player)
-    if report.action is not None:
-        _project(redis, ladder_config, [player])
+    if not dry_run:  # already done: written again, which heals a Redis write that failed
+        _project(redis, ladder_config, [player], report)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -535,6 +558,6 @@ def adjust(
             store.write(conn, _ledger_rows(ladder, number, [change], now), [player])
             report.action = number
     if report.action is not None:
-        _project(redis, ladder_config, [player])
+        _project(redis, ladder_config, [player], report, again=False)  # again: adjusts again
     report.seconds = time.perf_counter() - started
     return report

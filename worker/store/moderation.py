@@ -254,6 +254,19 @@ def load_one(conn: Connection, ladder: str, player_id: str) -> Player | None:
     return None if row is None else Player(*row)
 
 
+def players_of(conn: Connection, ladder: str, event_ids: Iterable[str]) -> list[Player]:
+    """The stored players the events name as winner or loser."""
+    ids: set[str] = set()
+    for part in chunks(sorted(set(event_ids))):
+        query = select(events.c.winner_id, events.c.loser_id).where(
+            events.c.ladder == ladder, events.c.event_id.in_(list(part))
+        )
+        for winner, loser in conn.execute(query):
+            ids.update(i for i in (winner, loser) if i is not None)
+    found = [load_one(conn, ladder, pid) for pid in sorted(ids)]
+    return [p for p in found if p is not None]
+
+
 def set_banned(conn: Connection, player: Player) -> None:
     conn.execute(
         update(players)
