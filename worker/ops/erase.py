@@ -3,10 +3,14 @@
 ``erase`` replaces the player's id on one ladder by a stable pseudonym (a keyed hash of the
 ladder and the id under ``LADDER_NETWORK_KEY``: the same id always gets the same pseudonym,
 and it cannot be turned back into the id without the key) in every place it is stored:
-PostgreSQL rows and payloads, the Redis boards, hashes and season archives, and dead letters
-(in Redis and in PostgreSQL). The pseudonym is banned, so it stays off every board; every
-other player's numbers are untouched, and since the stored payloads carry the pseudonym a
-replay (``ladder verify``) derives the same ladder. The erase is an entry in the moderation
+PostgreSQL rows and payloads, the Redis boards (rating, public, boosted, active and its
+``active:since`` index, season archives), hashes, receipt keys and wait lists, and dead
+letters (in Redis and in PostgreSQL). The entries of the receipt stream naming the id are
+deleted, not rewritten: a stream entry cannot change in place, and one appended again would
+reach a consumer group as a new receipt (SPEC 6 "Erase": "deleted, never re-appended").
+The pseudonym is banned, so it stays off every board; every other player's numbers are
+untouched, and since the stored payloads carry the pseudonym a replay (``ladder verify``)
+derives the same ladder. The erase is an entry in the moderation
 log naming only the pseudonym.
 """
 
@@ -44,6 +48,8 @@ def pseudonym(key: bytes, ladder: str, player_id: str) -> str:
 def _boards(rt: Any, ladder: str) -> dict[str, str]:
     found = {"rating": keys.rating(ladder), "public": keys.public(ladder)}
     found["boosted"] = keys.boosted(ladder)
+    found["active"] = keys.active(ladder)
+    found["active:since"] = keys.active_since(ladder)
     for season in list_seasons(rt.engine, ladder):
         if season["key"]:
             found[f"season:{season['name']}"] = season["key"]
