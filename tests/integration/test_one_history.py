@@ -357,3 +357,22 @@ def test_an_erased_id_is_found_in_no_redis_key_stream_entry_or_table(make_runtim
     found["leaderboards"] = everything_in_redis(rt.leaderboard_redis)
     assert {} == {where: text.count(me) for where, text in found.items() if me in text}
     clean(rt, "gammon42")
+
+
+def test_a_banned_player_erased_twice_verifies_and_keeps_two_pseudonyms(runtime):
+    """Erase after a ban and its void, then the id comes back and is erased again: verify and
+    reconcile stay clean (an erase of a banned player changes nothing the replay would not;
+    a void's corrections are compared by player, whatever the erase renamed since), and the
+    second erase gets a pseudonym of its own (``<pseudonym>-2``)."""
+    three_wins(runtime)
+    since = T0.isoformat()
+    assert 0 == ladder(runtime, "ban", "gammon42", "y", "--reason", "t", "--void-since", since)
+    assert 0 == ladder(runtime, "player", "erase", "gammon42", "y", "--yes")
+    clean(runtime, "gammon42")
+    publish(runtime, game("y", "z", event_id="back", ended_at=T0 + timedelta(minutes=30)))
+    drain(runtime)
+    assert 0 == ladder(runtime, "player", "erase", "gammon42", "y", "--yes")
+    erased = sorted(p for p in stored_players(runtime, "gammon42") if p.startswith("erased-"))
+    assert 2 == len(erased) and erased[1] == f"{erased[0]}-2"
+    assert "y" not in stored_players(runtime, "gammon42")
+    clean(runtime, "gammon42")

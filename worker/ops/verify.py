@@ -266,7 +266,10 @@ def _check_action(
     """A moderation action's ledger rows and changed outcomes against what it derives."""
     ref = f"moderation:{action.number}"
     changes, effects = replay.action(action)
-    kept = kept_rows.get(ref, [])
+    # A void's corrections are written in player order, and an erase renames a player since:
+    # compared by player, not by the order they were written in.
+    changes = sorted(changes, key=lambda c: c.player_id)
+    kept = sorted(kept_rows.get(ref, []), key=lambda r: str(r[0]))
     report.ledger_rows += len(kept)
     for index in range(max(len(kept), len(changes))):
         row = kept[index] if index < len(kept) else None

@@ -179,17 +179,21 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
     return count
 
 
-def erase_number(conn: Connection, ladder: str, pseudonym: str) -> int | None:
-    """The moderation log's number of the erase that made ``pseudonym``, if there is one."""
+def last_erase(conn: Connection, ladder: str, pseudonym: str) -> tuple[int, str] | None:
+    """The moderation log's number and target of the latest erase that made ``pseudonym`` or
+    one of its later forms (``<pseudonym>-<n>``), if there is one."""
     query = (
-        select(moderation_actions.c.id)
+        select(moderation_actions.c.id, moderation_actions.c.target)
         .where(
             moderation_actions.c.ladder == ladder,
             moderation_actions.c.kind == "erase",
-            moderation_actions.c.target == pseudonym,
+            or_(
+                moderation_actions.c.target == pseudonym,
+                moderation_actions.c.target.startswith(f"{pseudonym}-", autoescape=True),
+            ),
         )
-        .order_by(moderation_actions.c.id)
+        .order_by(moderation_actions.c.id.desc())
         .limit(1)
     )
-    found = conn.execute(query).scalar()
-    return None if found is None else int(found)
+    found = conn.execute(query).first()
+    return None if found is None else (int(found[0]), str(found[1]))
