@@ -93,3 +93,38 @@ def test_an_import_row_gives_the_player_what_the_import_gave_them():
         f1.email_verified,
         decision.changes[0].k,
     )
+
+
+def test_a_history_runs_recorded_rows_and_actions_where_they_fall():
+    """SPEC 6 "One history": before each event the recorded rows made before it was
+    processed, then the actions that follow an earlier event; the rest after the last event
+    (or, for a replay run in pieces, not yet)."""
+    from engine.replay import in_order
+
+    events = [("e1", T0, 1), ("e2", T0 + timedelta(hours=2), 2)]
+    rows = [("season", T0 + timedelta(hours=1)), ("late", T0 + timedelta(hours=3))]
+    acts = [Action(1, "ban", T0, 1, player_id="f1"), Action(2, "unban", T0, 2, player_id="f1")]
+    order = list(in_order(events, rows, acts, lambda e: (e[1], e[2]), lambda r: r[1]))
+    assert [events[0], rows[0], acts[0], events[1], rows[1], acts[1]] == order
+    cut = list(in_order(events, rows, acts, lambda e: (e[1], e[2]), lambda r: r[1], tail=False))
+    assert order[:4] == cut
+
+
+def test_a_player_a_first_void_reset_survives_a_second_void():
+    """Issue 30 case 1: a player named only by games a first void took back stays (at the
+    start, off the boards) through a second void, as the store keeps them."""
+    x_beats = [
+        GameFinished(f"a{i}", "fibs", T0 + timedelta(hours=i), "ranked", Side("x"), Side(o))
+        for i, o in enumerate(("y", "z", "w"))
+    ]
+    acts = [
+        Action(1, "void", T0, 3, voided=frozenset({"a1"})),
+        Action(2, "void", T0, 3, voided=frozenset({"a2"})),
+    ]
+    lived = Lived("fibs", POLICY, rules_at, acts)
+    for one in x_beats:
+        lived.event(one, one.ended_at)
+    lived.action(acts[0])
+    lived.action(acts[1])
+    z = lived.state.players[("fibs", "z")]
+    assert (RULES.start, False, 0) == (z.rating, z.listed, z.rated_games)
