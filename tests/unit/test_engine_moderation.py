@@ -102,11 +102,20 @@ def test_a_history_runs_recorded_rows_and_actions_where_they_fall():
     from engine.replay import in_order
 
     events = [("e1", T0, 1), ("e2", T0 + timedelta(hours=2), 2)]
-    rows = [("season", T0 + timedelta(hours=1)), ("late", T0 + timedelta(hours=3))]
+    rows = [T0 + timedelta(hours=1), T0 + timedelta(hours=3)]  # when each row was made
     acts = [Action(1, "ban", T0, 1, player_id="f1"), Action(2, "unban", T0, 2, player_id="f1")]
-    order = list(in_order(events, rows, acts, lambda e: (e[1], e[2]), lambda r: r[1]))
+
+    def place(event: tuple[str, datetime, int]) -> tuple[datetime, int]:
+        return event[1], event[2]
+
+    def made(row: datetime) -> datetime:
+        return row
+
+    whole = in_order(events, rows, acts, place, made)
+    order = list(whole)
     assert [events[0], rows[0], acts[0], events[1], rows[1], acts[1]] == order
-    cut = list(in_order(events, rows, acts, lambda e: (e[1], e[2]), lambda r: r[1], tail=False))
+    piece = in_order(events, rows, acts, place, made, tail=False)
+    cut = list(piece)
     assert order[:4] == cut
 
 
