@@ -23,15 +23,17 @@ from engine.network import network_token
 from engine.player import Player, PlayerKey
 from engine.rating import display_rating, is_provisional, preview, rate
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.replay import Imported, Replay
+from engine.replay import Action, Effect, Imported, Lived, Replay, in_order, voided_by
 from engine.rounding import round_half_away
 from engine.rulesets import RULESET_KINDS, FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
 from engine.types import Game, PlayerState, Preview, RatingChange, SideChange
 from engine.windows import Windows
 
 __all__ = [
+    "Action",
     "CUBE_VALUES",
     "Decision",
+    "Effect",
     "FILTERS",
     "MODES",
     "RULESET_KINDS",
@@ -45,6 +47,7 @@ __all__ = [
     "LadderState",
     "LedgerChange",
     "LedgerKind",
+    "Lived",
     "Outcome",
     "Player",
     "PlayerKey",
@@ -63,6 +66,7 @@ __all__ = [
     "display_rating",
     "fibs",
     "gammon42",
+    "in_order",
     "is_provisional",
     "ladder",
     "network_token",
@@ -72,4 +76,5 @@ __all__ = [
     "replay",
     "round_half_away",
     "verdict",
+    "voided_by",
 ]

@@ -1,33 +1,67 @@
-"""Replay: a ladder rebuilt from its log, to prove that every stored number follows the rules.
+"""The one replay: a ladder's history turned into the ladder's state at any point.
 
-The log is the audit store read in scoring order: each stored event, with the moment it was
-processed (it places events without ``ended_at`` in time and chooses their ruleset version,
-as it did live), and the ledger's *recorded* actions, whose new rating is the record itself
-rather than something an event derives (a season's reset today; an operator's adjustment
-or correction, or an imported rating, are one more case of ``recorded``).
+SPEC 6 "One history": a ladder's history is its audit log in scoring order plus the moderation
+actions and imports that apply to it. Its entries, as values:
 
-An import row holds the rating only; what else the import gave a player (games, experience,
-last game, flags) is its ``Imported`` profile, which the replay is given and applies at that
-row, so every replay (verify, a void's re-rating, a backtest) scores the imported player's
-later games with the K and experience they were scored with live.
+- a stored event, with the moment it was processed (it places events without ``ended_at`` in
+  time and chooses their ruleset version, as it did live);
+- a *recorded* ledger row, whose new rating is the record itself rather than something an
+  event derives: a season's reset, an import (the start of an imported player's history, with
+  what else the import gave them: their ``Imported`` profile), an operator's adjustment, a
+  void's correction;
+- a moderation ``Action`` (void, ban, unban, adjust, erase), which follows the stored event
+  numbered ``after_seq`` (the last one scored when it was taken).
+
+``Replay`` applies them in that order. Its ``voided`` set is the games it skips: a replay
+that knows every void of the history is the ladder *as moderated*, exactly as if the voided
+games had never been published, bans, unbans and adjustments applied where they fall (the
+ladder every reader shows: backtest, calibrate, the console, cards). A void's corrections are
+derived, not replayed: in a replay that already skips the voided games they change nothing.
+
+``Lived`` is the same replay seen as the worker lived it (``ladder verify``): each event as it
+was scored at the time, i.e. by the replay that knew the voids taken before it; at each void it
+switches to the replay that knows that void too, and derives the void's correction rows and
+changed outcomes by comparing the two (``rerate``). It runs one ``Replay`` per void still
+ahead beside the lived one.
 
 A replay keeps the players, links, settled tournaments and window counts of one ladder; it
-forgets event ids as it goes (stored ids are unique), so it holds no per-event state beyond
-the window timestamps.
+forgets event ids as it goes (stored ids are unique). A player once created is never
+forgotten: a player named only by voided games stays, at the start, off every board.
 """
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import TypeVar
 
 from engine.ladder import Decision, Event, LadderState, LedgerChange, Policy, apply, when
-from engine.reasons import LedgerKind
+from engine.player import STATE_FIELDS, Player, PlayerKey
+from engine.reasons import LedgerKind, Outcome, Reason
 from engine.rulesets import Ruleset
 
-__all__ = ["RECORDED_KINDS", "Imported", "Replay"]
+__all__ = [
+    "KINDS",
+    "RECORDED_KINDS",
+    "Action",
+    "Effect",
+    "Imported",
+    "Lived",
+    "Replay",
+    "Rerating",
+    "in_order",
+    "rerate",
+    "same_state",
+    "voided_by",
+]
 
-# Ledger kinds whose rows are the action itself (not derived from an event).
+KINDS = ("void", "ban", "unban", "adjust", "erase")
+# Ledger kinds whose rows are an action of their own, not derived from an event or a
+# moderation action (an adjustment and a correction are the rows of an ``Action``).
 RECORDED_KINDS = frozenset({LedgerKind.SEASON, LedgerKind.IMPORT})
+# What a correction compares: everything but the bookkeeping of changes.
+_COMPARED = tuple(f for f in STATE_FIELDS if f not in ("version", "updated_at"))
+
+Verdict = tuple[str, str | None]  # (outcome, reason) as the audit row holds them
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,28 +75,150 @@ class Imported:
     display_name_chosen: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One moderation action of the history."""
+
+    number: int
+    kind: str  # one of KINDS
+    at: datetime
+    after_seq: int  # it follows the stored event with this scoring number
+    voided: frozenset[str] = frozenset()  # event ids a void takes back
+    player_id: str | None = None  # the target of a ban, unban, adjustment or erase
+    delta: float = 0.0  # an adjustment's change
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """An event whose outcome a void changed: ``outcome`` is ``voided`` for a voided game."""
+
+    event_id: str
+    outcome: str
+    reason: str | None
+
+
+@dataclass
+class Rerating:
+    """What a void changes: corrected players, their correction rows, and changed outcomes."""
+
+    players: list[Player] = field(default_factory=list)
+    changes: list[LedgerChange] = field(default_factory=list)
+    effects: list[Effect] = field(default_factory=list)
+
+
+def same_state(a: Player, b: Player) -> bool:
+    """Equal in every stored field a void can change (not the version or its time)."""
+    return all(getattr(a, f) == getattr(b, f) for f in _COMPARED)
+
+
+E = TypeVar("E")  # a stored event as the caller reads it
+R = TypeVar("R")  # a recorded ledger row as the caller reads it
+
+
+def in_order(
+    events: Iterable[E],
+    recorded: Sequence[R],
+    actions: Sequence[Action],
+    event_place: Callable[[E], tuple[datetime, int]],
+    recorded_at: Callable[[R], datetime],
+    *,
+    tail: bool = True,
+) -> Iterator[E | R | Action]:
+    """The history's entries in the order every replay applies them: before each stored
+    event (``event_place``: when it was processed, its scoring number) the recorded rows
+    made before it was processed, then the actions that follow an earlier event; after the
+    last event the rest of them, rows first (unless ``tail`` is false: a replay run in pieces
+    takes them once the log is whole)."""
+    rows, taken = list(recorded), list(actions)
+    r = a = 0
+    for event in events:
+        processed_at, seq = event_place(event)
+        while r < len(rows) and recorded_at(rows[r]) < processed_at:
+            yield rows[r]
+            r += 1
+        while a < len(taken) and taken[a].after_seq < seq:
+            yield taken[a]
+            a += 1
+        yield event
+    if tail:
+        yield from rows[r:]
+        yield from taken[a:]
+
+
+def voided_by(actions: Iterable[Action]) -> frozenset[str]:
+    """Every game the actions void."""
+    found: set[str] = set()
+    for action in actions:
+        if action.kind == "void":
+            found |= action.voided
+    return frozenset(found)
+
+
 class Replay:
-    """``imported``: each imported player's profile (player id -> ``Imported``), applied at
-    their import row; a player without one keeps what a new player has."""
+    """The ladder replayed from its history, skipping the ``voided`` games.
+
+    ``imported``: each imported player's profile, applied at their import row. ``verdicts``
+    collects, when ``track`` is set, each event's decision that differs from the one given as
+    stored (``event(..., stored=...)``), and every voided event.
+    """
 
     def __init__(
         self,
         policy: Policy,
         rules_at: Callable[[datetime], Ruleset],
         imported: Mapping[str, Imported] | None = None,
+        voided: frozenset[str] = frozenset(),
+        *,
+        track: bool = False,
     ) -> None:
         self.policy = policy
         self.rules_at = rules_at
         self.imported: Mapping[str, Imported] = {} if imported is None else imported
+        self.voided = voided
+        self.track = track
         self.state = LadderState()
+        self.verdicts: dict[str, tuple[Verdict, Verdict]] = {}  # id -> (should, stored)
 
-    def event(self, event: Event, processed_at: datetime) -> Decision:
-        """Apply one stored event exactly as the worker did when it processed it."""
+    @property
+    def players(self) -> dict[PlayerKey, Player]:
+        return self.state.players
+
+    def event(
+        self, event: Event, processed_at: datetime, stored: Verdict | None = None
+    ) -> Decision | None:
+        """Apply one stored event exactly as the worker did when it processed it; ``None``
+        for a voided game (it never happened)."""
+        if event.event_id in self.voided:
+            if self.track and stored is not None:
+                self.verdicts[event.event_id] = ((str(Outcome.VOIDED), None), stored)
+            return None
         rules = self.rules_at(when(event, processed_at))
         decision = apply(event, self.state, rules, self.policy, processed_at)
         self.state.seen.clear()
         self.state.touched.clear()
+        if self.track and stored is not None:
+            made = (str(decision.outcome), _text(decision.reason))
+            if made != stored:
+                self.verdicts[event.event_id] = (made, stored)
         return decision
+
+    def action(self, ladder: str, action: Action) -> LedgerChange | None:
+        """A ban, unban, adjustment or erase where it falls (an erase bans the pseudonym the
+        stored history names instead of the id); a void is the skip set, nothing here.
+        Returns an adjustment's ledger row as derived."""
+        if action.player_id is None or action.kind == "void":
+            return None
+        state = self.state
+        state.claim(ladder, action.player_id, self.rules_at(action.at).start, action.at)
+        player = state.players[(ladder, action.player_id)]
+        if action.kind == "adjust":
+            change = LedgerChange(action.player_id, LedgerKind.ADJUSTMENT, 0.0, 0.0, action.delta)
+            return self.recorded(ladder, change, action.at)
+        banned = action.kind in ("ban", "erase")
+        if player.banned != banned:
+            player.banned = banned
+            player.changed(action.at)
+        return None
 
     def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:
         """Apply a recorded rating change; returns it with ``before`` and ``delta`` as derived."""
@@ -88,12 +244,8 @@ class Replay:
                 # An operator's change: the delta is the record, the before is today's rating.
                 rating = self.state.players[(ladder, change.player_id)].rating
                 return self._set(ladder, change, rating + change.delta, at, delta=change.delta)
-            case LedgerKind.CORRECTION:
-                # A re-rating after a void sets the rating it records (as a season's reset);
-                # the void's own replay has already moved the player's version.
-                return self._set(ladder, change, change.after, at, bump=False)
             case _:
-                raise ValueError(f"kind: {change.kind!r} is derived from events, not recorded")
+                raise ValueError(f"kind: {change.kind!r} is derived, not recorded")
 
     def _set(
         self,
@@ -104,7 +256,6 @@ class Replay:
         *,
         delta: float | None = None,
         claim: bool = False,
-        bump: bool = True,
     ) -> LedgerChange:
         """Set the player's rating to ``after``; ``claim`` creates them at the start first."""
         if claim:
@@ -118,6 +269,143 @@ class Replay:
             after - player.rating if delta is None else delta,
         )
         player.rating = after
-        if bump:
-            player.changed(at)
+        player.changed(at)
         return derived
+
+
+def rerate(
+    ladder: str,
+    current: Mapping[PlayerKey, Player],
+    should: Mapping[PlayerKey, Player],
+    verdicts: Mapping[str, tuple[Verdict, Verdict]],
+    effective: Mapping[str, tuple[Verdict, Verdict]],
+    start: float,
+    at: datetime,
+) -> Rerating:
+    """Compare the ladder as it stands (``current``) with the ladder as it should be.
+
+    A player whose state differs gets the state it should have, one version later, stamped
+    ``at``, and a ``correction`` row when the rating moves. A player named only by voided
+    events is back where a new player starts (off every board). ``verdicts`` are the
+    should-be decisions that differ from the stored ones, ``effective`` the outcomes earlier
+    voids changed (both as (now, as stored)): an effect is due where the outcome moves.
+    """
+    done = Rerating()
+    for key in sorted(current):
+        now = current[key]
+        target = should.get(key)
+        if target is None:
+            target = Player(ladder, key[1], start, banned=now.banned)
+        if same_state(now, target):
+            continue
+        fixed = replace(target, version=now.version + 1, updated_at=at, dirty=True)
+        done.players.append(fixed)
+        if fixed.rating != now.rating:
+            done.changes.append(
+                LedgerChange(
+                    key[1],
+                    LedgerKind.CORRECTION,
+                    now.rating,
+                    fixed.rating,
+                    fixed.rating - now.rating,
+                )
+            )
+    for event_id in sorted(set(verdicts) | set(effective)):
+        stored = (verdicts[event_id] if event_id in verdicts else effective[event_id])[1]
+        made = verdicts[event_id][0] if event_id in verdicts else stored
+        was = effective[event_id][0] if event_id in effective else stored
+        if made != was:
+            done.effects.append(Effect(event_id, made[0], made[1]))
+    return done
+
+
+class Lived:
+    """The history replayed as the worker lived it: each event by the ``Replay`` that knew the
+    voids taken before it, switching to the next at each void.
+
+    ``event`` returns the lived decision (what the worker stored); ``action`` returns what the
+    action derived: its ledger rows (an adjustment, or a void's corrections) and, for a void,
+    the changed outcomes. ``effective`` holds each event's outcome where a void changed it.
+    """
+
+    def __init__(
+        self,
+        ladder: str,
+        policy: Policy,
+        rules_at: Callable[[datetime], Ruleset],
+        actions: Iterable[Action],
+        imported: Mapping[str, Imported] | None = None,
+    ) -> None:
+        self.ladder = ladder
+        self.rules_at = rules_at
+        self.lived = Replay(policy, rules_at, imported)
+        self.ahead: dict[int, Replay] = {}
+        voided: frozenset[str] = frozenset()
+        for action in actions:
+            if action.kind == "void":
+                voided = voided | action.voided
+                self.ahead[action.number] = Replay(policy, rules_at, imported, voided, track=True)
+        self.effective: dict[str, tuple[Verdict, Verdict]] = {}  # id -> (now, as stored)
+
+    @property
+    def state(self) -> LadderState:
+        return self.lived.state
+
+    @property
+    def voided(self) -> frozenset[str]:
+        return self.lived.voided
+
+    def event(self, event: Event, processed_at: datetime) -> Decision:
+        """The lived decision (stored event ids are unique, so never a voided one yet)."""
+        decision = self.lived.event(event, processed_at)
+        assert decision is not None, "an event scored after it was voided"
+        stored = (str(decision.outcome), _text(decision.reason))
+        for ahead in self.ahead.values():
+            ahead.event(event, processed_at, stored)
+        return decision
+
+    def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:
+        derived = self.lived.recorded(ladder, change, at)
+        for ahead in self.ahead.values():
+            ahead.recorded(ladder, change, at)
+        return derived
+
+    def action(self, action: Action) -> tuple[list[LedgerChange], list[Effect]]:
+        if action.kind != "void":
+            derived = self.lived.action(self.ladder, action)
+            for ahead in self.ahead.values():
+                ahead.action(self.ladder, action)
+            return ([derived] if derived is not None else []), []
+        should = self.ahead.pop(action.number)
+        start = self.rules_at(action.at).start
+        current = self.lived.players
+        done = rerate(
+            self.ladder,
+            current,
+            should.players,
+            should.verdicts,
+            self.effective,
+            start,
+            action.at,
+        )
+        self.effective = dict(should.verdicts)
+        # From here the ladder as it should be is the lived one, with the lived bookkeeping;
+        # every player the lived ladder had stays (corrected where the void changed them).
+        fixed = {p.key: p for p in done.players}
+        for key, player in should.players.items():
+            was = current.get(key)
+            if key in fixed:
+                player.version, player.updated_at = fixed[key].version, fixed[key].updated_at
+            elif was is not None:
+                player.version, player.updated_at = was.version, was.updated_at
+        for key, was in current.items():
+            if key not in should.players:
+                should.players[key] = replace(fixed.get(key, was), dirty=False)
+        should.track = False
+        should.verdicts = {}
+        self.lived = should
+        return done.changes, done.effects
+
+
+def _text(reason: Reason | None) -> str | None:
+    return None if reason is None else str(reason)

@@ -1,4 +1,4 @@
-"""engine.moderation: the ladder as it should be, and the log as it was lived (no I/O)."""
+"""engine.replay: the ladder as it should be, and the log as it was lived (no I/O)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from engine import Imported, LedgerChange, LedgerKind, Policy, Replay
 from engine.ladder import GameFinished, Side
-from engine.moderation import Action, Ladder, Lived, rerate, same_state
+from engine.replay import Action, Lived, rerate, same_state
 from engine.rulesets import FibsRules
 
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -41,7 +41,7 @@ def games() -> list[GameFinished]:
 def test_a_ladder_that_skips_voided_games_equals_one_that_never_received_them():
     """exact means equal to a ladder that never received the voided games;
     the pair limit no longer counts g0, so g3 is rated (SPEC 2.2: first 3 within 24 hours)."""
-    should = Ladder(POLICY, rules_at, frozenset({"g0"}))
+    should = Replay(POLICY, rules_at, voided=frozenset({"g0"}), track=True)
     never = Replay(POLICY, rules_at)
     for game in games():
         should.event(
@@ -81,7 +81,7 @@ def test_an_import_row_gives_the_player_what_the_import_gave_them():
     and flags of their profile; the multiplier of their next match is the one their
     experience gives (SPEC 2.2: "the player's own experience before the match")."""
     imported = {"f1": Imported(games=12, experience=350, email_verified=True)}
-    should = Ladder(POLICY, rules_at, frozenset(), imported=imported)
+    should = Replay(POLICY, rules_at, imported, track=True)
     start = LedgerChange("f1", LedgerKind.IMPORT, RULES.start, 1600.0, 100.0)
     should.recorded("fibs", start, T0)
     decision = should.event(games()[1], T0 + timedelta(hours=1))
@@ -93,3 +93,47 @@ def test_an_import_row_gives_the_player_what_the_import_gave_them():
         f1.email_verified,
         decision.changes[0].k,
     )
+
+
+def test_a_history_runs_recorded_rows_and_actions_where_they_fall():
+    """SPEC 6 "One history": before each event the recorded rows made before it was
+    processed, then the actions that follow an earlier event; the rest after the last event
+    (or, for a replay run in pieces, not yet)."""
+    from engine.replay import in_order
+
+    events = [("e1", T0, 1), ("e2", T0 + timedelta(hours=2), 2)]
+    rows = [T0 + timedelta(hours=1), T0 + timedelta(hours=3)]  # when each row was made
+    acts = [Action(1, "ban", T0, 1, player_id="f1"), Action(2, "unban", T0, 2, player_id="f1")]
+
+    def place(event: tuple[str, datetime, int]) -> tuple[datetime, int]:
+        return event[1], event[2]
+
+    def made(row: datetime) -> datetime:
+        return row
+
+    whole = in_order(events, rows, acts, place, made)
+    order = list(whole)
+    assert [events[0], rows[0], acts[0], events[1], rows[1], acts[1]] == order
+    piece = in_order(events, rows, acts, place, made, tail=False)
+    cut = list(piece)
+    assert order[:4] == cut
+
+
+def test_a_player_a_first_void_reset_survives_a_second_void():
+    """Issue 30 case 1: a player named only by games a first void took back stays (at the
+    start, off the boards) through a second void, as the store keeps them."""
+    x_beats = [
+        GameFinished(f"a{i}", "fibs", T0 + timedelta(hours=i), "ranked", Side("x"), Side(o))
+        for i, o in enumerate(("y", "z", "w"))
+    ]
+    acts = [
+        Action(1, "void", T0, 3, voided=frozenset({"a1"})),
+        Action(2, "void", T0, 3, voided=frozenset({"a2"})),
+    ]
+    lived = Lived("fibs", POLICY, rules_at, acts)
+    for one in x_beats:
+        lived.event(one, one.ended_at)
+    lived.action(acts[0])
+    lived.action(acts[1])
+    z = lived.state.players[("fibs", "z")]
+    assert (RULES.start, False, 0) == (z.rating, z.listed, z.rated_games)

@@ -113,6 +113,8 @@ class Card:
     boosted: int
     linked_to: str | None
     percentile: float | None = None  # on the rating board; None while unlisted
+    banned: bool = False  # off every board, later games unrated (moderation)
+    banned_since: str | None = None  # when the ban began (from the audit store, not Redis)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -270,6 +272,7 @@ def card(redis: Client, ladder: str, player: str) -> Card:
         boosted=int(fields.get("boosted") or 0),
         linked_to=fields.get("linked_to") or None,
         percentile=entries[0].percentile if start >= 0 and entries else None,
+        banned=fields.get("banned") == "1",
     )
 
 

@@ -153,9 +153,10 @@ def rename_player(
     chunk: int = 1000,
 ) -> int:
     """Rewrite every receipt of ``ladder`` naming ``player_id`` through ``rename`` (an erase):
-    the per-event keys (their expiry kept), the wait lists, and the stream, whose entries
-    cannot change in place: each is deleted and added again, rewritten, at the stream's end.
-    Returns how many receipts were rewritten."""
+    the per-event keys (their expiry kept) and the wait lists; the stream's entries naming
+    the player are deleted (``XDEL``), never added again: a stream entry cannot change in
+    place, and one appended anew would reach a consumer as a new receipt. Returns how many
+    receipts were rewritten or deleted."""
     done = 0
     for key in redis.scan_iter(match=keys.receipt("*"), count=chunk):
         text = redis.get(key)
@@ -175,7 +176,7 @@ def rename_player(
                     pipe.pexpire(key, ttl)
                 pipe.execute()
             done += 1
-    moved: list[tuple[str, str]] = []
+    gone: list[str] = []
     start = "-"
     while True:
         entries = cast(
@@ -185,16 +186,13 @@ def rename_player(
         for entry_id, fields in entries:
             body = _loads(fields.get(b"receipt"))
             if _names(body, ladder, player_id):
-                moved.append((entry_id.decode(), compact(rename(body))))
+                gone.append(entry_id.decode())
         if len(entries) < chunk:
             break
         start = "(" + entries[-1][0].decode()
-    for old_id, rewritten in moved:
-        with redis.pipeline() as pipe:
-            pipe.xdel(keys.RECEIPTS, old_id)
-            pipe.xadd(keys.RECEIPTS, {"receipt": rewritten})
-            pipe.execute()
-    return done + len(moved)
+    for first in range(0, len(gone), chunk):
+        redis.xdel(keys.RECEIPTS, *gone[first : first + chunk])
+    return done + len(gone)
 
 
 def encode(body: dict[str, Any]) -> str:

@@ -1,9 +1,11 @@
 """Backtest: replay a ladder's stored log under candidate parameters, and compare.
 
-The stored events go through ``engine.replay.Replay`` in scoring order exactly as ``ladder
-verify`` replays them (the same reading code, ``worker.store.log.stream_log``; recorded
-actions such as season resets applied where they fall in time), with one difference: from
-``start`` on, every ruleset version in force has the ``--set`` values in place of its own.
+The ladder's history (``worker.store.log.history``) goes through the one replay,
+``engine.replay.Replay``, as moderated: voided games skipped, bans, unbans, adjustments,
+season resets and imports where they fall, exactly the ladder the store holds, with one
+difference: from ``start`` on, every ruleset version in force has the ``--set`` values in
+place of its own. A voided game is in neither side's calibration, and a stored game counts
+as rated only while no void changed its outcome.
 Imported players start with what their import gave them (``worker.store.imports.profiles``).
 Each rated game's expected scores are the ones the candidate engine computed before that
 game, so the candidate's calibration is what it would have been live.
@@ -25,13 +27,13 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from engine import LedgerChange, LedgerKind, Outcome, Replay, Ruleset
+from engine import Action, LedgerKind, Outcome, Replay, Ruleset, voided_by
 from engine.ladder import GameFinished, on_rating_board, when
 from worker.ladders import LadderConfig
 from worker.ops import collector
 from worker.ops.calibrate import Metrics, current_ratings
-from worker.store import imports
-from worker.store.log import event_of, recorded_actions, stream_log
+from worker.store import imports, moderation
+from worker.store.log import Recorded, event_of, history, recorded_actions, stream_log
 
 FIXED = frozenset({"version"})  # a label, not a parameter
 
@@ -155,28 +157,39 @@ def backtest(
     overrides: dict[str, Any],
     start: datetime | None = None,
 ) -> Backtest:
-    """Replay the ladder with ``overrides`` from ``start`` (default: its first event)."""
+    """Replay the ladder's moderated history with ``overrides`` from ``start`` (default: its
+    first event): voided games skipped, bans, unbans and adjustments where they fall."""
     started = time.perf_counter()
     ladder = ladder_config.name
     fibs = ladder_config.ruleset == "fibs"
     result = Backtest(ladder, overrides, start, stored=Metrics(fibs), candidate=Metrics(fibs))
     rules_at = candidate_rules(ladder_config, overrides, start)
-    replay = Replay(ladder_config.policy, rules_at, imports.profiles(engine, ladder))
-    pending = recorded_actions(engine, ladder)
+    with engine.connect() as conn:
+        actions = moderation.history_actions(conn, ladder)
+        effective = moderation.effective(conn, ladder) if actions else {}
+    replay = Replay(
+        ladder_config.policy, rules_at, imports.profiles(engine, ladder), voided_by(actions)
+    )
     rated, stored_rated, game = Outcome.RATED, Outcome.RATED.value, LedgerKind.GAME.value
     with collector.paused():
-        for row, ledger in stream_log(engine, ladder):
-            outcome, processed_at = row[1], row[5]
-            while pending and pending[0][1] < processed_at:
-                _recorded(replay, ladder, pending.pop(0))
+        log = history(stream_log(engine, ladder), recorded_actions(engine, ladder), actions)
+        for entry in log:
+            if isinstance(entry, Action):
+                replay.action(ladder, entry)
+                continue
+            if isinstance(entry, Recorded):
+                replay.recorded(ladder, entry.change, entry.at)
+                continue
+            row, ledger = entry.row, entry.ledger
+            processed_at = row[5]
             result.events += 1
             try:
                 event = event_of(row)
             except (KeyError, ValueError, TypeError):
                 continue  # an undecodable payload: ``ladder verify`` names it
             decision = replay.event(event, processed_at)
-            if not isinstance(event, GameFinished):
-                continue
+            if decision is None or not isinstance(event, GameFinished):
+                continue  # a voided game is not in the moderated history
             if start is not None and when(event, processed_at) < start:
                 continue
             length = event.match_length
@@ -186,13 +199,12 @@ def backtest(
                     result.candidate.add(
                         won.player_id, lost.player_id, won.expected, lost.expected, length
                     )
+            outcome = effective[row[0]][0][0] if row[0] in effective else row[1]
             games = [r for r in ledger if r[1] == game]
-            if outcome == stored_rated and len(games) == 2:
+            if outcome == stored_rated and row[1] == stored_rated and len(games) == 2:
                 won_row, lost_row = games
                 if won_row[6] is not None and lost_row[6] is not None:
                     result.stored.add(won_row[0], lost_row[0], won_row[6], lost_row[6], length)
-    for action in pending:
-        _recorded(replay, ladder, action)
     result.stored_ratings = current_ratings(engine, ladder)
     for (_, pid), player in replay.state.players.items():
         if on_rating_board(player):
@@ -200,9 +212,3 @@ def backtest(
             result.players[pid] = (result.stored_ratings.get(pid), player.rating)
     result.seconds = time.perf_counter() - started
     return result
-
-
-def _recorded(replay: Replay, ladder: str, row: Sequence[Any]) -> None:
-    _, at, player_id, kind, before, after, delta, k, expected = row
-    change = LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected)
-    replay.recorded(ladder, change, at)

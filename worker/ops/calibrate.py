@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 from engine import LedgerKind, Outcome
 from engine.calibration import Scores, Spread, Tally, spread
 from worker.ladders import LadderConfig
+from worker.store import moderation
 from worker.store.log import LEDGER_WITH_EVENTS, read_rows
 from worker.store.tables import events, players, rating_changes
 
@@ -130,7 +131,12 @@ def rated_games(
     until: datetime | None = None,
     version: str | None = None,
 ) -> Iterator[RatedGame]:
-    """The ladder's rated games in scoring order, each with both stored expected scores."""
+    """The ladder's rated games in scoring order, each with both stored expected scores;
+    a game a void took back or left unrated is not one (SPEC 6: a moderated ladder reads as
+    if voided games had never been published)."""
+    with engine.connect() as conn:
+        effective = moderation.effective(conn, ladder)
+    taken = {eid for eid, (now, _) in effective.items() if now[0] != Outcome.RATED.value}
     order = events.c.seq
     query = (
         select(
@@ -140,6 +146,7 @@ def rated_games(
             events.c.winner_id,
             rating_changes.c.player_id,
             rating_changes.c.expected,
+            events.c.event_id,
         )
         .select_from(LEDGER_WITH_EVENTS)
         .where(
@@ -155,7 +162,8 @@ def rated_games(
         query = query.where(events.c.ended_at < until)
     if version is not None:
         query = query.where(events.c.ruleset_version == version)
-    yield from _pairs(read_rows(engine, query))
+    rows = read_rows(engine, query)
+    yield from _pairs(r for r in rows if r[6] not in taken)
 
 
 def _pairs(rows: Iterable[Any]) -> Iterator[RatedGame]:

@@ -2,11 +2,16 @@
 
 ``erase`` replaces the player's id on one ladder by a stable pseudonym (a keyed hash of the
 ladder and the id under ``LADDER_NETWORK_KEY``: the same id always gets the same pseudonym,
-and it cannot be turned back into the id without the key) in every place it is stored:
-PostgreSQL rows and payloads, the Redis boards, hashes and season archives, and dead letters
-(in Redis and in PostgreSQL). The pseudonym is banned, so it stays off every board; every
-other player's numbers are untouched, and since the stored payloads carry the pseudonym a
-replay (``ladder verify``) derives the same ladder. The erase is an entry in the moderation
+and it cannot be turned back into the id without the key; an id that comes back as a new
+player and is erased again gets ``<pseudonym>-2``, then ``-3``) in every place it is stored:
+PostgreSQL rows and payloads, the Redis boards (rating, public, boosted, active and its
+``active:since`` index, season archives), hashes, receipt keys and wait lists, and dead
+letters (in Redis and in PostgreSQL). The entries of the receipt stream naming the id are
+deleted, not rewritten: a stream entry cannot change in place, and one appended again would
+reach a consumer group as a new receipt (SPEC 6 "Erase": "deleted, never re-appended").
+The pseudonym is banned, so it stays off every board; every other player's numbers are
+untouched, and since the stored payloads carry the pseudonym a replay (``ladder verify``)
+derives the same ladder. The erase is an entry in the moderation
 log naming only the pseudonym.
 """
 
@@ -44,6 +49,8 @@ def pseudonym(key: bytes, ladder: str, player_id: str) -> str:
 def _boards(rt: Any, ladder: str) -> dict[str, str]:
     found = {"rating": keys.rating(ladder), "public": keys.public(ladder)}
     found["boosted"] = keys.boosted(ladder)
+    found["active"] = keys.active(ladder)
+    found["active:since"] = keys.active_since(ladder)
     for season in list_seasons(rt.engine, ladder):
         if season["key"]:
             found[f"season:{season['name']}"] = season["key"]
@@ -99,24 +106,30 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
     is already done (its pseudonym is banned and its erase logged) does the Redis part only
     and reports ``"resumed": true``."""
     ladder = ladder_config.name
-    new = pseudonym(rt.settings.network_key.get_secret_value(), ladder, player_id)
+    base = pseudonym(rt.settings.network_key.get_secret_value(), ladder, player_id)
+    new = base
     resumed = False
     with rt.engine.begin() as conn:
         moderated.lock_ladder(conn, ladder)
         if moderated.load_one(conn, ladder, player_id) is None:
-            player = moderated.load_one(conn, ladder, new)
-            number = store.erase_number(conn, ladder, new)
-            if player is None or number is None:
+            done = store.last_erase(conn, ladder, base)
+            if done is None or (player := moderated.load_one(conn, ladder, done[1])) is None:
                 raise ModerationError(f"no player {player_id!r} on {ladder}")
-            rows, resumed = 0, True
+            (number, new), rows, resumed = done, 0, True
         else:
+            # The id came back after an earlier erase (a new player): a pseudonym of its own.
+            count = 1
+            while moderated.load_one(conn, ladder, new) is not None:
+                count += 1
+                new = f"{base}-{count}"
             rows = store.rename(conn, ladder, player_id, new)
             now = datetime.now(UTC)
             player = moderated.load_one(conn, ladder, new)
             assert player is not None
-            player.banned = True
-            player.changed(now)
-            moderated.set_banned(conn, player)
+            if not player.banned:  # a change only when it is one, as the replay has it
+                player.banned = True
+                player.changed(now)
+                moderated.set_banned(conn, player)
             after = moderated.last_seq(conn, ladder)
             number = moderated.add_action(conn, ladder, "erase", new, REASON, by, now, after, {})
     try:

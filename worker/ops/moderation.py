@@ -6,7 +6,7 @@ action to commit (and then scores on the corrected state), never fails for it; o
 on. A void's long replay runs before the lock; under it only the events stored since are run
 (``LogReplay``), or the whole log again if the log changed in a way that cannot be added.
 
-A void is exact (``engine.moderation``): the ladder's whole log is replayed with every voided
+A void is exact (``engine.replay``): the ladder's whole log is replayed with every voided
 event skipped (bans, adjustments, season resets and imports where they fall; an imported
 player with what the import gave them), and each player whose
 state differs from the stored one gets the state it should have and a ``correction`` ledger
@@ -31,16 +31,18 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from engine import (
+    Action,
     Decision,
     LedgerChange,
     LedgerKind,
     Player,
     PlayerState,
+    Replay,
     Ruleset,
     is_provisional,
 )
 from engine.ladder import Event, when
-from engine.moderation import Action, Ladder, rerate
+from engine.replay import rerate
 from worker.boards.projection import as_row
 from worker.boards.receipts import ReceiptSink, encode, refresh, unsettled
 from worker.ladders import LadderConfig
@@ -52,9 +54,11 @@ from worker.store import imports
 from worker.store import moderation as store
 from worker.store.log import (
     RECEIPT_LEDGER,
+    Recorded,
     audit_rows,
     event_of,
     first_processed_since,
+    history,
     recorded_actions,
     stream_log,
 )
@@ -103,20 +107,6 @@ class Report:
         }
 
 
-def action_of(row: dict[str, Any]) -> Action:
-    """A stored ``moderation_actions`` row as the engine replays it."""
-    details = row["details"] or {}
-    return Action(
-        number=int(row["id"]),
-        kind=row["kind"],
-        at=row["at"],
-        after_seq=int(row["after_seq"]),
-        voided=frozenset(details.get("voided", ())),
-        player_id=row["target"] if row["kind"] in ("ban", "unban", "adjust", "erase") else None,
-        delta=float(details.get("delta", 0.0)),
-    )
-
-
 def event_ref(action: int) -> str:
     """The ``event_id`` of an action's ledger rows."""
     return f"moderation:{action}"
@@ -155,7 +145,7 @@ class LogReplay:
         self,
         engine: Engine,
         ladder: str,
-        target: Ladder,
+        target: Replay,
         actions: Sequence[Action],
         recorded: Sequence[Sequence[Any]],
         progress: Progress | None = None,
@@ -207,12 +197,16 @@ class LogReplay:
                 ((row, []) for row in audit_rows(engine, ladder, self.seq, window - 1)),
                 stream_log(engine, ladder, window - 1, ledger_columns=RECEIPT_LEDGER),
             )
-        for row, ledger in log:
-            outcome, reason, processed_at, seq = row[1], row[2], row[5], row[6]
-            while self.recorded and self.recorded[0][1] < processed_at:
-                _recorded(target, ladder, self.recorded.pop(0))
-            while self.pending and self.pending[0].after_seq < seq:
+        for entry in history(log, self.recorded, self.pending, tail=False):
+            if isinstance(entry, Action):
                 target.action(ladder, self.pending.pop(0))
+                continue
+            if isinstance(entry, Recorded):
+                self.recorded.pop(0)
+                target.recorded(ladder, entry.change, entry.at)
+                continue
+            row, ledger = entry.row, entry.ledger
+            outcome, reason, processed_at, seq = row[1], row[2], row[5], row[6]
             event = event_of(row)
             decision = target.event(event, processed_at, (outcome, reason))
             if self.receipts_since is not None:
@@ -289,20 +283,14 @@ class LogReplay:
 
     def finish(self) -> None:
         """The season resets, imports and actions after the last event."""
-        for row in self.recorded:
-            _recorded(self.target, self.ladder, row)
-        for action in self.pending:
-            self.target.action(self.ladder, action)
+        for entry in history((), self.recorded, self.pending):
+            if isinstance(entry, Action):
+                self.target.action(self.ladder, entry)
+            elif isinstance(entry, Recorded):
+                self.target.recorded(self.ladder, entry.change, entry.at)
         self.recorded, self.pending = [], []
         if self.progress is not None:
             self.progress.advance(self.count % 1000)
-
-
-def _recorded(target: Ladder, ladder: str, row: Sequence[Any]) -> None:
-    _, at, player_id, kind, before, after, delta, k, expected = row
-    target.recorded(
-        ladder, LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected), at
-    )
 
 
 def void(
@@ -332,12 +320,15 @@ def void(
     with engine.connect() as conn:
         report, new, already = _chosen(conn, ladder, event_ids, dry_run)
         if not new:
+            if not dry_run:  # already void: their players written again (heals a failed write)
+                named = store.players_of(conn, ladder, event_ids)
+                _project(redis, ladder_config, named, report)
             report.seconds = time.perf_counter() - started
             return report
-        known = [action_of(row) for row in store.actions(conn, ladder)]
+        known = store.history_actions(conn, ladder)
         recorded = recorded_actions(conn, ladder)
     imported = imports.profiles(engine, ladder)
-    should = Ladder(policy, rules_at, frozenset(already | set(new)), imported=imported)
+    should = Replay(policy, rules_at, imported, frozenset(already | set(new)), track=True)
     kept = receipt_sink.redis if receipt_sink is not None and not dry_run else None
     log = LogReplay(engine, ladder, should, known, recorded, progress, since, frozenset(new), kept)
     log.run()
@@ -348,7 +339,7 @@ def void(
         # new players are not locked) is in neither, and is left alone.
         current = store.load_players(conn, ladder)
         locked, new_now, already_now = _chosen(conn, ladder, event_ids, dry_run)
-        known_now = [action_of(row) for row in store.actions(conn, ladder)]
+        known_now = store.history_actions(conn, ladder)
         recorded_now = recorded_actions(conn, ladder)
         if (new_now, already_now, known_now, recorded_now) != (new, already, known, recorded) or (
             store.count_through(conn, ladder, log.seq) != log.count
@@ -361,7 +352,9 @@ def void(
                 return report
             if recorded_now != recorded:
                 imported = imports.profiles(engine, ladder)
-            should = Ladder(policy, rules_at, frozenset(already_now | set(new)), imported=imported)
+            should = Replay(
+                policy, rules_at, imported, frozenset(already_now | set(new)), track=True
+            )
             log = LogReplay(
                 engine,
                 ladder,
@@ -401,8 +394,7 @@ def void(
         )
         store.write(conn, _ledger_rows(ladder, number, done.changes, now), done.players)
         report.action = number
-    _project(redis, ladder_config, done.players)
-    if receipt_sink is not None:
+    if _project(redis, ladder_config, done.players, report) and receipt_sink is not None:
         _refresh(receipt_sink, log.receipts, report)
     report.seconds = time.perf_counter() - started
     return report
@@ -461,10 +453,31 @@ def _chosen(
 
 
 def _project(
-    redis: Redis | RedisCluster | None, ladder_config: LadderConfig, changed: Iterable[Player]
-) -> None:
-    if redis is not None:
+    redis: Redis | RedisCluster | None,
+    ladder_config: LadderConfig,
+    changed: Iterable[Player],
+    report: Report,
+    *,
+    again: bool = True,
+) -> bool:
+    """Write the changed players to the boards after the commit; False when Redis failed.
+
+    PostgreSQL is the record and the action has committed (SPEC 5: Redis is a projection
+    that can always be rebuilt), so a Redis that cannot be reached leaves one warning line
+    naming the repair; ``again``: running the same command again repairs it too."""
+    if redis is None:
+        return True
+    try:
         reproject(redis, ladder_config, [as_row(p) for p in changed])
+    except RedisError as exc:
+        ladder = ladder_config.name
+        report.warning = (
+            f"the {report.kind} is committed, but Redis failed ({type(exc).__name__}) and the "
+            f"boards still show the ladder before it: run `ladder reconcile {ladder} --repair`"
+            + (" (or this command again)" if again else "")
+        )
+        return False
+    return True
 
 
 def _target(conn: Any, ladder: str, player_id: str) -> Player:
@@ -505,8 +518,8 @@ def ban(
                 conn, ladder, kind, player_id, reason, by, now, after, {}
             )
             store.set_banned(conn, player)
-    if report.action is not None:
-        _project(redis, ladder_config, [player])
+    if not dry_run:  # already done: written again, which heals a Redis write that failed
+        _project(redis, ladder_config, [player], report)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -545,6 +558,6 @@ def adjust(
             store.write(conn, _ledger_rows(ladder, number, [change], now), [player])
             report.action = number
     if report.action is not None:
-        _project(redis, ladder_config, [player])
+        _project(redis, ladder_config, [player], report, again=False)  # again: adjusts again
     report.seconds = time.perf_counter() - started
     return report

@@ -1,13 +1,15 @@
 """Verify: re-derive a ladder from its audit store by replay and compare with what is stored.
 
-The audit store is read in scoring order (``events.seq``), each event with its ledger rows,
-through a server-side cursor, so memory holds the ladder's players and window counts, not its
-history. Every event goes through ``engine.replay.Replay`` exactly as
-the worker applied it; the recorded ledger actions (season resets) are applied where they
-fall in time. Compared, field by field and bit for bit:
+The ladder's history (``worker.store.log.history``: the audit store in scoring order, each
+event with its ledger rows, through a server-side cursor, with the recorded ledger rows and
+the moderation actions where they fall) goes through the one replay as it was lived
+(``engine.replay.Lived``), so memory holds the ladder's players and window counts, not its
+history. Compared, field by field and bit for bit:
 
 - each audit row's outcome, reason and ruleset version;
 - each ledger row: player, kind, before, after, delta, K (or the fibs multiplier), expected;
+- each moderation action's ledger rows (an adjustment, a void's corrections) and the outcomes
+  it changed;
 - each player's final row in PostgreSQL (rating, games, experience, flags, link, version,
   timestamps);
 - the Redis boards and player hashes, against PostgreSQL (``worker.ops.reconcile``), which the
@@ -33,15 +35,22 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from sqlalchemy.engine import Engine
 
-from engine import LedgerChange, LedgerKind, Player, Replay
-from engine.moderation import Lived
+from engine import Action, LedgerChange, Lived, Player
 from worker.ladders import LadderConfig
 from worker.ops import collector, reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
-from worker.ops.verify_moderation import moderated
-from worker.store import imports
-from worker.store.log import CHUNK, STORED_LEDGER, event_of, recorded_actions, stream_log
+from worker.store import imports, moderation
+from worker.store.log import (
+    CHUNK,
+    STORED_LEDGER,
+    Logged,
+    Recorded,
+    event_of,
+    history,
+    recorded_actions,
+    stream_log,
+)
 from worker.store.statements import PLAYER_COLUMNS
 
 LISTED = 100  # mismatches kept per ladder (all are counted)
@@ -218,32 +227,60 @@ def _replay(
     report: LadderReport,
     progress: Advancing | None,
 ) -> None:
+    """The ladder's history through the one replay as it was lived (``engine.replay.Lived``):
+    each audit and ledger row compared with what the replay derives where it was made, each
+    moderation action's rows and changed outcomes with what the action derives."""
     ladder = ladder_config.name
     imported = imports.profiles(engine, ladder)  # what an import row's player starts with
-    replay: Replay | Lived = Replay(ladder_config.policy, ladder_config.rules_at, imported)
-    actions = moderated(engine, ladder_config, imported)  # voids, bans, adjustments: again
-    if actions is not None:
-        replay = actions.lived
-    pending = recorded_actions(engine, ladder)
+    with engine.connect() as conn:
+        actions = moderation.history_actions(conn, ladder)
+        kept_rows = moderation.action_rows(conn, ladder) if actions else {}
+        kept_effects = moderation.action_effects(conn, ladder) if actions else {}
+    replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
     with collector.paused():
-        for event_row, ledger_rows in stream_log(engine, ladder):
-            processed_at = event_row[5]
-            while pending and pending[0][1] < processed_at:
-                _apply_recorded(replay, ladder, pending.pop(0), report)
-            if actions is not None:
-                actions.before(event_row[6], report)
-            _check_event(replay, event_row, ledger_rows, report)
-            if progress is not None and report.events % PROGRESS_EVERY == 0:
-                progress.advance(PROGRESS_EVERY)
-        for row in pending:
-            _apply_recorded(replay, ladder, row, report)
-        if actions is not None:
-            actions.before(None, report)
+        log = history(stream_log(engine, ladder), recorded_actions(engine, ladder), actions)
+        for entry in log:
+            if isinstance(entry, Logged):
+                _check_event(replay, entry.row, entry.ledger, report)
+                if progress is not None and report.events % PROGRESS_EVERY == 0:
+                    progress.advance(PROGRESS_EVERY)
+            elif isinstance(entry, Action):
+                _check_action(replay, entry, kept_rows, kept_effects, report)
+            else:
+                _check_recorded(replay, ladder, entry, report)
     _check_players(engine, ladder, replay.state.players, report)
 
 
+def _check_action(
+    replay: Lived,
+    action: Action,
+    kept_rows: dict[str, list[Sequence[Any]]],
+    kept_effects: dict[int, list[tuple[str, str, str | None]]],
+    report: LadderReport,
+) -> None:
+    """A moderation action's ledger rows and changed outcomes against what it derives."""
+    ref = f"moderation:{action.number}"
+    changes, effects = replay.action(action)
+    # A void's corrections are written in player order, and an erase renames a player since:
+    # compared by player, not by the order they were written in.
+    changes = sorted(changes, key=lambda c: c.player_id)
+    kept = sorted(kept_rows.get(ref, []), key=lambda r: str(r[0]))
+    report.ledger_rows += len(kept)
+    for index in range(max(len(kept), len(changes))):
+        row = kept[index] if index < len(kept) else None
+        made = changes[index] if index < len(changes) else None
+        compare_change(ref, row, made, report)
+    stored = kept_effects.get(action.number, [])
+    derived = [(e.event_id, e.outcome, e.reason) for e in effects]
+    if stored != derived:
+        for item in sorted(set(derived) - set(stored)):
+            report.differ(Mismatch(ref, None, f"outcome of {item[0]}", None, item[1:]))
+        for item in sorted(set(stored) - set(derived)):
+            report.differ(Mismatch(ref, None, f"outcome of {item[0]}", item[1:], None))
+
+
 def _check_event(
-    replay: Replay | Lived, row: Sequence[Any], stored: list[Sequence[Any]], report: LadderReport
+    replay: Lived, row: Sequence[Any], stored: Sequence[Sequence[Any]], report: LadderReport
 ) -> None:
     event_id, outcome, reason, version, _, processed_at = row[:6]
     report.events += 1
@@ -315,14 +352,20 @@ def compare_change(
             report.differ(Mismatch(event_id, made.player_id, name, a, b))
 
 
-def _apply_recorded(
-    replay: Replay | Lived, ladder: str, row: Sequence[Any], report: LadderReport
-) -> None:
-    event_id, at, player_id, kind, before, after, delta, k, expected = row
+def _check_recorded(replay: Lived, ladder: str, entry: Recorded, report: LadderReport) -> None:
+    change = entry.change
     report.ledger_rows += 1
-    change = LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected)
-    derived = replay.recorded(ladder, change, at)
-    compare_change(event_id, (player_id, kind, before, after, delta, k, expected), derived, report)
+    derived = replay.recorded(ladder, change, entry.at)
+    kept = (
+        change.player_id,
+        str(change.kind),
+        change.before,
+        change.after,
+        change.delta,
+        change.k,
+        change.expected,
+    )
+    compare_change(entry.event_id, kept, derived, report)
 
 
 def _check_players(

@@ -2,7 +2,8 @@
 
 A player id is stored in ``players`` (key, ``linked_to``), ``events`` (``winner_id``,
 ``loser_id`` and anywhere in the payload: podium, link, profile), ``rating_changes``,
-``links``, ``season_standings`` and archived ``dead_letters``. ``rows_naming`` reads them all;
+``links``, ``season_standings``, ``imported_players``, ``moderation_actions`` and archived
+``dead_letters``. ``rows_naming`` reads them all;
 ``rename`` replaces the id by the pseudonym in each, in the caller's transaction.
 """
 
@@ -19,6 +20,7 @@ from sqlalchemy.engine import Connection
 from worker.store.tables import (
     dead_letters,
     events,
+    imported_players,
     links,
     moderation_actions,
     players,
@@ -78,6 +80,12 @@ def rows_naming(conn: Connection, ladder: str, player_id: str) -> dict[str, list
             conn,
             select(season_standings).where(
                 season_standings.c.ladder == ladder, season_standings.c.player_id == player_id
+            ),
+        ),
+        "imported_players": _rows(
+            conn,
+            select(imported_players).where(
+                imported_players.c.ladder == ladder, imported_players.c.player_id == player_id
             ),
         ),
         "moderation_actions": _rows(
@@ -146,6 +154,7 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
     column(links, "anonymous_id", links.c.ladder == ladder)
     column(links, "account_id", links.c.ladder == ladder)
     column(season_standings, "player_id", season_standings.c.ladder == ladder)
+    column(imported_players, "player_id", imported_players.c.ladder == ladder)
     for row in found["moderation_actions"]:  # a ban's void names the player in its reason
         conn.execute(
             update(moderation_actions)
@@ -170,17 +179,21 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
     return count
 
 
-def erase_number(conn: Connection, ladder: str, pseudonym: str) -> int | None:
-    """The moderation log's number of the erase that made ``pseudonym``, if there is one."""
+def last_erase(conn: Connection, ladder: str, pseudonym: str) -> tuple[int, str] | None:
+    """The moderation log's number and target of the latest erase that made ``pseudonym`` or
+    one of its later forms (``<pseudonym>-<n>``), if there is one."""
     query = (
-        select(moderation_actions.c.id)
+        select(moderation_actions.c.id, moderation_actions.c.target)
         .where(
             moderation_actions.c.ladder == ladder,
             moderation_actions.c.kind == "erase",
-            moderation_actions.c.target == pseudonym,
+            or_(
+                moderation_actions.c.target == pseudonym,
+                moderation_actions.c.target.startswith(f"{pseudonym}-", autoescape=True),
+            ),
         )
-        .order_by(moderation_actions.c.id)
+        .order_by(moderation_actions.c.id.desc())
         .limit(1)
     )
-    found = conn.execute(query).scalar()
-    return None if found is None else int(found)
+    found = conn.execute(query).first()
+    return None if found is None else (int(found[0]), str(found[1]))

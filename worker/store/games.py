@@ -3,7 +3,8 @@
 ``worker.store.history`` reads the ledger, so it holds rated games only; a player also wants
 to see the games that did not count and why (SPEC 2.4: the audit row says which filter
 decided). Each game is its audit row (``events``) with this player's ledger row joined when
-the game changed their rating.
+the game changed their rating, read as moderated: the outcome the last void left it
+(``voided`` for a game taken back, whose change is then not shown).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.engine import Engine
 
 from worker.service.reads import is_identifier
+from worker.store.history import effects
 from worker.store.tables import events, rating_changes
 
 
@@ -25,7 +27,7 @@ class Game:
     mode: str | None
     opponent: str
     result: str  # win or loss
-    outcome: str  # rated or unrated
+    outcome: str  # rated, unrated, or voided (as moderated: the last void's word on it)
     reason: str | None  # why it was unrated (engine.reasons.Reason)
     ruleset_version: str
     cube: int | None
@@ -82,9 +84,12 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
     )
     with engine.connect() as conn:
         rows = list(conn.execute(query).mappings())
+        moderated = effects(conn, ladder, [r["event_id"] for r in rows])
     found = []
     for row in rows:
         won = row["winner_id"] == player
+        outcome, reason = moderated.get(row["event_id"], (row["outcome"], row["reason"]))
+        applied = outcome == "rated"  # a voided game's change was taken back
         found.append(
             Game(
                 event_id=row["event_id"],
@@ -92,14 +97,14 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
                 mode=row["mode"],
                 opponent=row["loser_id"] if won else row["winner_id"],
                 result="win" if won else "loss",
-                outcome=row["outcome"],
-                reason=row["reason"],
+                outcome=outcome,
+                reason=reason,
                 ruleset_version=row["ruleset_version"],
                 cube=row["cube"],
                 match_length=row["match_length"],
-                delta=row["delta"],
-                rating_after=row["rating_after"],
-                expected=row["expected"],
+                delta=row["delta"] if applied else None,
+                rating_after=row["rating_after"] if applied else None,
+                expected=row["expected"] if applied else None,
             )
         )
     return found

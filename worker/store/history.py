@@ -3,6 +3,11 @@
 PostgreSQL is the system of record, so these reads go to it rather than to Redis. The
 history is the ``rating_changes`` ledger, newest first, with the facts of the game (opponent,
 result, cube, match length) joined from ``events`` where the change came from a game.
+
+It reads as moderated (SPEC 6 "One history"): a game a void took back keeps its row, marked
+``voided`` (its change was never applied: the void's ``correction`` row, listed too, undid
+it), and each event's outcome is the one the one replay last derived for it
+(``event_effects``), so the rows end at the player's current rating.
 """
 
 from __future__ import annotations
@@ -15,7 +20,13 @@ from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Engine
 
 from worker.service.reads import UnknownPlayer, is_identifier
-from worker.store.tables import events, moderation_actions, players, rating_changes
+from worker.store.tables import (
+    event_effects,
+    events,
+    moderation_actions,
+    players,
+    rating_changes,
+)
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,7 @@ class Change:
     cube: int | None
     match_length: int | None
     note: str | None = None  # a moderation row: what the operator did and why
+    voided: bool = False  # a game a void took back: its change is not applied
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,7 +89,45 @@ def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[C
         if not rows and conn.execute(known).first() is None:
             raise UnknownPlayer(f"no player {player!r} on {ladder}")
         notes = _notes(conn, ladder, rows)
-    return [_change(row, player, notes.get(row["event_id"])) for row in rows]
+        outcomes = effects(conn, ladder, [r["event_id"] for r in rows if r["kind"] == "game"])
+    return [
+        _change(row, player, notes.get(row["event_id"]), outcomes.get(row["event_id"]))
+        for row in rows
+    ]
+
+
+VOIDED = "voided"
+
+
+def effects(conn: Any, ladder: str, event_ids: list[str]) -> dict[str, tuple[str, str | None]]:
+    """Each event's outcome and reason as the last void that changed it left them."""
+    if not event_ids:
+        return {}
+    query = (
+        select(event_effects.c.event_id, event_effects.c.outcome, event_effects.c.reason)
+        .where(event_effects.c.ladder == ladder, event_effects.c.event_id.in_(event_ids))
+        .order_by(event_effects.c.action_id)
+    )
+    return {eid: (outcome, reason) for eid, outcome, reason in conn.execute(query)}
+
+
+def banned_since(engine: Engine, ladder: str, player: str) -> str | None:
+    """When the player's ban in force began (ISO 8601), or None when they are not banned."""
+    query = (
+        select(moderation_actions.c.kind, moderation_actions.c.at)
+        .where(
+            moderation_actions.c.ladder == ladder,
+            moderation_actions.c.target == player,
+            moderation_actions.c.kind.in_(["ban", "unban", "erase"]),
+        )
+        .order_by(moderation_actions.c.id.desc())
+        .limit(1)
+    )
+    with engine.connect() as conn:
+        found = conn.execute(query).first()
+    if found is None or found[0] == "unban":
+        return None
+    return str(found[1].isoformat())
 
 
 def recent_ranked_games(
@@ -125,7 +175,9 @@ def _notes(conn: Any, ladder: str, rows: list[Any]) -> dict[str, str]:
     return notes
 
 
-def _change(row: Any, player: str, note: str | None = None) -> Change:
+def _change(
+    row: Any, player: str, note: str | None = None, effect: tuple[str, str | None] | None = None
+) -> Change:
     game = row["kind"] == "game" and row["winner_id"] is not None
     won = game and row["winner_id"] == player
     return Change(
@@ -143,6 +195,7 @@ def _change(row: Any, player: str, note: str | None = None) -> Change:
         cube=row["cube"] if game else None,
         match_length=row["match_length"] if game else None,
         note=note,
+        voided=effect is not None and effect[0] == VOIDED,
     )
 
 

@@ -1,5 +1,5 @@
 """The audit log read in scoring order, for the commands that replay it (``ladder verify``,
-``void``, ``backtest``, ``calibrate``).
+``void``, ``backtest``, ``calibrate``), and the ladder's whole history (``history``).
 
 ``stream_log`` yields each audit row of a ladder in scoring order (``events.seq``) with its
 ledger rows in written order, from two server-side cursors merged, so memory holds one chunk,
@@ -9,13 +9,15 @@ their own (season resets, imports); ``read_rows`` any query's rows the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, func, select, text
 from sqlalchemy.engine import Connection, Engine
 
+from engine import Action, LedgerChange, LedgerKind, in_order
 from engine.ladder import Event
 from engine.replay import RECORDED_KINDS
 from worker.service import records
@@ -202,3 +204,50 @@ def first_processed_since(
     with engine.connect() as conn:
         found = conn.execute(query).scalar()
     return None if found is None else int(found)
+
+
+# -- the history: events, recorded rows and moderation actions in the one replay's order --------
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """A stored event of the history: its audit row (``audit_rows``) and its ledger rows."""
+
+    row: Sequence[Any]
+    ledger: Sequence[Sequence[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A recorded ledger row of the history (a season's reset, an import)."""
+
+    event_id: str
+    at: datetime
+    change: LedgerChange
+
+
+def recorded_of(row: Sequence[Any]) -> Recorded:
+    """A row of ``recorded_actions`` as a history entry."""
+    event_id, at, player_id, kind, before, after, delta, k, expected = row
+    change = LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected)
+    return Recorded(event_id, at, change)
+
+
+Entry = Logged | Recorded | Action
+
+
+def history(
+    logged: Iterable[tuple[Sequence[Any], Sequence[Sequence[Any]]]],
+    recorded: Sequence[Sequence[Any]],
+    actions: Sequence[Action],
+    *,
+    tail: bool = True,
+) -> Iterator[Entry]:
+    """The ladder's history (SPEC 6 "One history") from its logged events (``stream_log`` or
+    ``audit_rows`` with their ledger rows), its recorded rows (``recorded_actions``) and its
+    moderation actions, in the order ``engine.replay.in_order`` gives every replay."""
+    events = (Logged(row, ledger) for row, ledger in logged)
+    rows = [recorded_of(r) for r in recorded]
+    return in_order(
+        events, rows, actions, lambda e: (e.row[5], e.row[6]), lambda r: r.at, tail=tail
+    )

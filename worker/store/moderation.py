@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from engine import Player
+from engine import Action, Player
 from engine.replay import RECORDED_KINDS
 from worker.store.statements import PLAYER_ROW, chunks, write_batch
 from worker.store.tables import (
@@ -124,6 +124,25 @@ def actions(conn: Connection, ladder: str) -> list[dict[str, Any]]:
     return [dict(row) for row in conn.execute(query).mappings()]
 
 
+def action_of(row: dict[str, Any]) -> Action:
+    """A stored ``moderation_actions`` row as the history's value."""
+    details = row["details"] or {}
+    return Action(
+        number=int(row["id"]),
+        kind=row["kind"],
+        at=row["at"],
+        after_seq=int(row["after_seq"]),
+        voided=frozenset(details.get("voided", ())),
+        player_id=row["target"] if row["kind"] in ("ban", "unban", "adjust", "erase") else None,
+        delta=float(details.get("delta", 0.0)),
+    )
+
+
+def history_actions(conn: Connection, ladder: str) -> list[Action]:
+    """The ladder's moderation actions, oldest first, as the history's values."""
+    return [action_of(row) for row in actions(conn, ladder)]
+
+
 def action_rows(conn: Connection, ladder: str) -> dict[str, list[Sequence[Any]]]:
     """The ledger rows of moderation actions (``moderation:<n>``), by event id, in order."""
     query = (
@@ -220,6 +239,19 @@ def load_one(conn: Connection, ladder: str, player_id: str) -> Player | None:
     query = select(*PLAYER_ROW).where(players.c.ladder == ladder, players.c.player_id == player_id)
     row = conn.execute(query).first()
     return None if row is None else Player(*row)
+
+
+def players_of(conn: Connection, ladder: str, event_ids: Iterable[str]) -> list[Player]:
+    """The stored players the events name as winner or loser."""
+    ids: set[str] = set()
+    for part in chunks(sorted(set(event_ids))):
+        query = select(events.c.winner_id, events.c.loser_id).where(
+            events.c.ladder == ladder, events.c.event_id.in_(list(part))
+        )
+        for winner, loser in conn.execute(query):
+            ids.update(i for i in (winner, loser) if i is not None)
+    found = [load_one(conn, ladder, pid) for pid in sorted(ids)]
+    return [p for p in found if p is not None]
 
 
 def set_banned(conn: Connection, player: Player) -> None:

@@ -119,6 +119,7 @@ class Change(BaseModel):
     at: str = Field(description="When the change was applied (ISO 8601)")
     result: Literal["win", "loss"] | None
     note: str | None = Field(None, description="A moderation row: what was done and why")
+    voided: bool = Field(False, description="A game a void took back: its change is not applied")
 
 
 class Side(BaseModel):  # ``preview.Side.as_json``

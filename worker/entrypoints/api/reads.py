@@ -33,6 +33,7 @@ from worker.entrypoints.api.models import (
     Preview,
 )
 from worker.ladders import Config, LadderConfig
+from worker.service import cards
 from worker.store import history
 
 POSTGRESQL_THREADS = 8
@@ -115,7 +116,7 @@ class Reads:
 
     def card(self, ladder: str, player: str) -> Card:
         name = self.ladder(ladder).name
-        return Card(**reader.card(self.redis, name, player).as_json())
+        return Card(**cards.card(self.redis, self.engine, name, player).as_json())
 
     def rank(self, ladder: str, player: str, board: str) -> Entry:
         name = self.board(ladder, board)

@@ -193,7 +193,9 @@ def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
             if voided is None:
                 return EXIT_USAGE
             reports.append(voided)
-    for one in reports:
+    for index, one in enumerate(reports):
+        if index and reports[0].warning:
+            one.warning = ""  # the void after the ban failed as the ban did: one line says it
         _show(args, ladder_config, one)
     return 0
 

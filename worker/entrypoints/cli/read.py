@@ -26,6 +26,7 @@ from worker.entrypoints.cli.common import (
     print_json,
 )
 from worker.entrypoints.cli.terminal import Refused, safe
+from worker.service import cards
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -175,7 +176,7 @@ def cmd_around(rt: Runtime, args: argparse.Namespace) -> int:
 
 def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = board_ladder(rt, args)
-    found = reader.card(rt.leaderboard_redis, args.ladder, args.player)
+    found = cards.card(rt.leaderboard_redis, rt.engine, args.ladder, args.player)
     if args.json:
         print_json(found.as_json())
         return 0
@@ -194,6 +195,8 @@ def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
     lines.append(("last game", found.last_game_at or "-"))
     if found.linked_to:
         lines.append(("linked to", found.linked_to))
+    if found.banned:
+        lines.append(("banned", f"since {found.banned_since or '-'}"))
     for label, value in lines:
         print(f"{label:<11} {safe(value)}")
     return 0
@@ -209,17 +212,19 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
         return 0
     rules = ladder_config.current
     print(f"{args.ladder}: {safe(args.player)}, newest first")
-    print(f"{'ended':<20} {'event':<20} {'kind':<6} {'opponent':<16} {'change':>8} {'rating':>9}")
+    print(f"{'ended':<20} {'event':<20} {'kind':<10} {'opponent':<16} {'change':>8} {'rating':>9}")
     for c in changes:
         delta = display_rating(rules, c.delta)
         delta = delta if delta.startswith("-") else f"+{delta}"
         what = c.kind if c.result is None else c.result
         when = (c.ended_at or c.at)[:19]  # when the game ended; a prize or link: when applied
+        note = f"  {safe(c.note)}" if c.note else ""
+        if c.voided:  # taken back by a void: its change was never applied
+            delta, note = f"({delta})", "  voided"
         print(
-            f"{when:<20} {safe(c.event_id)[:20]:<20} {what:<6} "
+            f"{when:<20} {safe(c.event_id)[:20]:<20} {what[:10]:<10} "
             f"{safe(c.opponent or '-')[:16]:<16} "
-            f"{delta:>8} {display_rating(rules, c.rating_after):>9}"
-            + (f"  {c.kind}: {safe(c.note)}" if c.note else "")
+            f"{delta:>8} {display_rating(rules, c.rating_after):>9}{note}"
         )
     if not changes:
         print("  (no rating changes yet)")

@@ -22,6 +22,7 @@ from worker.entrypoints.console.charts import Point, Series, calibration_svg, ra
 from worker.ladders import Config, LadderConfig
 from worker.ops import seasons
 from worker.ops.calibrate import calibrate
+from worker.service import cards
 from worker.store import games, history
 
 PAGE_SIZE = 25
@@ -196,45 +197,81 @@ def leaderboard(
 
 
 def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
+    """The player's page as moderated (SPEC 6 "One history"): the card's numbers, the chart of
+    every change applied (a voided game's is not; a void's correction and an adjustment are),
+    so it ends at the current rating, and the games with a voided one marked so, beside the
+    moderation rows that changed the rating."""
     lc = _ladder(stores, name)
     rules = lc.current
-    card = reader.card(stores.redis, name, player_id)
+    card = cards.card(stores.redis, stores.engine, name, player_id)
     changes = history.history(stores.engine, name, player_id, CHART_GAMES)
-    rated = [c for c in reversed(changes) if c.kind == "game"]
+    applied = [c for c in reversed(changes) if not c.voided]
     points = [
         Point(
             datetime.fromisoformat(c.ended_at or c.at).timestamp(),
             c.rating_after,
-            f"{_when(c.ended_at or c.at)}: {c.result} against {c.opponent}, "
-            f"{_signed(rules, c.delta)} to {display_rating(rules, c.rating_after)}",
+            f"{_when(c.ended_at or c.at)}: "
+            + (
+                f"{c.result} against {c.opponent}"
+                if c.result
+                else _CHANGE_WORDS.get(c.kind, c.kind)
+            )
+            + f", {_signed(rules, c.delta)} to {display_rating(rules, c.rating_after)}",
         )
-        for c in rated
+        for c in applied
     ]
     chart = rating_svg(
         points,
-        f"{player_id}: rating after each rated game",
+        f"{player_id}: rating after each change",
         lambda r: display_rating(rules, r),
     )
-    listed = []
+    listed: list[dict[str, Any]] = []
     for g in games.games(stores.engine, name, player_id, LISTED_GAMES):
         counted = g.delta is not None
+        voided = g.outcome == VOIDED
+        why = "voided" if voided else REASON_WORDS.get(g.reason or "", g.reason or "unrated")
         listed.append(
             {
                 "date": _when(g.ended_at)[:10],
                 "time": _when(g.ended_at)[11:],
+                "sort": g.ended_at or "",
                 "opponent": g.opponent,
                 "opponent_url": player_url(name, g.opponent),
                 "result": g.result,
                 "mode": g.mode or "",
                 "counted": counted,
+                "voided": voided,
                 "change": _signed(rules, g.delta) if g.delta is not None else "",
                 "up": g.delta is not None and g.delta > 0,
                 "down": g.delta is not None and g.delta < 0,
                 "rating": display_rating(rules, g.rating_after) if g.rating_after else "",
-                "why": "" if counted else REASON_WORDS.get(g.reason or "", g.reason or "unrated"),
+                "why": "" if counted else why,
                 "detail": _detail(lc, g),
             }
         )
+    for c in changes:
+        if c.kind not in MODERATION_KINDS:
+            continue
+        listed.append(
+            {
+                "date": _when(c.at)[:10],
+                "time": _when(c.at)[11:],
+                "sort": c.at,
+                "opponent": "",
+                "opponent_url": "",
+                "result": c.kind,
+                "mode": "",
+                "counted": True,
+                "voided": False,
+                "change": _signed(rules, c.delta),
+                "up": c.delta > 0,
+                "down": c.delta < 0,
+                "rating": display_rating(rules, c.rating_after),
+                "why": "",
+                "detail": c.note or "",
+            }
+        )
+    listed.sort(key=lambda g: g["sort"], reverse=True)
     facts = [
         ("Rating", display_rating(rules, card.rating)),
         ("Rank", f"#{card.rank}" if card.rank is not None else "not on the leaderboard"),
@@ -247,18 +284,33 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
     facts.append(("Last game", _when(card.last_game_at)))
     if card.linked_to:
         facts.append(("Linked to", card.linked_to))
+    if card.banned:
+        facts.append(("Banned", f"since {_when(card.banned_since)}"))
     return {
         "title": f"{player_id} on {name}",
         "ladder": name,
         "ladder_url": ladder_url(name),
         "player_id": player_id,
         "provisional": card.provisional,
+        "banned": card.banned,
         "facts": facts,
         "chart": chart,
         "points": len(points),
         "capped": len(changes) >= CHART_GAMES,
-        "games": listed,
+        "games": listed[:LISTED_GAMES],
     }
+
+
+VOIDED = "voided"
+MODERATION_KINDS = ("correction", "adjustment")
+_CHANGE_WORDS = {
+    "prize": "tournament prize",
+    "link": "linked account",
+    "season": "season reset",
+    "import": "imported",
+    "correction": "correction",
+    "adjustment": "adjustment",
+}
 
 
 def _detail(lc: LadderConfig, g: games.Game) -> str:
