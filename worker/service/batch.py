@@ -40,7 +40,6 @@ from engine.ladder import (
     IdentityLinked,
     TournamentFinished,
     named_ids,
-    ranked_window_hours,
     when,
 )
 from schemas import Event as WireEvent
@@ -398,7 +397,7 @@ class Service:
             for game in games:
                 winners = _as_asked(game.winner.player_id, resolved, later)
                 losers = _as_asked(game.loser.player_id, resolved, later)
-                span = ranked_window_hours(ladder_config.rules_at(game.ended_at))
+                span = ladder_config.rules_at(game.ended_at).k_window_hours
                 if span is not None:
                     hours.add(span)
                     players.update(winners)
