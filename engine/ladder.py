@@ -20,7 +20,7 @@ chooses the ruleset version by ``when(event, now)``.
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import ClassVar, Final
+from typing import ClassVar, Final, NamedTuple
 
 from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
 from engine.fairplay import Reason as FairPlayReason
@@ -185,10 +185,11 @@ class LadderState:
 
 
 # -- the decision ---------------------------------------------------------------------------
+# What ``apply`` answers is named tuples (immutable, typed, the cheapest value to build): a
+# decision and its ledger rows are made for every event of every batch and replay.
 
 
-@dataclass(frozen=True, slots=True)
-class LedgerChange:
+class LedgerChange(NamedTuple):
     """One ``rating_changes`` row: ``k`` is K (gammon42, prostriker) or the fibs multiplier."""
 
     player_id: str
@@ -200,22 +201,19 @@ class LedgerChange:
     expected: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LinkEffect:
+class LinkEffect(NamedTuple):
     anonymous_id: str
     account_id: str
     adopted: bool
 
 
-@dataclass(frozen=True, slots=True)
-class TournamentEffect:
+class TournamentEffect(NamedTuple):
     tournament_id: str
     public: bool
     prizes: tuple[tuple[str, int], ...] = ()  # (player id, prize), first place first
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """What one event did: the audit row's facts, the ledger rows and the other effects."""
 
     event_id: str
