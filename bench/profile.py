@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import json
 import os
 import pstats
@@ -204,7 +205,7 @@ def _drain(
     rt = Runtime(Settings.from_env())
     rt.config  # noqa: B018
     rt.engine.connect().close()
-    runner.freeze_startup_objects()  # as ``ladder worker --burst`` does before its first job
+    gc.freeze()  # what start-up allocated, as the console script freezes it (cli.launch)
     started = time.perf_counter()
     if profiler is not None:
         profiler.enable()

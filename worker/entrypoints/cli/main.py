@@ -260,7 +260,6 @@ def cmd_worker(rt: Runtime, args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.burst:
-        runner.freeze_startup_objects()
         runner.run_burst(rt)
     else:
         runner.run_forever(rt)
