@@ -36,7 +36,7 @@ demo: install
 	$(REDIS_CLI) -u $(DEMO_REDIS_URL) < .demo/publish.redis > /dev/null
 	@echo "== draining with a burst worker"
 	REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder worker --burst 2> .demo/worker.log
-	@echo "   ($$(grep -c '"event": "event"' .demo/worker.log) events processed; log in .demo/worker.log)"
+	@echo "   ($$($(BIN)/python -c 'import json, sys; print(sum(json.loads(l)["events"] for l in sys.stdin if "\"event\": \"batch\"" in l))' < .demo/worker.log) events processed; log in .demo/worker.log)"
 	@for ladder in gammon42 fibs prostriker; do \
 		REDIS_URL=$(DEMO_REDIS_URL) DATABASE_URL=$(DEMO_DATABASE_URL) $(BIN)/ladder top $$ladder --limit 10; echo; \
 	done

@@ -65,8 +65,8 @@ class _Rules:
         del player
         return True
 
-    def provisional(self, player: PlayerState) -> bool:
-        """Whether the rating carries the provisional flag."""
+    def provisional(self, player: PlayerState | Player) -> bool:
+        """Whether the rating carries the provisional flag (a state, or the stored player)."""
         del player
         return False
 
@@ -168,7 +168,7 @@ class FibsRules(_Rules):
             player.email_verified, player.display_name_chosen, player.experience, self
         )
 
-    def provisional(self, player: PlayerState) -> bool:
+    def provisional(self, player: PlayerState | Player) -> bool:
         """Seed 003 section 04: below 50 experience (SPEC 2.2)."""
         return fibs.is_provisional(player.experience, self)
 
