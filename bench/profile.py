@@ -117,16 +117,21 @@ def timer_breakdown(totals: dict[str, list[float]], events: int) -> dict[str, An
     return {"us_per_event": out, "batches": batches}
 
 
+# The project's own packages by their directories: a checkout's path may itself contain
+# "/engine/" or "/worker/", as may the virtual environment inside it.
+_ROOT = Path(__file__).resolve().parents[1]
+_OWN = {name: f"{_ROOT / name}{os.sep}" for name in ("engine", "schemas", "worker")}
+
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("pydantic / schemas (validation)", ("pydantic", "/schemas/")),
-    ("engine (rating, fair play)", ("/engine/",)),
+    ("pydantic / schemas (validation)", ("pydantic", _OWN["schemas"])),
+    ("engine (rating, fair play)", (_OWN["engine"],)),
     ("SQLAlchemy", ("sqlalchemy",)),
     ("psycopg (driver + socket wait)", ("psycopg",)),
     ("redis-py (client + socket wait)", ("/redis/",)),
     ("rq", ("/rq/",)),
     ("structlog + logging", ("structlog", "/logging/")),
     ("json", ("/json/",)),
-    ("ladder worker/*.py", ("/worker/",)),
+    ("ladder worker/*.py", (_OWN["worker"],)),
 ]
 
 
