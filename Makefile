@@ -52,7 +52,7 @@ demo: install
 	fi
 	@echo "== draining with a burst worker"
 	$(DEMO) $(BIN)/ladder worker --burst 2> $(DEMO_OUT)/worker.log
-	@echo "   ($$(grep -c '"event": "event"' $(DEMO_OUT)/worker.log) events processed; log in $(DEMO_OUT)/worker.log)"
+	@echo "   ($$($(BIN)/python -c 'import json, sys; print(sum(json.loads(l)["events"] for l in sys.stdin if "\"event\": \"batch\"" in l))' < $(DEMO_OUT)/worker.log) events processed; log in $(DEMO_OUT)/worker.log)"
 	@for ladder in gammon42 fibs prostriker; do \
 		$(DEMO) $(LADDER) top $$ladder --limit 10; echo; \
 	done

@@ -136,7 +136,7 @@ def startup(target: env.Target, log: Path, rounds: int = 3) -> dict[str, Any]:
 def _first_event_logged(path: Path) -> datetime | None:
     with path.open(encoding="utf-8", errors="replace") as lines:
         for line in lines:
-            if '"event": "event"' in line:
+            if '"event": "batch"' in line:
                 try:
                     stamp = json.loads(line)["timestamp"]
                 except (ValueError, KeyError):

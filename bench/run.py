@@ -183,7 +183,7 @@ def _last_event_logged(path: Path) -> datetime | None:
     last = None
     with path.open(encoding="utf-8", errors="replace") as lines:
         for line in lines:
-            if '"event": "event"' not in line:
+            if '"event": "batch"' not in line:
                 continue
             try:
                 stamp = json.loads(line)["timestamp"]

@@ -2,8 +2,8 @@
 
 Sources: SPEC section 2 and seeds 002 (Gammon42), 003 (FIBS formula) and 004 (ProStriker Elo).
 The engine imports only the standard library and does no I/O, so the worker can call it from
-anywhere and the unit tests need nothing running. ``rate``/``preview`` dispatch on the ruleset;
-the per-ruleset functions live in the ``gammon42``, ``fibs`` and ``prostriker`` modules.
+anywhere and the unit tests need nothing running. Each ruleset (``rulesets``) answers for
+itself; its formulas live in the ``gammon42``, ``fibs`` and ``prostriker`` modules.
 ``ladder.apply`` applies one event to the ladder state (links, prizes, boosted points, the
 ledger) and ``replay.Replay`` runs a ladder's stored log through it again.
 """

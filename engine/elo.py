@@ -10,7 +10,7 @@ from engine.curves import pow10
 from engine.rounding import round_half_away
 from engine.types import PlayerState, RatingChange, SideChange
 
-__all__ = ["deltas", "elo_change", "expected_score"]
+__all__ = ["elo_change", "expected_score"]
 
 
 def expected_score(player: float, opponent: float, divisor: float) -> float:
@@ -27,31 +27,15 @@ def elo_change(
     divisor: float,
     coefficient: float = 1.0,
 ) -> RatingChange:
-    winner_delta, loser_delta, expected_winner, expected_loser = deltas(
-        winner.rating, loser.rating, winner_k, loser_k, divisor, coefficient
-    )
+    expected_winner = expected_score(winner.rating, loser.rating, divisor)
+    expected_loser = 1 - expected_winner
+    winner_delta = round_half_away(winner_k * (1 - expected_winner) * coefficient)
+    loser_delta = round_half_away(loser_k * (0 - expected_loser) * coefficient)
     return RatingChange(
         winner=_side(winner, winner_delta, winner_k, expected_winner),
         loser=_side(loser, loser_delta, loser_k, expected_loser),
         coefficient=coefficient,
     )
-
-
-def deltas(
-    winner: float,
-    loser: float,
-    winner_k: float,
-    loser_k: float,
-    divisor: float,
-    coefficient: float = 1.0,
-) -> tuple[int, int, float, float]:
-    """The two whole-number changes and the two expectations, as plain values: what
-    ``elo_change`` wraps, and what a replay reads without building the wrapping."""
-    expected_winner = 1.0 / (1.0 + pow10((loser - winner) / divisor))
-    expected_loser = 1 - expected_winner
-    winner_delta = round_half_away(winner_k * (1 - expected_winner) * coefficient)
-    loser_delta = round_half_away(loser_k * (0 - expected_loser) * coefficient)
-    return winner_delta, loser_delta, expected_winner, expected_loser
 
 
 def _side(player: PlayerState, delta: int, k: float, expected: float) -> SideChange:

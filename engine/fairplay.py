@@ -27,7 +27,6 @@ __all__ = [
     "pair_limit",
     "shared_network",
     "verdict",
-    "verdict_of",
 ]
 
 
@@ -126,37 +125,4 @@ def verdict(facts: FairPlayFacts, cfg: FairPlayConfig) -> Reason | None:
         reason = check(facts, cfg)
         if reason is not None:
             return reason
-    return None
-
-
-def verdict_of(
-    cfg: FairPlayConfig,
-    mode: str,
-    winner_is_bot: bool,
-    loser_is_bot: bool,
-    winner_network: str | None,
-    loser_network: str | None,
-    pair_rated_games: int,
-) -> Reason | None:
-    """``verdict`` on plain values, without building ``FairPlayFacts``: the same checks of
-    the facts, then ``FILTERS`` in the same order, for the per-game path of a replay (a test
-    pins it equal to ``verdict`` on every combination)."""
-    if mode not in MODES or pair_rated_games < 0:
-        # Let the facts raise exactly what they always did.
-        FairPlayFacts(
-            mode, winner_is_bot, loser_is_bot, winner_network, loser_network, pair_rated_games
-        )
-    if cfg.not_ranked and mode != "ranked":
-        return Reason.NOT_RANKED
-    if cfg.bots and (winner_is_bot or loser_is_bot):
-        return Reason.BOT
-    if (
-        cfg.shared_network
-        and winner_network is not None
-        and loser_network is not None
-        and winner_network == loser_network
-    ):
-        return Reason.SHARED_NETWORK
-    if cfg.pair_limit and pair_rated_games >= cfg.pair_limit_games:
-        return Reason.PAIR_LIMIT
     return None

@@ -14,11 +14,16 @@ selects that variant (off by default, SPEC 2.2). Ratings are stored unrounded an
 one decimal.
 """
 
+from __future__ import annotations
+
 import math
+from typing import TYPE_CHECKING
 
 from engine.curves import pow10
-from engine.rulesets import FibsRules
 from engine.types import Game, PlayerState, RatingChange, SideChange
+
+if TYPE_CHECKING:  # the ruleset type names its formulas (engine.rulesets)
+    from engine.rulesets import FibsRules
 
 __all__ = [
     "is_provisional",
@@ -26,7 +31,6 @@ __all__ = [
     "match_value",
     "multiplier",
     "rate",
-    "rate_values",
     "win_probability",
 ]
 
@@ -54,14 +58,17 @@ def multiplier(experience: int, match_length: int, rules: FibsRules) -> float:
 
 def rate(rules: FibsRules, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
     """Score one rated match; changes are not rounded (seed 003 shows one decimal)."""
-    winner_delta, winner_multiplier, winner_p, loser_delta, loser_multiplier, loser_p = rate_values(
-        rules,
-        winner.rating,
-        winner.experience,
-        loser.rating,
-        loser.experience,
-        game.match_length,
-    )
+    n = game.match_length
+    value = match_value(n, rules)
+    winner_multiplier = multiplier(winner.experience, n, rules)
+    loser_multiplier = multiplier(loser.experience, n, rules)
+    winner_p = win_probability(winner.rating, loser.rating, n, rules.divisor)
+    # The loser's own chance of winning. Taking it as 1 - P(winner) rather than recomputing
+    # keeps the formula exactly antisymmetric at equal experience.
+    loser_p = 1.0 - winner_p
+    winner_delta = value * (1.0 - winner_p) * winner_multiplier
+    # "+ 0.0" turns -0.0 (a certain loss) into 0.0 so nothing ever displays "-0.0".
+    loser_delta = -(value * loser_p * loser_multiplier) + 0.0
     return RatingChange(
         winner=SideChange(
             before=winner.rating,
@@ -79,29 +86,6 @@ def rate(rules: FibsRules, winner: PlayerState, loser: PlayerState, game: Game) 
         ),
         coefficient=1.0,
     )
-
-
-def rate_values(
-    rules: FibsRules,
-    winner: float,
-    winner_experience: int,
-    loser: float,
-    loser_experience: int,
-    n: int,
-) -> tuple[float, float, float, float, float, float]:
-    """Each side's change, multiplier and chance of winning, as plain values (winner's
-    first): what ``rate`` wraps, and what a replay reads without building the wrapping."""
-    value = match_value(n, rules)
-    winner_multiplier = multiplier(winner_experience, n, rules)
-    loser_multiplier = multiplier(loser_experience, n, rules)
-    winner_p = win_probability(winner, loser, n, rules.divisor)
-    # The loser's own chance of winning. Taking it as 1 - P(winner) rather than recomputing
-    # keeps the formula exactly antisymmetric at equal experience.
-    loser_p = 1.0 - winner_p
-    winner_delta = value * (1.0 - winner_p) * winner_multiplier
-    # "+ 0.0" turns -0.0 (a certain loss) into 0.0 so nothing ever displays "-0.0".
-    loser_delta = -(value * loser_p * loser_multiplier) + 0.0
-    return winner_delta, winner_multiplier, winner_p, loser_delta, loser_multiplier, loser_p
 
 
 def is_provisional(experience: int, rules: FibsRules) -> bool:

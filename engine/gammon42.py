@@ -12,12 +12,16 @@ Each player uses their own K (32, or 16 after a heavy ranked week), so the two c
 when the Ks do. Go's ratings are ints; ours are floats holding whole numbers, used as they are.
 """
 
+from __future__ import annotations
+
 import math
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from engine import elo
-from engine.rulesets import Gammon42Rules
 from engine.types import Game, PlayerState, RatingChange
+
+if TYPE_CHECKING:  # the ruleset type names its formulas (engine.rulesets)
+    from engine.rulesets import Gammon42Rules
 
 __all__ = ["CUBE_VALUES", "cube_coefficient", "expected_score", "k_for", "rate"]
 

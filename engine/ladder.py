@@ -20,19 +20,14 @@ chooses the ruleset version by ``when(event, now)``.
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from math import isfinite
-from typing import ClassVar, Final
+from typing import ClassVar, Final, NamedTuple
 
-from engine import elo, fibs, gammon42, prostriker
-from engine.fairplay import FairPlayConfig, verdict_of
+from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
 from engine.fairplay import Reason as FairPlayReason
-from engine.gammon42 import CUBE_VALUES
 from engine.player import Player, PlayerKey
-from engine.rating import rate as rate_game
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.rulesets import FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
-from engine.types import Game, PlayerState
-from engine.values import quick
+from engine.rulesets import Ruleset
+from engine.types import Game, PlayerState, SideChange
 from engine.windows import Windows
 
 __all__ = [
@@ -55,8 +50,6 @@ __all__ = [
     "on_public_board",
     "on_rating_board",
     "when",
-    "window_hours",
-    "ranked_window_hours",
 ]
 
 # SPEC 2.1 decision: boosted points = result value (1/2/3) x cube, to the winner.
@@ -66,7 +59,6 @@ RESULT_POINTS: Final[dict[str, int]] = {"single": 1, "gammon": 2, "backgammon": 
 # -- events ---------------------------------------------------------------------------------
 
 
-@quick
 @dataclass(frozen=True, slots=True)
 class Side:
     """One player of a game: the id as sent, and the fair-play facts about them."""
@@ -76,7 +68,6 @@ class Side:
     network: str | None = None  # opaque token (sent, or derived from an IP by the worker)
 
 
-@quick
 @dataclass(frozen=True, slots=True)
 class GameFinished:
     event_id: str
@@ -92,7 +83,6 @@ class GameFinished:
     type: ClassVar[str] = "game.finished"
 
 
-@quick
 @dataclass(frozen=True, slots=True)
 class TournamentFinished:
     event_id: str
@@ -105,7 +95,6 @@ class TournamentFinished:
     type: ClassVar[str] = "tournament.finished"
 
 
-@quick
 @dataclass(frozen=True, slots=True)
 class IdentityLinked:
     event_id: str
@@ -117,7 +106,6 @@ class IdentityLinked:
     type: ClassVar[str] = "identity.linked"
 
 
-@quick
 @dataclass(frozen=True, slots=True)
 class PlayerUpdated:
     event_id: str
@@ -166,22 +154,6 @@ class Policy:
     public_board: bool = False
 
 
-def window_hours(rules: Ruleset, policy: Policy) -> int:
-    """How far back before a game's ``ended_at`` its window counts reach."""
-    ranked = ranked_window_hours(rules)
-    hours = policy.fairplay.pair_window_hours
-    return hours if ranked is None else max(hours, ranked)
-
-
-def ranked_window_hours(rules: Ruleset) -> int | None:
-    """The window of ranked games ``apply`` counts for a rated game under ``rules`` (gammon42's
-    K by weekly volume), or None when the rules count none. A pair's rated games are counted
-    over ``policy.fairplay.pair_window_hours`` under every ruleset."""
-    if isinstance(rules, Gammon42Rules) and rules.heavy_volume:
-        return rules.heavy_window_hours
-    return None
-
-
 @dataclass
 class LadderState:
     """What ``apply`` reads and changes: a batch's share of the ladders, or a whole ladder.
@@ -213,11 +185,11 @@ class LadderState:
 
 
 # -- the decision ---------------------------------------------------------------------------
+# What ``apply`` answers is named tuples (immutable, typed, the cheapest value to build): a
+# decision and its ledger rows are made for every event of every batch and replay.
 
 
-@quick
-@dataclass(frozen=True, slots=True)
-class LedgerChange:
+class LedgerChange(NamedTuple):
     """One ``rating_changes`` row: ``k`` is K (gammon42, prostriker) or the fibs multiplier."""
 
     player_id: str
@@ -229,25 +201,19 @@ class LedgerChange:
     expected: float | None = None
 
 
-@quick
-@dataclass(frozen=True, slots=True)
-class LinkEffect:
+class LinkEffect(NamedTuple):
     anonymous_id: str
     account_id: str
     adopted: bool
 
 
-@quick
-@dataclass(frozen=True, slots=True)
-class TournamentEffect:
+class TournamentEffect(NamedTuple):
     tournament_id: str
     public: bool
     prizes: tuple[tuple[str, int], ...] = ()  # (player id, prize), first place first
 
 
-@quick
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """What one event did: the audit row's facts, the ledger rows and the other effects."""
 
     event_id: str
@@ -347,8 +313,6 @@ def apply(
 def _game(
     event: GameFinished, state: LadderState, rules: Ruleset, policy: Policy, now: datetime
 ) -> Decision:
-    # The per-event path of a replay: plain locals rather than repeated lookups, the same
-    # steps in the same order as ever.
     ladder = event.ladder
     links = state.links.get(ladder)
     winner_id = event.winner.player_id
@@ -371,16 +335,18 @@ def _game(
     elif winner.banned or loser.banned:
         reason = Reason.BANNED  # moderation: unrated for both, as against a bot
     else:
-        found = verdict_of(
-            fairplay,
-            mode,
-            event.winner.is_bot,
-            event.loser.is_bot,
-            event.winner.network,
-            event.loser.network,
-            windows.rated_pair_games(
-                ladder, winner_id, loser_id, ended_at, fairplay.pair_window_hours
+        found = verdict(
+            FairPlayFacts(
+                mode,
+                event.winner.is_bot,
+                event.loser.is_bot,
+                event.winner.network,
+                event.loser.network,
+                windows.rated_pair_games(
+                    ladder, winner_id, loser_id, ended_at, fairplay.pair_window_hours
+                ),
             ),
+            fairplay,
         )
         reason = None if found is None else _REASONS[found]
     changes: tuple[LedgerChange, ...] = ()
@@ -390,32 +356,21 @@ def _game(
     match_length = event.match_length
     if reason is None:
         winner_recent = loser_recent = 0
-        if isinstance(rules, Gammon42Rules):
+        hours = rules.k_window_hours
+        if hours is not None:
             # SPEC 2.1: K by the ranked games of the 7 days before ended_at, this one not counted.
-            hours = rules.heavy_window_hours
             winner_recent, loser_recent = windows.ranked_games_both(
                 ladder, winner_id, loser_id, ended_at, hours
             )
-        won_after, won_k, won_expected, lost_after, lost_k, lost_expected, coefficient = _rated(
-            rules, winner, loser, winner_recent, loser_recent, cube, match_length
+        change = rules.rate(
+            _state(winner, winner_recent),
+            _state(loser, loser_recent),
+            Game(cube=cube, match_length=match_length),
         )
-        before = winner.rating
-        won = LedgerChange(
-            winner_id, LedgerKind.GAME, before, won_after, won_after - before, won_k, won_expected
-        )
-        winner.rating = won_after
+        coefficient = change.coefficient
+        won = _ledger(winner, LedgerKind.GAME, change.winner)
         _played(winner, match_length, ended_at, now)
-        before = loser.rating
-        lost = LedgerChange(
-            loser_id,
-            LedgerKind.GAME,
-            before,
-            lost_after,
-            lost_after - before,
-            lost_k,
-            lost_expected,
-        )
-        loser.rating = lost_after
+        lost = _ledger(loser, LedgerKind.GAME, change.loser)
         _played(loser, match_length, ended_at, now)
         changes = (won, lost)
         if mode == "ranked":  # the audit store's pair windows hold ranked games only
@@ -443,61 +398,6 @@ def _game(
         changes,
         boosted,
     )
-
-
-# gammon42's cube coefficient for each valid cube, computed once by the function itself.
-_COEFFICIENTS: Final[dict[int, float]] = {c: gammon42.cube_coefficient(c) for c in CUBE_VALUES}
-
-_Rated = tuple[float, float, float, float, float, float, float]
-
-
-def _rated(
-    rules: Ruleset,
-    winner: Player,
-    loser: Player,
-    winner_recent: int,
-    loser_recent: int,
-    cube: int,
-    match_length: int,
-) -> _Rated:
-    """``engine.rating.rate``'s numbers for one rated game, as (winner's after, K, expected,
-    loser's after, K, expected, coefficient), through the same formula functions but without
-    the values that wrap them. Anything unusual (a rating that is not finite, a negative
-    count, a match length below 1, a cube that is not one) goes through ``rate`` itself,
-    which raises exactly what it always did."""
-    wr = winner.rating
-    lr = loser.rating
-    if (
-        match_length >= 1
-        and isfinite(wr)
-        and isfinite(lr)
-        and min(winner.rated_games, winner.experience, loser.rated_games, loser.experience) >= 0
-    ):
-        if isinstance(rules, Gammon42Rules):
-            coefficient = _COEFFICIENTS.get(cube) if type(cube) is int else None
-            if coefficient is not None:
-                wk = gammon42.k_for(winner_recent, rules)
-                lk = gammon42.k_for(loser_recent, rules)
-                wd, ld, we, le = elo.deltas(wr, lr, wk, lk, rules.divisor, coefficient)
-                return (wr + wd, float(wk), we, lr + ld, float(lk), le, coefficient)
-        elif isinstance(rules, FibsRules):
-            wdf, wm, wp, ldf, lm, lp = fibs.rate_values(
-                rules, wr, winner.experience, lr, loser.experience, match_length
-            )
-            return (wr + wdf, wm, wp, lr + ldf, lm, lp, 1.0)
-        elif isinstance(rules, ProStrikerRules):
-            wk = prostriker.k_for(winner.rated_games, rules)
-            lk = prostriker.k_for(loser.rated_games, rules)
-            wd, ld, we, le = elo.deltas(wr, lr, wk, lk, rules.divisor)
-            return (wr + wd, float(wk), we, lr + ld, float(lk), le, 1.0)
-    change = rate_game(
-        rules,
-        _state(winner, winner_recent),
-        _state(loser, loser_recent),
-        Game(cube=cube, match_length=match_length),
-    )
-    w, lo = change.winner, change.loser
-    return (w.after, w.k, w.expected, lo.after, lo.k, lo.expected, change.coefficient)
 
 
 def _played(player: Player, match_length: int, ended_at: datetime, now: datetime) -> None:
@@ -539,7 +439,7 @@ def _tournament(
             Reason.PRIVATE_TOURNAMENT,
             TournamentEffect(event.tournament_id, public=False),
         )
-    prizes = rules.prizes if isinstance(rules, Gammon42Rules) else ()
+    prizes = rules.prizes
     if not prizes:
         return decided(
             Outcome.APPLIED, Reason.NO_PRIZES, TournamentEffect(event.tournament_id, public=True)
@@ -548,7 +448,7 @@ def _tournament(
     changes = []
     for prize, pid in zip(prizes, event.podium, strict=False):
         player = state.player(event.ladder, state.resolve(event.ladder, pid))
-        changes.append(_ledger(player, LedgerKind.PRIZE, player.rating + prize, None, None))
+        changes.append(_set(player, LedgerKind.PRIZE, player.rating + prize))
         player.listed = True
         player.changed(now)
         paid.append((player.player_id, prize))
@@ -599,7 +499,7 @@ def _link(
     if adopted:
         # The account has no rated games: it takes over the anonymous rating and counts.
         # Histories are never added (seed 004): nothing of the account's is summed in.
-        changes = (_ledger(account, LedgerKind.LINK, anon.rating, None, None),)
+        changes = (_set(account, LedgerKind.LINK, anon.rating),)
         account.rated_games = anon.rated_games
         account.experience = anon.experience
         account.listed = anon.listed or account.listed
@@ -634,8 +534,17 @@ def _player_updated(
     )
 
 
-def _ledger(
-    player: Player, kind: LedgerKind, after: float, k: float | None, expected: float | None
+def _ledger(player: Player, kind: LedgerKind, side: SideChange) -> LedgerChange:
+    """A rated game's row for one side, the player's rating moved to the side's ``after``."""
+    return _set(player, kind, side.after, side.k, side.expected)
+
+
+def _set(
+    player: Player,
+    kind: LedgerKind,
+    after: float,
+    k: float | None = None,
+    expected: float | None = None,
 ) -> LedgerChange:
     change = LedgerChange(
         player.player_id, kind, player.rating, after, after - player.rating, k, expected
@@ -664,10 +573,4 @@ def on_rating_board(player: Player) -> bool:
 def on_public_board(player: Player, rules: Ruleset, policy: Policy) -> bool:
     """On the public list: on the rating board and eligible under the ruleset (SPEC 2.2:
     fibs lists verified e-mail, chosen display name and experience >= 20)."""
-    if not policy.public_board or not on_rating_board(player):
-        return False
-    if isinstance(rules, FibsRules):
-        return fibs.is_public_eligible(
-            player.email_verified, player.display_name_chosen, player.experience, rules
-        )
-    return True
+    return policy.public_board and on_rating_board(player) and rules.public_eligible(player)

@@ -10,9 +10,15 @@ Each player uses their own K. The seed does not state the rounding, but its work
 lands on whole ratings (1212 / 1388, 1196 / 1404), so SPEC 2.3 rounds half away from zero.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from engine import elo
-from engine.rulesets import ProStrikerRules
 from engine.types import Game, PlayerState, RatingChange
+
+if TYPE_CHECKING:  # the ruleset type names its formulas (engine.rulesets)
+    from engine.rulesets import ProStrikerRules
 
 __all__ = ["expected_score", "k_for", "rate"]
 

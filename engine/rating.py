@@ -2,16 +2,15 @@
 
 Sources: SPEC 2 (one ruleset per ladder), SPEC 4 (the rating preview: "what would this game do
 to my rating") and seed 003's calculator, which shows the win chance and both outcomes.
-The worker calls only these functions, so adding a ruleset touches this module and not it.
+Each ruleset answers for itself (``engine.rulesets``), so adding one touches neither this
+module nor the worker.
 """
 
 import math
 from decimal import ROUND_HALF_UP, Decimal
-from typing import assert_never
 
-from engine import fibs, gammon42, prostriker
 from engine.rounding import round_half_away
-from engine.rulesets import FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
+from engine.rulesets import Ruleset
 from engine.types import Game, PlayerState, Preview, RatingChange
 
 __all__ = ["display_rating", "is_provisional", "preview", "rate"]
@@ -19,15 +18,7 @@ __all__ = ["display_rating", "is_provisional", "preview", "rate"]
 
 def rate(rules: Ruleset, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
     """Score one rated game under ``rules``."""
-    match rules:
-        case Gammon42Rules():
-            return gammon42.rate(rules, winner, loser, game)
-        case FibsRules():
-            return fibs.rate(rules, winner, loser, game)
-        case ProStrikerRules():
-            return prostriker.rate(rules, winner, loser, game)
-        case _:
-            assert_never(rules)
+    return rules.rate(winner, loser, game)
 
 
 def preview(rules: Ruleset, a: PlayerState, b: PlayerState, game: Game) -> Preview:
@@ -43,16 +34,12 @@ def preview(rules: Ruleset, a: PlayerState, b: PlayerState, game: Game) -> Previ
 
 def is_provisional(rules: Ruleset, player: PlayerState) -> bool:
     """Return whether the rating carries the provisional flag (only FIBS has one, SPEC 2.2)."""
-    if isinstance(rules, FibsRules):
-        return fibs.is_provisional(player.experience, rules)
-    return False
-
-
-_ONE_DECIMAL = Decimal("0.1")
+    return rules.provisional(player)
 
 
 def display_rating(rules: Ruleset, rating: float) -> str:
-    """Format a rating (or a change) as players see it: FIBS one decimal, others whole.
+    """Format a rating (or a change) as players see it, with the ruleset's ``decimals``
+    (FIBS one decimal, others whole).
 
     Both round half away from zero, like the stored whole-number ratings. FIBS goes through
     ``Decimal`` because ``Decimal(float)`` is exact, whereas ``f"{x:.1f}"`` rounds ties to even
@@ -60,7 +47,7 @@ def display_rating(rules: Ruleset, rating: float) -> str:
     """
     if not math.isfinite(rating):
         raise ValueError(f"rating: must be a finite number, got {rating!r}")
-    if isinstance(rules, FibsRules):
-        shown = Decimal(rating).quantize(_ONE_DECIMAL, rounding=ROUND_HALF_UP)
+    if rules.decimals:
+        shown = Decimal(rating).quantize(Decimal(1).scaleb(-rules.decimals), rounding=ROUND_HALF_UP)
         return f"{shown.copy_abs() if shown.is_zero() else shown:f}"
     return str(round_half_away(rating))

@@ -8,11 +8,22 @@ row records; older Gammon42 versions are the same class with other numbers (divi
 
 Parameters come from a TOML file, so ``__post_init__`` validates them and turns TOML arrays
 (lists) into tuples: a bad file must fail when it is loaded, not halfway through a game.
+
+Each ruleset answers for itself what the ladder rules ask of it (``engine.ladder``, the
+projection and the receipts name no ruleset): ``rate`` a game (each side with its own K), the
+``k_window_hours`` its K counts ranked games over, the tournament ``prizes``, whether a player
+is ``public_eligible`` and whether a rating is ``provisional``, and the ``decimals`` a rating
+is shown with. What no ruleset overrides is ``_Rules``'s answer. A new ruleset is one class
+here and its formulas' module.
 """
 
 import math
 from dataclasses import dataclass
 from typing import ClassVar, Final
+
+from engine import fibs, gammon42, prostriker
+from engine.player import Player
+from engine.types import Game, PlayerState, RatingChange
 
 __all__ = [
     "RULESET_KINDS",
@@ -36,8 +47,32 @@ def _require_finite(value: float, field: str) -> None:
     _require(math.isfinite(value), field, f"must be a finite number, got {value!r}")
 
 
+class _Rules:
+    """The answers a ruleset gives unless it says otherwise."""
+
+    __slots__ = ()
+    prizes: tuple[int, ...] = ()  # no tournament prizes
+    decimals: ClassVar[int] = 0  # ratings are whole numbers, shown whole
+
+    @property
+    def k_window_hours(self) -> int | None:
+        """The hours before a game's ``ended_at`` whose ranked games its K counts (None: K
+        counts none)."""
+        return None
+
+    def public_eligible(self, player: Player) -> bool:
+        """Whether a player on the rating board may be on the public list."""
+        del player
+        return True
+
+    def provisional(self, player: PlayerState | Player) -> bool:
+        """Whether the rating carries the provisional flag (a state, or the stored player)."""
+        del player
+        return False
+
+
 @dataclass(frozen=True, slots=True)
-class Gammon42Rules:
+class Gammon42Rules(_Rules):
     """Gammon42 Elo with the doubling cube (seed 002, SPEC 2.1)."""
 
     version: str = "1.3.1"
@@ -68,9 +103,17 @@ class Gammon42Rules:
         _require(all(p >= 0 for p in prizes), "prizes", f"must all be >= 0, got {prizes!r}")
         object.__setattr__(self, "prizes", prizes)
 
+    @property
+    def k_window_hours(self) -> int | None:
+        """SPEC 2.1: K by the ranked games of the 7 days before ``ended_at`` (from 1.3.1)."""
+        return self.heavy_window_hours if self.heavy_volume else None
+
+    def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
+        return gammon42.rate(self, winner, loser, game)
+
 
 @dataclass(frozen=True, slots=True)
-class FibsRules:
+class FibsRules(_Rules):
     """The FIBS match formula with the newcomer multiplier (seed 003, SPEC 2.2)."""
 
     version: str = "1"
@@ -84,6 +127,7 @@ class FibsRules:
     provisional_below: int = 50
     public_min_experience: int = 20
     kind: ClassVar[str] = "fibs"
+    decimals: ClassVar[int] = 1  # stored unrounded, shown with one decimal (seed 003)
 
     def __post_init__(self) -> None:
         _require_version(self.version)
@@ -115,9 +159,22 @@ class FibsRules:
             f"must be >= 0, got {self.public_min_experience!r}",
         )
 
+    def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
+        return fibs.rate(self, winner, loser, game)
+
+    def public_eligible(self, player: Player) -> bool:
+        """Seed 003 section 05: verified e-mail, chosen display name and experience >= 20."""
+        return fibs.is_public_eligible(
+            player.email_verified, player.display_name_chosen, player.experience, self
+        )
+
+    def provisional(self, player: PlayerState | Player) -> bool:
+        """Seed 003 section 04: below 50 experience (SPEC 2.2)."""
+        return fibs.is_provisional(player.experience, self)
+
 
 @dataclass(frozen=True, slots=True)
-class ProStrikerRules:
+class ProStrikerRules(_Rules):
     """Classic Elo with K tiers by rated games (seed 004, SPEC 2.3)."""
 
     version: str = "1"
@@ -149,6 +206,9 @@ class ProStrikerRules:
             f"must be > 0, got {self.k_established!r}",
         )
         object.__setattr__(self, "k_tiers", tiers)
+
+    def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
+        return prostriker.rate(self, winner, loser, game)
 
 
 Ruleset = Gammon42Rules | FibsRules | ProStrikerRules

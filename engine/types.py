@@ -1,11 +1,15 @@
 """Engine-side values: a player's state before a game, the game, and the rating change.
 
 These are separate from the wire contracts in ``schemas/`` (SPEC 3) so that a contract change
-is a mapping change in the worker, never a change to the maths here.
+is a mapping change in the worker, never a change to the maths here. What the engine is given
+(a player's state, a game) is a frozen dataclass that checks its values as it is built; what
+it answers (a change, a preview) is a named tuple: immutable, typed, and the cheapest value
+the standard library builds, made for every rated game.
 """
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["Game", "PlayerState", "Preview", "RatingChange", "SideChange"]
 
@@ -41,8 +45,7 @@ class Game:
             raise ValueError(f"match_length: must be >= 1, got {self.match_length!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class SideChange:
+class SideChange(NamedTuple):
     """One side's rating change."""
 
     before: float
@@ -52,8 +55,7 @@ class SideChange:
     expected: float  # this side's expected score / win probability
 
 
-@dataclass(frozen=True, slots=True)
-class RatingChange:
+class RatingChange(NamedTuple):
     """Both sides' changes for one rated game."""
 
     winner: SideChange
@@ -61,8 +63,7 @@ class RatingChange:
     coefficient: float  # gammon42 cube coefficient; 1.0 elsewhere
 
 
-@dataclass(frozen=True, slots=True)
-class Preview:
+class Preview(NamedTuple):
     """What a game would do to player a's rating (SPEC 4 preview, seed 003 calculator)."""
 
     win_probability: float  # for player a

@@ -58,16 +58,36 @@ def test_a_payload_without_an_event_id_is_listed_with_a_null_event_id(cli):
     ]
 
 
-def test_the_worker_logs_one_json_line_per_event(cli):
-    """One JSON line per processed event with event_id, ladder, outcome and duration."""
+def test_the_worker_logs_one_json_line_per_batch_with_its_counts(cli):
+    """At INFO one JSON line per batch, its events counted by outcome and by ladder, outcome
+    and reason, with its duration; no line per event (issue 32: per-batch, not per-event,
+    overhead)."""
     cli.publish_with_redis_cli([event("g-1", "a", "b"), event("g-1", "a", "b")])
     result = cli.ladder("worker", "--burst")
+    lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    assert [] == [line for line in lines if line.get("event") == "event"]
+    (batch,) = [line for line in lines if line.get("event") == "batch"]
+    assert (2, {"rated": 1, "duplicate": 1}) == (batch["events"], batch["outcomes"])
+    assert sorted(
+        [
+            {"ladder": "gammon42", "outcome": "rated", "reason": None, "events": 1},
+            {"ladder": "gammon42", "outcome": "duplicate", "reason": None, "events": 1},
+        ],
+        key=str,
+    ) == sorted(batch["counts"], key=str)
+    assert isinstance(batch["duration_ms"], float) and "info" == batch["level"]
+
+
+def test_the_worker_logs_each_event_at_debug(cli):
+    """--log-level DEBUG: each event's line too, with event_id, ladder, outcome and duration."""
+    cli.publish_with_redis_cli([event("g-1", "a", "b"), event("g-1", "a", "b")])
+    result = cli.ladder("--log-level", "DEBUG", "worker", "--burst")
     lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
     events = [line for line in lines if line.get("event") == "event"]
     assert [("g-1", "gammon42", "rated"), ("g-1", "gammon42", "duplicate")] == [
         (e["event_id"], e["ladder"], e["outcome"]) for e in events
     ]
-    assert all(isinstance(e["duration_ms"], float) for e in events)
+    assert all(isinstance(e["duration_ms"], float) and "debug" == e["level"] for e in events)
 
 
 def test_migrate_is_idempotent(cli):

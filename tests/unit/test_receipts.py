@@ -163,3 +163,28 @@ def test_a_voided_game_moved_nothing_and_a_rewritten_copy_lends_its_numbers() ->
     assert rerated["players"] == receipts.with_ranks(stored, rerated)["players"]
     other = dict(rerated, processed_at="2026-12-01T13:00:00+00:00")
     assert stored == receipts.with_ranks(stored, other)
+
+
+def test_the_ledger_rows_and_the_receipt_are_made_of_one_typed_value() -> None:
+    """Issue 32: a receipt is built once from the decision as typed values (a ledger change
+    with the player's games and provisional flag right after it); the ledger rows are made
+    of the same values, never read back from the receipt's JSON fields."""
+    from worker.service.rows import Rows
+
+    state = LadderState()
+    rules = FibsRules()
+    decision = apply(game("g-1", ladder="fibs", match_length=5), state, rules, Policy(), NOW)
+    after = receipts.players_after(decision, state.players, rules)
+    assert [(a.change, a.games, a.provisional) for a in after] == [
+        (change, 1, True) for change in decision.changes
+    ]
+    rows = Rows(NOW)
+    rows.add(decision, game("g-1", ladder="fibs", match_length=5), {}, "fibs", after)
+    body = receipts.body(decision, after, NOW)
+    assert [
+        (r["player_id"], r["rating_after"], r["games"], r["provisional"]) for r in rows.changes
+    ] == [
+        (p["player_id"], p["rating_after"], p["games"], p["provisional"]) for p in body["players"]
+    ]
+    assert body == receipts.scored(decision, state.players, rules, NOW)
+    valid(body)

@@ -2,8 +2,10 @@
 
 Three sources, none of which needs the service to know about metrics:
 
-- the service's one ``event`` log line per processed event (outcome, reason, duration_ms):
-  ``observe_event`` is a structlog processor placed in front of the chain that counts it;
+- the service's one ``batch`` log line per batch (its events counted by ladder, outcome and
+  reason, and its duration), and the ``event`` line of an event dead-lettered outside a
+  batch (``processing_error``): ``observe_event`` is a structlog processor placed in front
+  of the chain that counts them;
 - the RQ worker: ``MeteredWorker`` times each batch job and counts batches put back for a
   retry after a transient error;
 - Redis, read at scrape time: inbox, queue, staging, retry-scheduled, started and
@@ -65,7 +67,7 @@ class Metrics:
         self.ladders = frozenset(ladders)
         self.events = Counter(
             "ladder_events",
-            "Events processed, by ladder, outcome and reason (the 'event' log lines).",
+            "Events processed, by ladder, outcome and reason (the 'batch' log lines).",
             ["ladder", "outcome", "reason"],
             registry=self.registry,
         )
@@ -97,22 +99,42 @@ class Metrics:
     def observe_event(
         self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
     ) -> MutableMapping[str, Any]:
-        """structlog processor: count an ``event`` line, pass every line on unchanged."""
-        if event_dict.get("event") != "event":
-            return event_dict
+        """structlog processor: count a ``batch`` line's events, and an ``event`` line that
+        is not a batch's own (a batch's events are logged at DEBUG, and counted by its
+        ``batch`` line); pass every line on unchanged."""
+        name = event_dict.get("event")
         try:
-            ladder = event_dict.get("ladder")
-            self.events.labels(
-                ladder=ladder if ladder in self.ladders else OTHER_LADDER,
-                outcome=str(event_dict.get("outcome") or ""),
-                reason=str(event_dict.get("reason") or ""),
-            ).inc()
-            duration_ms = event_dict.get("duration_ms")
-            if isinstance(duration_ms, int | float):
-                self.event_seconds.observe(duration_ms / 1000)
+            if name == "batch":
+                events = event_dict.get("events")
+                duration_ms = event_dict.get("duration_ms")
+                for count in event_dict.get("counts") or ():
+                    self._count(
+                        count.get("ladder"),
+                        count.get("outcome"),
+                        count.get("reason"),
+                        count.get("events", 0),
+                    )
+                if isinstance(events, int) and events and isinstance(duration_ms, int | float):
+                    each = duration_ms / events / 1000  # the batch's time shared by its events
+                    for _ in range(events):
+                        self.event_seconds.observe(each)
+            elif name == "event" and method_name != "debug":
+                self._count(
+                    event_dict.get("ladder"), event_dict.get("outcome"), event_dict.get("reason"), 1
+                )
+                duration_ms = event_dict.get("duration_ms")
+                if isinstance(duration_ms, int | float):
+                    self.event_seconds.observe(duration_ms / 1000)
         except Exception:  # a metrics fault must never fail the batch that logs
             pass
         return event_dict
+
+    def _count(self, ladder: Any, outcome: Any, reason: Any, events: int) -> None:
+        self.events.labels(
+            ladder=ladder if ladder in self.ladders else OTHER_LADDER,
+            outcome=str(outcome or ""),
+            reason=str(reason or ""),
+        ).inc(events)
 
     def collect_from(self, redis: Redis) -> None:
         """Add the queue sizes, read from ``redis`` at every scrape, and the stores' state."""

@@ -8,7 +8,6 @@ job in hand, the pump hand over the batch it holds, and the process exit cleanly
 
 from __future__ import annotations
 
-import gc
 import signal
 import threading
 import time
@@ -110,26 +109,6 @@ def _burst(rt: Runtime, worker: SimpleWorker) -> int:
         time.sleep(0.2)  # a retry back-off, or an abandoned batch not yet noticed
 
 
-# The collector's first threshold in a worker (CPython's default is 700). A batch of a
-# thousand events keeps tens of thousands of objects alive until it ends (none of them cyclic:
-# reference counting frees them), so at 700 the collector walked them again and again: about
-# 900 collections over 20,000 events, 0.26-0.34 s of a 7.4-9.9 s run. At this threshold a drain
-# of 20,000 events sees a handful; cyclic garbage still goes within 50,000 net allocations.
-YOUNG_THRESHOLD = 50_000
-
-
-def freeze_startup_objects() -> None:
-    """Move everything allocated so far (modules, SQLAlchemy and pydantic machinery, RQ) out
-    of the collector's reach: a full collection then only walks what batches allocate.
-    Measured in a running worker: full collections took 50-95 ms before, about 3.5 ms after,
-    and each one stalls the batch in hand. Then collect young objects less often
-    (``YOUNG_THRESHOLD``)."""
-    gc.collect()
-    gc.freeze()
-    _, middle, old = gc.get_threshold()
-    gc.set_threshold(YOUNG_THRESHOLD, middle, old)
-
-
 def _stop_was_requested(worker: SimpleWorker) -> bool:
     """RQ records every SIGTERM/SIGINT's time; ``_stop_requested`` is set only when busy."""
     return bool(worker._stop_requested or worker._shutdown_requested_date)
@@ -183,7 +162,6 @@ def run_forever(rt: Runtime) -> None:
         liveness.start()
         try:
             maintain(rt, worker)
-            freeze_startup_objects()
             failpoints.hit("runner.before_loop")
             _serve(rt, worker, liveness, stop, current, new_worker, keep_stop_requests)
         finally:

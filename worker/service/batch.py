@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -40,7 +41,6 @@ from engine.ladder import (
     IdentityLinked,
     TournamentFinished,
     named_ids,
-    ranked_window_hours,
     when,
 )
 from schemas import Event as WireEvent
@@ -194,16 +194,7 @@ class Service:
                 self._conflict(item, decision, on_invalid)
             self.projection.write(written.players, self.config, written.receipts)
             outcomes.extend(written.outcomes)
-        per_event_ms = (time.perf_counter() - started) * 1000 / max(len(outcomes), 1)
-        for outcome in outcomes:
-            log.info(
-                "event",
-                event_id=outcome.event_id,
-                ladder=outcome.ladder,
-                outcome=outcome.outcome,
-                reason=outcome.reason,
-                duration_ms=round(per_event_ms, 3),
-            )
+        log_batch(outcomes, (time.perf_counter() - started) * 1000)
         return outcomes
 
     @staticmethod
@@ -276,9 +267,11 @@ class Service:
                 rules = ladder_config.rules_at(when(event, now))
                 decision = apply(event, state, rules, self.policies[event.ladder], now)
                 if decision.recorded:
-                    body = receipts.scored(decision, state.players, rules, now)
-                    batch.add(decision, event, item.payload, ladder_config.ruleset, body["players"])
-                    slips.append(receipts.Receipt(decision.event_id, decision.ladder, body))
+                    after = receipts.players_after(decision, state.players, rules)
+                    batch.add(decision, event, item.payload, ladder_config.ruleset, after)
+                    if self.receipt_ttl is not None:
+                        body = receipts.body(decision, after, now)
+                        slips.append(receipts.Receipt(decision.event_id, decision.ladder, body))
                 elif decision.outcome == Outcome.DEAD_LETTERED:
                     conflicts.append((item, decision))  # its receipt comes with its dead letter
                 else:
@@ -398,7 +391,7 @@ class Service:
             for game in games:
                 winners = _as_asked(game.winner.player_id, resolved, later)
                 losers = _as_asked(game.loser.player_id, resolved, later)
-                span = ranked_window_hours(ladder_config.rules_at(game.ended_at))
+                span = ladder_config.rules_at(game.ended_at).k_window_hours
                 if span is not None:
                     hours.add(span)
                     players.update(winners)
@@ -427,6 +420,32 @@ class Service:
         for ladder, winner_id, loser_id, ended_at in found.rated_pairs:
             windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
         return windows
+
+
+def log_batch(outcomes: list[Processed], duration_ms: float) -> None:
+    """One ``batch`` line at INFO: the batch's events counted by outcome, and by ladder,
+    outcome and reason (what the metrics count); each event's own line is at DEBUG."""
+    per_event_ms = round(duration_ms / max(len(outcomes), 1), 3)
+    for outcome in outcomes:
+        log.debug(
+            "event",
+            event_id=outcome.event_id,
+            ladder=outcome.ladder,
+            outcome=outcome.outcome,
+            reason=outcome.reason,
+            duration_ms=per_event_ms,
+        )
+    counts = Counter((o.ladder, o.outcome, o.reason) for o in outcomes)
+    log.info(
+        "batch",
+        events=len(outcomes),
+        duration_ms=round(duration_ms, 3),
+        outcomes=dict(Counter(o.outcome for o in outcomes)),
+        counts=[
+            {"ladder": ladder, "outcome": outcome, "reason": reason, "events": n}
+            for (ladder, outcome, reason), n in counts.items()
+        ],
+    )
 
 
 def _as_asked(player_id: str, resolved: dict[str, str], later: dict[str, str]) -> tuple[str, ...]:

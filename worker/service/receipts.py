@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
-from engine import Decision, Outcome, Player, PlayerKey, PlayerState, Ruleset, is_provisional
+from engine import Decision, LedgerChange, Outcome, Player, PlayerKey, Ruleset
 
 SCHEMA = "receipt.v1"
 WRITE = "write"  # a scored event: the receipt key is (re)written
@@ -80,36 +80,28 @@ def player_entry(
     }
 
 
+class After(NamedTuple):
+    """One ledger change of a decision, with the player's games and provisional flag right
+    after it: what a scored receipt's player entry and the ledger row are both made of."""
+
+    change: LedgerChange
+    games: int
+    provisional: bool
+
+
 def players_after(
     decision: Decision, players: Mapping[PlayerKey, Player], rules: Ruleset
-) -> list[dict[str, Any]]:
+) -> tuple[After, ...]:
     """Each ledger change of ``decision``, with the player's games and provisional flag as
     they are right after it (``players`` is the state ``apply`` just changed)."""
     found = []
     for change in decision.changes:
         player = players[(decision.ladder, change.player_id)]
-        state = PlayerState(player.rating, player.rated_games, player.experience)
-        found.append(
-            player_entry(
-                change.player_id,
-                change.before,
-                change.after,
-                change.delta,
-                change.k,
-                change.expected,
-                player.rated_games,
-                is_provisional(rules, state),
-            )
-        )
-    return found
+        found.append(After(change, player.rated_games, rules.provisional(player)))
+    return tuple(found)
 
 
-def scored(
-    decision: Decision,
-    players: Mapping[PlayerKey, Player],
-    rules: Ruleset,
-    processed_at: datetime,
-) -> dict[str, Any]:
+def body(decision: Decision, after: Sequence[After], processed_at: datetime) -> dict[str, Any]:
     """The receipt of an event the batch recorded (rated, unrated, applied or refused)."""
     return {
         "event_id": decision.event_id,
@@ -119,8 +111,30 @@ def scored(
         "reason": None if decision.reason is None else str(decision.reason),
         "ruleset_version": decision.ruleset_version,
         "processed_at": processed_at.isoformat(),
-        "players": players_after(decision, players, rules),
+        "players": [
+            player_entry(
+                a.change.player_id,
+                a.change.before,
+                a.change.after,
+                a.change.delta,
+                a.change.k,
+                a.change.expected,
+                a.games,
+                a.provisional,
+            )
+            for a in after
+        ],
     }
+
+
+def scored(
+    decision: Decision,
+    players: Mapping[PlayerKey, Player],
+    rules: Ruleset,
+    processed_at: datetime,
+) -> dict[str, Any]:
+    """``body`` of the decision, the players read from ``players`` right after it."""
+    return body(decision, players_after(decision, players, rules), processed_at)
 
 
 def duplicate(original: Mapping[str, Any]) -> dict[str, Any]:

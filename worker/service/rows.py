@@ -8,6 +8,7 @@ from typing import Any
 
 from engine import Decision
 from engine.ladder import Event
+from worker.service.receipts import After
 
 # Every audit row carries every column: rows are written together (COPY or one JSON document).
 AUDIT_DEFAULTS: dict[str, Any] = dict.fromkeys(
@@ -31,10 +32,10 @@ class Rows:
         event: Event,
         payload: dict[str, Any],
         ruleset: str,
-        after: Sequence[dict[str, Any]] = (),
+        after: Sequence[After],
     ) -> None:
-        """``after``: the receipt's player entries, one per ledger change (games and the
-        provisional flag right after it); empty: those columns stay unknown."""
+        """``after``: each of the decision's ledger changes with the player's games and
+        provisional flag right after it (``receipts.players_after``)."""
         ladder, event_id, now = decision.ladder, decision.event_id, self.now
         self.audit.append(
             {
@@ -58,8 +59,7 @@ class Rows:
                 "digest": event.digest,
             }
         )
-        for i, change in enumerate(decision.changes):
-            state = after[i] if i < len(after) else {}
+        for change, games, provisional in after:
             self.changes.append(
                 {
                     "ladder": ladder,
@@ -72,8 +72,8 @@ class Rows:
                     "k": change.k,
                     "expected": change.expected,
                     "at": now,
-                    "games": state.get("games"),
-                    "provisional": state.get("provisional"),
+                    "games": games,
+                    "provisional": provisional,
                 }
             )
         if decision.link is not None:

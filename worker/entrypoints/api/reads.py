@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from fastapi import Depends, Request
 from sqlalchemy.engine import Engine
 
-from engine import Gammon42Rules, PlayerState
+from engine import PlayerState
 from worker.boards import reader
 from worker.entrypoints.api.errors import NotFound, StoreUnavailable
 from worker.entrypoints.api.models import (
@@ -152,13 +152,10 @@ class Reads:
             state = PlayerState(rules.start)
         else:
             state = reader.player_state(self.redis, ladder.name, given.player)
-            if recent is None and isinstance(rules, Gammon42Rules) and rules.heavy_volume:
+            hours = rules.k_window_hours
+            if recent is None and hours is not None:
                 recent = history.recent_ranked_games(
-                    self.engine,
-                    ladder.name,
-                    given.player,
-                    datetime.now(UTC),
-                    rules.heavy_window_hours,
+                    self.engine, ladder.name, given.player, datetime.now(UTC), hours
                 )
         if given.rating is not None:
             state = replace(state, rating=given.rating)

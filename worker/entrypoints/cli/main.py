@@ -262,7 +262,6 @@ def cmd_worker(rt: Runtime, args: argparse.Namespace) -> int:
             "LADDER_NETWORK_KEY is not set; raw IPs are hashed with a development key"
         )
     if args.burst:
-        runner.freeze_startup_objects()
         runner.run_burst(rt)
     else:
         runner.run_forever(rt)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from engine import Gammon42Rules, PlayerState, display_rating
+from engine import PlayerState, display_rating
 from worker.access import Access
 from worker.boards import reader
 from worker.entrypoints.cli.common import (
@@ -330,13 +330,11 @@ def _preview_side(
     else:
         player_id = value
         state = reader.player_state(rt.leaderboard_redis, args.ladder, value)
-        rules = ladder_config.current
-        if recent is None and isinstance(rules, Gammon42Rules) and rules.heavy_volume:
+        hours = ladder_config.current.k_window_hours
+        if recent is None and hours is not None:
             from worker.store.history import recent_ranked_games
 
-            recent = recent_ranked_games(
-                rt.engine, args.ladder, value, datetime.now(UTC), rules.heavy_window_hours
-            )
+            recent = recent_ranked_games(rt.engine, args.ladder, value, datetime.now(UTC), hours)
     state = replace(
         state,
         rated_games=state.rated_games if games is None else games,
