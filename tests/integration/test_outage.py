@@ -33,10 +33,10 @@ from worker.queue import jobs
 
 
 class Proxy:
-    """Forwards a loopback port to ``target``; ``cut`` drops every connection and refuses new
-    ones until ``restore``."""
+    """Forwards a loopback port to ``target`` (a host and port, or a Unix socket's path);
+    ``cut`` drops every connection and refuses new ones until ``restore``."""
 
-    def __init__(self, target: tuple[str, int]) -> None:
+    def __init__(self, target: tuple[str, int] | str) -> None:
         self.target = target
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
@@ -57,8 +57,7 @@ class Proxy:
                 client.close()
                 continue
             try:
-                upstream = socket.create_connection(self.target, timeout=5)
-                upstream.settimeout(None)
+                upstream = _connect(self.target)
             except OSError:
                 client.close()
                 continue
@@ -100,11 +99,22 @@ class Proxy:
         self.server.close()
 
 
+def _connect(target: tuple[str, int] | str) -> socket.socket:
+    if isinstance(target, str):
+        upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        upstream.settimeout(5)
+        upstream.connect(target)
+    else:
+        upstream = socket.create_connection(target, timeout=5)
+    upstream.settimeout(None)
+    return upstream
+
+
 @pytest.fixture
-def make_proxy() -> Iterator[Callable[[tuple[str, int]], Proxy]]:
+def make_proxy() -> Iterator[Callable[[tuple[str, int] | str], Proxy]]:
     proxies: list[Proxy] = []
 
-    def make(target: tuple[str, int]) -> Proxy:
+    def make(target: tuple[str, int] | str) -> Proxy:
         proxy = Proxy(target)
         proxies.append(proxy)
         return proxy
@@ -119,14 +129,21 @@ def _through(url: str, port: int) -> str:
     if url.startswith("redis"):
         parts = urlsplit(url)
         return urlunsplit(parts._replace(netloc=f"127.0.0.1:{port}"))
-    return make_url(url).set(host="127.0.0.1", port=port).render_as_string(hide_password=False)
+    parsed = make_url(url).difference_update_query(["host", "port"])
+    return parsed.set(host="127.0.0.1", port=port).render_as_string(hide_password=False)
 
 
-def _target(url: str, default_port: int) -> tuple[str, int]:
+def _target(url: str, default_port: int) -> tuple[str, int] | str:
+    """Where ``url``'s server listens: a host and port, or the Unix socket a PostgreSQL URL
+    names by its ``host`` parameter (the embedded PostgreSQL listens on a socket only)."""
     if url.startswith("redis"):
         parts = urlsplit(url)
         return parts.hostname or "127.0.0.1", parts.port or default_port
     parsed = make_url(url)
+    directory = parsed.query.get("host")
+    if isinstance(directory, str) and directory.startswith("/"):
+        port = parsed.query.get("port") or parsed.port or default_port
+        return f"{directory}/.s.PGSQL.{port}"
     return parsed.host or "127.0.0.1", parsed.port or default_port
 
 
