@@ -9,6 +9,7 @@ embedded ones (``tests/conftest.py``).
 
 from __future__ import annotations
 
+import glob
 import shutil
 import subprocess
 import sys
@@ -42,6 +43,10 @@ def _compose() -> bool:
     return shutil.which("docker-compose") is not None
 
 
+# Debian's redigo, which examples/go/go.mod builds against, and Debian's PostgreSQL servers.
+REDIGO = Path("/usr/share/gocode/src/github.com/gomodule/redigo")
+SYSTEM_PG_CTL = "/usr/lib/postgresql/*/bin/pg_ctl"
+
 CHECKS: tuple[tuple[str, Callable[[], bool], str], ...] = (
     (
         "chromium (the console's browser tests, tests/e2e/test_console.py)",
@@ -49,7 +54,7 @@ CHECKS: tuple[tuple[str, Callable[[], bool], str], ...] = (
         "apt-get install chromium, or set LADDER_CHROMIUM to a Chromium binary",
     ),
     (
-        "node (the Node.js example, tests/e2e/test_node_example.py)",
+        "node (the Node.js example, tests/e2e/test_examples.py)",
         lambda: shutil.which("node") is not None,
         "apt-get install nodejs",
     ),
@@ -62,6 +67,19 @@ CHECKS: tuple[tuple[str, Callable[[], bool], str], ...] = (
         "examples/node/node_modules (the Node.js example's dependencies)",
         lambda: (NODE_EXAMPLE / "node_modules" / "redis").is_dir(),
         "(cd examples/node && npm ci --no-audit --no-fund)",
+    ),
+    (
+        "go with Debian's redigo (the Go example, tests/e2e/test_examples.py)",
+        lambda: (
+            shutil.which("go") is not None
+            and Path("/usr/share/gocode/src/github.com/gomodule/redigo").is_dir()
+        ),
+        "apt-get install golang-go golang-github-gomodule-redigo-dev",
+    ),
+    (
+        "PostgreSQL server binaries built with SSL (the TLS test, tests/e2e/test_tls.py)",
+        lambda: bool(shutil.which("pg_ctl") or glob.glob(SYSTEM_PG_CTL)),
+        "apt-get install postgresql",
     ),
     (
         "docker compose or docker-compose (the compose checks, tests/deploy/test_deploy_files.py)",

@@ -29,14 +29,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _as_owner(args: list[str]) -> list[str]:
+def as_owner(args: list[str]) -> list[str]:
     """PostgreSQL refuses to run as root: run it as the package's own user then."""
     if os.geteuid() == 0:
         return ["runuser", "-u", OWNER, "--", *args]
     return args
 
 
-def _runnable_by_owner(directory: Path) -> None:
+def runnable_by_owner(directory: Path) -> None:
     """As root: the owner exists and can reach the binaries and ``directory`` (the package's
     own steps before it starts a server)."""
     with warnings.catch_warnings():  # platformdirs warns of a missing XDG_RUNTIME_DIR
@@ -63,9 +63,9 @@ class PrivatePostgres:
         self.url = f"postgresql://root@127.0.0.1:{self.port}/postgres"
         directory.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:
-            _runnable_by_owner(directory)
+            runnable_by_owner(directory)
         subprocess.run(
-            _as_owner([str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "root"]),
+            as_owner([str(PG_BIN / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "root"]),
             check=True,
             capture_output=True,
             timeout=120,
@@ -74,7 +74,7 @@ class PrivatePostgres:
     def start(self) -> None:
         options = f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 -c fsync=off"
         subprocess.run(
-            _as_owner(
+            as_owner(
                 [
                     str(PG_BIN / "pg_ctl"),
                     "-D",
@@ -103,7 +103,7 @@ class PrivatePostgres:
 
     def stop(self) -> None:
         subprocess.run(
-            _as_owner([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"]),
+            as_owner([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-m", "fast", "stop"]),
             capture_output=True,
             timeout=120,
         )

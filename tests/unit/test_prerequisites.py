@@ -15,17 +15,20 @@ def test_every_missing_prerequisite_is_one_line_and_the_run_stops(monkeypatch, t
     monkeypatch.setenv("PATH", str(tmp_path))  # nothing on it
     monkeypatch.delenv("LADDER_CHROMIUM", raising=False)
     monkeypatch.setattr(prerequisites, "NODE_EXAMPLE", tmp_path / "node")
+    monkeypatch.setattr(prerequisites, "REDIGO", tmp_path / "redigo")
+    monkeypatch.setattr(prerequisites, "SYSTEM_PG_CTL", str(tmp_path / "pg" / "*" / "pg_ctl"))
     assert 2 == prerequisites.main()
     lines = capsys.readouterr().err.splitlines()
     named = [line for line in lines if line.startswith("make test: missing ")]
-    assert 5 == len(named), lines
-    for what in ("chromium", "node (", "npm (", "examples/node/node_modules", "docker-compose"):
+    assert 7 == len(named), lines
+    wanted = ("chromium", "node (", "npm (", "node_modules", "go with", "PostgreSQL", "compose")
+    for what in wanted:
         assert any(what in line for line in named), (what, named)
     assert all(": " in line.removeprefix("make test: missing ") for line in named)  # how to
 
 
 def test_nothing_is_said_when_everything_is_there(monkeypatch, tmp_path, capsys):
-    for name in ("chromium", "node", "npm", "docker-compose"):
+    for name in ("chromium", "node", "npm", "go", "pg_ctl", "docker-compose"):
         tool = tmp_path / name
         tool.write_text("#!/bin/sh\nexit 0\n")
         tool.chmod(0o755)
@@ -34,6 +37,7 @@ def test_nothing_is_said_when_everything_is_there(monkeypatch, tmp_path, capsys)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("LADDER_CHROMIUM", raising=False)
     monkeypatch.setattr(prerequisites, "NODE_EXAMPLE", example)
+    monkeypatch.setattr(prerequisites, "REDIGO", example)
     assert [] == prerequisites.missing()
     assert 0 == prerequisites.main()
     assert "" == capsys.readouterr().err
