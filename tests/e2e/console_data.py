@@ -9,21 +9,15 @@ a page into a small tree to query by tag and class.
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import subprocess
 import sys
-import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.private import free_port
+from tests.e2e.private import ladder_serve
 from tests.events import game
 
 LADDER = str(Path(sys.executable).with_name("ladder"))
@@ -70,35 +64,10 @@ def events(seed: int = 11, count: int = 420) -> list[dict[str, Any]]:
     return made
 
 
-@contextmanager
-def serve(env: dict[str, str]) -> Iterator[str]:
-    """``ladder serve`` on a free port with ``env``; yields its base URL."""
-    port = free_port()
-    server = subprocess.Popen(
-        [LADDER, "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env={"LADDER_PUBLIC_SCOPES": "boards,console", **env},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.2)
-        yield base
-    finally:
-        try:
-            os.killpg(server.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        server.wait(timeout=30)
+def serve(env: dict[str, str]) -> AbstractContextManager[str]:
+    """``ladder serve`` on a free port with ``env``, the boards and the console public; yields
+    its base URL."""
+    return ladder_serve({"LADDER_PUBLIC_SCOPES": "boards,console", **env}, "--host", "127.0.0.1")
 
 
 class Node:

@@ -1,5 +1,5 @@
 """Servers of a test's own: a PostgreSQL cluster on a free port, to stop, freeze and start
-without touching the shared one."""
+without touching the shared one; a real ``ladder serve`` on a free port."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import time
+import urllib.request
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -27,6 +31,53 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+LADDER = str(Path(sys.executable).with_name("ladder"))
+
+
+@contextmanager
+def ladder_serve(
+    env: Mapping[str, str],
+    *args: str,
+    options: Sequence[str] = (),
+    log: list[str] | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Iterator[str]:
+    """A real ``ladder serve`` on a free port of 127.0.0.1 with ``env`` and ``args``; yields its
+    base URL once ``/healthz`` answers (sent with ``headers``). ``options`` go before the command
+    (``--log-level DEBUG``). With ``log``, its stdout and
+    stderr lines are appended there once it has stopped."""
+    port = free_port()
+    server = subprocess.Popen(
+        [LADDER, *options, "serve", "--port", str(port), *args],
+        env=dict(env),
+        stdout=subprocess.PIPE if log is not None else subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if log is not None else subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                probe = urllib.request.Request(base + "/healthz", headers=dict(headers or {}))
+                with urllib.request.urlopen(probe, timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        yield base
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        out, _ = server.communicate(timeout=30)
+        if log is not None:
+            log.extend(out.splitlines())
 
 
 def as_owner(args: list[str]) -> list[str]:

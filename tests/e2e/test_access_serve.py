@@ -8,18 +8,14 @@ page; and no token appears in any log line of the run, debug level and access lo
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import urlencode
 
-from tests.e2e.conftest import LADDER, Cli
-from tests.e2e.private import free_port
+from tests.e2e.conftest import Cli
+from tests.e2e.private import free_port, ladder_serve
 from tests.events import game
 
 EXPORT = "export-token-Zq8w3e5r7t9y1u2i"
@@ -49,33 +45,13 @@ def _get(base: str, path: str, token: str | None = None, **extra: str) -> tuple[
 
 @contextmanager
 def _serve(cli: Cli, *args: str, **env: str) -> Iterator[tuple[str, list[str]]]:
-    """``ladder serve`` with ``env``; yields its base URL and, once stopped, its log lines."""
-    port = free_port()
-    server = subprocess.Popen(
-        [LADDER, "--log-level", "DEBUG", "serve", "--port", str(port), "--access-log", *args],
-        env={**cli.env, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+    """``ladder serve`` with ``env`` at debug level with its access log; yields its base URL and,
+    once stopped, its log lines."""
     lines: list[str] = []
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.2)
+    with ladder_serve(
+        {**cli.env, **env}, "--access-log", *args, options=("--log-level", "DEBUG"), log=lines
+    ) as base:
         yield base, lines
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        out, _ = server.communicate(timeout=30)
-        lines.extend(out.splitlines())
 
 
 def test_tokens_decide_what_a_real_ladder_serve_answers_and_none_is_ever_logged(cli):

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import time
+import urllib.request
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.conftest import Cli
+from tests.e2e.private import ladder_serve
 from tests.events import game
 
 UNREACHABLE_REDIS = "redis://127.0.0.1:1/0"
@@ -242,48 +244,21 @@ def test_history_shows_when_the_game_ended(cli):
     assert ended.isoformat()[:19] in shown
 
 
-def _serve(cli: Cli, *extra: str):
-    import socket
-    import subprocess
-    import urllib.request
-
-    from tests.e2e.conftest import LADDER
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [LADDER, "serve", "--port", str(port), *extra],
-        env=cli.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                request = urllib.request.Request(
-                    f"http://127.0.0.1:{port}/healthz", headers={"X-Forwarded-For": "203.0.113.50"}
-                )
-                with urllib.request.urlopen(request, timeout=2) as response:
-                    health = response.status
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{port}/ladders", headers={"X-Forwarded-For": "203.0.113.50"}
-        )
-        with urllib.request.urlopen(request, timeout=5) as response:
+def _serve(cli: Cli, *extra: str) -> tuple[int, str, str]:
+    forwarded = {"X-Forwarded-For": "203.0.113.50"}
+    lines: list[str] = []
+    with ladder_serve(cli.env, *extra, log=lines, headers=forwarded) as base:
+        with urllib.request.urlopen(
+            urllib.request.Request(base + "/healthz", headers=forwarded), timeout=5
+        ) as response:
+            health = response.status
+        with urllib.request.urlopen(
+            urllib.request.Request(base + "/ladders", headers=forwarded), timeout=5
+        ) as response:
             assert 200 == response.status
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        with urllib.request.urlopen(base + "/metrics", timeout=5) as response:
             shown = response.read().decode()
-    finally:
-        server.terminate()
-        stdout, stderr = server.communicate(timeout=30)
-    return health, shown, stdout + stderr
+    return health, shown, "\n".join(lines)
 
 
 def test_ladder_serve_logs_no_client_address_and_answers_healthz_and_metrics(cli):

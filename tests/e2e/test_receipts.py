@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import create_engine, select
 
 from tests.e2e.conftest import LADDER, Cli
-from tests.e2e.private import free_port
+from tests.e2e.private import ladder_serve
 from tests.events import game, link, tournament
 from worker.settings import normalise_database_url
 from worker.store.tables import events, rating_changes
@@ -68,28 +68,9 @@ def check(receipt: dict[str, Any], row: dict[str, Any]) -> None:
 
 @pytest.fixture
 def served(cli: Cli) -> Iterator[str]:
-    port = free_port()
-    server = subprocess.Popen(
-        [LADDER, "serve", "--port", str(port)],
-        env={**cli.env, "LADDER_PUBLIC_SCOPES": "boards,history"},  # receipts: history
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+    # receipts are read with the history scope
+    with ladder_serve({**cli.env, "LADDER_PUBLIC_SCOPES": "boards,history"}) as base:
         yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def http(base: str, path: str) -> tuple[int, Any]:

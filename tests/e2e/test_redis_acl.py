@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
 import urllib.request
@@ -22,7 +21,7 @@ from redis import Redis
 from redis.exceptions import AuthenticationError, NoPermissionError, ResponseError
 
 from tests.e2e.conftest import LADDER
-from tests.e2e.private import free_port
+from tests.e2e.private import free_port, ladder_serve
 from tests.events import game
 from worker import keys, redis_acl
 from worker.boards import reader
@@ -193,25 +192,7 @@ def test_a_worker_scores_a_whole_batch_with_receipts_and_the_other_users_read_it
     with pytest.raises(ResponseError, match="can.t run this command"):  # nor from a script
         board.eval("return redis.call('ZADD', KEYS[1], 1, 'x')", 1, keys.rating("gammon42"))
 
-    port = free_port()
-    server = subprocess.Popen(
-        [LADDER, "serve", "--port", str(port)],
-        env={**as_reader, "LADDER_PUBLIC_SCOPES": "boards,history"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise
-                time.sleep(0.2)
+    with ladder_serve({**as_reader, "LADDER_PUBLIC_SCOPES": "boards,history"}) as base:
         for path in (
             "/ladders/gammon42/top",
             "/ladders/gammon42/leaderboard",
@@ -224,9 +205,6 @@ def test_a_worker_scores_a_whole_batch_with_receipts_and_the_other_users_read_it
         ):
             with urllib.request.urlopen(base + path, timeout=10) as answer:
                 assert 200 == answer.status, path
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
 
 
 def test_ladder_deploy_redis_acl_writes_a_file_redis_loads_with_no_password_in_it(env, tmp_path):
