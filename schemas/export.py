@@ -47,8 +47,8 @@ _DESCRIPTIONS = {
 
 
 _SIZE_RULE = (
-    f"The payload is at most {DEFAULT_MAX_BYTES} bytes of UTF-8 JSON (64 KiB; "
-    "LADDER_MAX_EVENT_BYTES on the worker), without duplicate keys, NaN or Infinity."
+    f"The payload is at most {DEFAULT_MAX_BYTES} bytes of UTF-8 JSON (64 KiB), "
+    "without duplicate keys, NaN or Infinity."
 )
 #: What the worker checks that JSON Schema cannot say, per event type (``x-ladder-rule``).
 RULES: dict[str, list[str]] = {
