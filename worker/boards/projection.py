@@ -27,12 +27,12 @@ from redis.commands.core import Script
 from engine import Player, PlayerState, is_provisional
 from engine.ladder import on_public_board
 from engine.player import STATE_FIELDS
+from schemas.receipt_bodies import Receipt
 from worker import keys
 from worker.boards.receipts import ReceiptSink, read_ranks
 from worker.jsontext import compact
 from worker.ladders import RulesVersion
 from worker.lua import lua_source, run
-from worker.service.receipts import Receipt
 
 if TYPE_CHECKING:
     from worker.ladders import Config, LadderConfig

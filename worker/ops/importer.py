@@ -62,9 +62,9 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.events import Identifier, parse_timestamp
+from worker import gcpause
 from worker.boards.projection import WRITE, Rows, boards, encode_rows, write_payload
 from worker.ladders import LadderConfig
-from worker.ops import collector
 from worker.ops.progress import Progress
 from worker.store import imports
 from worker.store.imports import Line
@@ -176,7 +176,7 @@ def import_file(
 
     The cyclic garbage collector is paused throughout: nothing an import makes is cyclic, and
     on a million lines its full collections walked every live chunk again and again."""
-    with collector.paused():
+    with gcpause.paused():
         return _import_file(
             engine,
             redis,
