@@ -1,15 +1,17 @@
 """A player's state on one ladder: what the ladder rules read and change, and what both
 adapters (the PostgreSQL store and the Redis projection) hold.
 
-The field order is the ``players`` table's column order, so a row builds a ``Player`` as
-``Player(*row)``.
+The adapters store the fields by name: a stored row carries ``STORED_FIELDS`` (the ``players``
+table's columns of those names, selected in that order) and ``stored_player`` pairs each value
+with its name, so the order of the fields below is nobody's contract.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["STATE_FIELDS", "Player", "PlayerKey"]
+__all__ = ["STATE_FIELDS", "STORED_FIELDS", "Player", "PlayerKey", "stored_player"]
 
 PlayerKey = tuple[str, str]  # (ladder, player_id)
 
@@ -44,7 +46,14 @@ class Player:
         self.dirty = True
 
 
-# What is stored of a player besides its key, in row order (the ``players`` columns).
+# What is stored of a player besides its key (each a ``players`` column of that name).
 STATE_FIELDS: Final[tuple[str, ...]] = tuple(
     f.name for f in fields(Player) if f.name not in ("ladder", "player_id", "dirty")
 )
+# What is stored of a player, key first: the names of a stored row's values, in its order.
+STORED_FIELDS: Final[tuple[str, ...]] = ("ladder", "player_id", *STATE_FIELDS)
+
+
+def stored_player(values: Iterable[Any]) -> Player:
+    """The player of a stored row: its values named by ``STORED_FIELDS``, in that order."""
+    return Player(**dict(zip(STORED_FIELDS, values, strict=True)))

@@ -378,7 +378,7 @@ def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
     from engine import Player
     from tests.integration.test_boards import with_active_days
     from worker import keys
-    from worker.boards.projection import WRITE, Rows, as_row, boards, write_rows
+    from worker.boards.projection import WRITE, BoardRows, as_row, boards, write_rows
 
     rt = with_active_days(make_runtime, tmp_path)
     ladder = "gammon42"
@@ -400,7 +400,7 @@ def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
 
     def after(mode: str) -> dict[Any, Any]:
         r.flushdb()
-        maker = Rows(config)
+        maker = BoardRows(config)
         script = r.register_script(WRITE)
         write_rows(
             r, script, boards(ladder), ladder, [maker.row(as_row(p)) for p in shown], "newer"

@@ -19,7 +19,7 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from sqlalchemy.engine import Engine
 
-from worker.boards.projection import WRITE, Rows, boards, encode_rows, write_payload
+from worker.boards.projection import WRITE, BoardRows, boards, encode_rows, write_payload
 from worker.ladders import LadderConfig
 from worker.store import imports
 from worker.store.imports import Line
@@ -37,7 +37,7 @@ class Prepared:
     def __init__(self, ladder_config: LadderConfig, moment: datetime) -> None:
         self.ladder = ladder_config.name
         self.moment = moment
-        self._maker = Rows(ladder_config, moment)
+        self._maker = BoardRows(ladder_config, moment)
         self._file: IO[bytes] | None = None
 
     def __enter__(self) -> Prepared:
@@ -80,7 +80,7 @@ def project(
     As in a rebuild, two threads send chunks to Redis while this one reads and prepares the
     next ones, so PostgreSQL, Python and Redis work at the same time."""
     ladder = ladder_config.name
-    maker = Rows(ladder_config)
+    maker = BoardRows(ladder_config)
     sender = _calls_sender(redis, ladder)
 
     def send(rows: list[list[Any]]) -> None:
