@@ -18,7 +18,6 @@ PACKAGES = ("worker", "engine", "schemas", "bench")
 # What a room may not import, by prefix of the module's dotted name: the first row whose
 # importer prefix matches a module applies to it. ``allowed`` lists the project packages the
 # room may import (None: any); ``forbidden`` the rooms it may never import.
-ADAPTERS = ("worker.store", "worker.boards", "worker.queue")
 OUTER = ("worker.service", "worker.entrypoints", "worker.ops")
 LAYERS: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...]], ...] = (
     # importer          allowed project packages    forbidden rooms
@@ -27,8 +26,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...]], ...] = (
     # RQ's job functions are the queue's entry point into the service layer: RQ calls them by
     # the dotted names queued jobs carry (``worker.queue.jobs.process_batch``), so they stay.
     ("worker.queue.jobs", None, ("worker.entrypoints", "worker.ops")),
-    ("worker.store", None, OUTER),
-    ("worker.boards", None, OUTER),
+    ("worker.store", None, (*OUTER, "worker.bootstrap")),
+    ("worker.boards", None, (*OUTER, "worker.bootstrap")),
+    # The RQ worker's own machinery (runner, recovery, jobs) imports the composition root,
+    # ``worker.bootstrap``, for the Runtime it runs with.
     ("worker.queue", None, OUTER),
     ("worker.service", None, ("worker.entrypoints", "worker.ops")),
 )
