@@ -9,6 +9,7 @@ it never runs, and a module naming the type of a parameter its caller passes is 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,6 +94,7 @@ def imported_names(
                 yield dotted if dotted in modules else stem
 
 
+@functools.cache
 def import_graph(typing_too: bool = True) -> dict[str, set[str]]:
     """Module -> the project modules it imports (the most specific module each name names);
     without ``typing_too``, only the imports that run."""
@@ -201,3 +203,18 @@ def test_an_adapter_importing_the_service_layer_is_an_upward_import() -> None:
     """The layer table applies: a toy adapter importing the service layer is refused."""
     graph = {"worker.store.x": {"worker.service.y", "engine.z"}, "engine.z": set()}
     assert ["worker.store.x -> worker.service.y"] == upward_imports(graph)
+
+
+def test_the_contracts_game_servers_vendor_import_nothing_of_the_project_but_schemas() -> None:
+    """schemas/__init__: the contracts import only the standard library and pydantic; only the
+    two mappings to and from the engine import ``engine``."""
+    graph = import_graph()
+    mappings = {"schemas.receipt_bodies", "schemas.records"}
+    reaching = sorted(
+        module
+        for module, targets in graph.items()
+        if module.startswith("schemas") and module not in mappings
+        for target in targets
+        if not target.startswith("schemas")
+    )
+    assert [] == reaching
