@@ -40,3 +40,10 @@ def test_a_player_written_as_a_row_reads_back_the_same() -> None:
     """The projection's row of a player builds that player again."""
     player = Player("gammon42", "alice", 1512.5, rated_games=3, linked_to="bob", banned=True)
     assert player == stored_player(as_row(player))
+
+
+def test_the_stored_fields_are_the_players_leading_fields() -> None:
+    """``stored_player`` passes the values it picks by name positionally: the stored fields
+    must come first in ``Player`` (``dirty``, not stored, is last)."""
+    init = [f.name for f in fields(Player) if f.init]
+    assert set(STORED_FIELDS) == set(init[: len(STORED_FIELDS)])
