@@ -1,6 +1,6 @@
 """Bench section ``void``: how fast a void re-rates the ladder after it.
 
-Ingest the mix with two workers (the ``ingest`` function of ``bench.run``), then run
+Ingest the mix with two workers (``bench.ingest.ingest``), then run
 ``ladder void`` on the first game of the ladder with the most events, so every later event
 of that ladder is replayed with it skipped. The rate is the events replayed over the
 command's own reported seconds (interpreter start-up left out, as for verify); the command

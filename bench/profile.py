@@ -35,8 +35,8 @@ TIMERS: list[tuple[str, str, str]] = [
     ("job body: Service.process", "worker.service.batch", "Service.process"),
     ("  validation and stored form (Service._valid)", "worker.service.batch", "Service._valid"),
     ("    of which Service.parse", "worker.service.batch", "Service.parse"),
-    ("    of which the stored payload", "worker.service.records", "stored_payload"),
-    ("    of which its digest", "worker.service.records", "digest"),
+    ("    of which the stored payload", "schemas.records", "stored_payload"),
+    ("    of which its digest", "schemas.records", "digest"),
     (
         "  PostgreSQL work (_apply_with_retries)",
         "worker.service.batch",

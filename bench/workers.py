@@ -1,7 +1,7 @@
 """The benchmark's worker subprocesses, in a module of their own: ``bench.run`` runs as
-``__main__`` and other sections import it again as ``bench.run``, so a class defined there
-would be two classes, and the peak RSS the table prints would miss the workers started by
-the sections that import it (``latency``, ``receipts``)."""
+``__main__``, so a class defined there and imported again by a section as ``bench.run`` would
+be two classes, and the peak RSS the table prints (``Workers.peak_rss_kib``, over every
+section's workers) would miss some of them."""
 
 from __future__ import annotations
 

@@ -61,3 +61,15 @@ class InvalidEvent(Exception):
 
 def _rebuild(reason: str, detail: str, event_id: str | None, ladder: str | None) -> InvalidEvent:
     return InvalidEvent(reason, detail, event_id=event_id, ladder=ladder)
+
+
+class InvalidArgument(ValueError):
+    """A read's parameter that can never be satisfied: bad board name, size, cube, ...
+
+    The leaderboards and the audit-store history raise it, so the CLI and the API map it to
+    one answer (a usage error, 400)."""
+
+
+class UnknownPlayer(LookupError):
+    """The player is not on the board, or has no card on the ladder (the CLI's and the API's
+    404)."""

@@ -3,7 +3,7 @@
 Published as ``schemas/json/receipt.v1.json`` beside the event schemas. A receipt arrives on
 the stream ``ladder:receipts`` (field ``receipt``), under ``ladder:receipt:<event_id>``, on
 the wait list ``ladder:receipt-wait:<event_id>`` and from ``GET
-/ladders/{ladder}/events/{event_id}``; the worker builds it (``worker.service.receipts``).
+/ladders/{ladder}/events/{event_id}``; the worker builds it (``schemas.receipt_bodies``).
 """
 
 from __future__ import annotations

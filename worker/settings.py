@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,17 +21,61 @@ class SettingsError(ValueError):
     """The environment does not describe a usable configuration."""
 
 
-# A value out of range is refused naming the variable it came from.
-_OUT_OF_RANGE = {
-    "job_retries": "LADDER_JOB_RETRIES must be between 0 and 100",
-    "job_retry_intervals": "LADDER_RETRY_INTERVALS must be seconds >= 0, e.g. 1,5,15,60,300",
-    "dead_letter_ttl_days": "LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on) or more",
-    "dead_letters_in_redis": "LADDER_DLQ_MAX must be at least 1",
-    "job_timeout": "LADDER_JOB_TIMEOUT must be at least 1 second",
-    "batch_size": "LADDER_BATCH_SIZE must be between 1 and 2000",
-    "metrics_port": "LADDER_METRICS_PORT must be a port number, or 0 for none",
-    "receipts_maxlen": "LADDER_RECEIPTS_MAXLEN must be at least 1",
-    "receipt_ttl": "LADDER_RECEIPT_TTL must be at least 1 second",
+@dataclass(frozen=True)
+class Whole:
+    """A whole-number setting, stated once: the variable it is read from, its default and its
+    range. The field's default and bounds, the default of the variable and the refusal of a
+    value out of range are all derived from it."""
+
+    variable: str
+    default: int
+    least: int
+    most: int | None = None
+    unit: str = ""  # what a number counts, when the name does not say: "second"
+    zero: str = ""  # what 0 means, when it means something of its own
+
+    def field(self) -> Any:
+        return Field(self.default, ge=self.least, le=self.most)
+
+    def read(self, env: Mapping[str, str]) -> int:
+        text = env.get(self.variable, "")
+        try:
+            return int(text) if text else self.default
+        except ValueError:
+            raise SettingsError(f"{self.variable}: not a whole number: {text!r}") from None
+
+    def refusal(self) -> str:
+        """One line naming the variable and its range (a refused value's message)."""
+        if self.most is not None:
+            said = f"between {self.least} and {self.most}"
+        else:
+            unit = f" {self.unit}{'' if self.least == 1 else 's'}" if self.unit else ""
+            said = f"at least {self.least}{unit}"
+        return f"{self.variable} must be {said}" + (f" (0: {self.zero})" if self.zero else "")
+
+
+# Every whole-number setting read from the environment, by the field it sets.
+WHOLE = {
+    "batch_size": Whole("LADDER_BATCH_SIZE", 1000, 1, 2000),
+    "job_timeout": Whole("LADDER_JOB_TIMEOUT", 60, 1, unit="second"),
+    "job_retries": Whole("LADDER_JOB_RETRIES", 5, 0, 100),
+    "dead_letter_ttl_days": Whole("LADDER_DLQ_TTL_DAYS", 30, 0, zero="keep until acted on"),
+    # beyond it the oldest dead letters move to PostgreSQL
+    "dead_letters_in_redis": Whole("LADDER_DLQ_MAX", 100_000, 1),
+    # metrics and /healthz of ``ladder worker``
+    "metrics_port": Whole("LADDER_METRICS_PORT", 9108, 0, 65535, zero="none"),
+    # the receipt stream's approximate MAXLEN
+    "receipts_maxlen": Whole("LADDER_RECEIPTS_MAXLEN", 1_000_000, 1),
+    # seconds ladder:receipt:<event_id> is kept
+    "receipt_ttl": Whole("LADDER_RECEIPT_TTL", 86_400, 1, unit="second"),
+}
+# The back-off before each retry, in seconds (one per retry: ``retry_intervals``).
+RETRY_INTERVALS = "LADDER_RETRY_INTERVALS"
+DEFAULT_RETRY_INTERVALS: tuple[int, ...] = (1, 5, 15, 60, 300)
+_REFUSALS = {
+    **{name: whole.refusal() for name, whole in WHOLE.items()},
+    "job_retry_intervals": f"{RETRY_INTERVALS} must be seconds >= 0, comma-separated, "
+    f"e.g. {','.join(map(str, DEFAULT_RETRY_INTERVALS))}",
 }
 
 
@@ -49,21 +94,21 @@ class Settings(BaseModel):
     network_key: SecretBytes = SecretBytes(DEV_NETWORK_KEY)
     network_key_is_default: bool = True
     production: bool = False
-    batch_size: int = Field(1000, ge=1, le=2000)
-    job_timeout: int = Field(60, ge=1)
-    job_retries: int = Field(5, ge=0, le=100)
-    job_retry_intervals: tuple[Annotated[int, Field(ge=0)], ...] = (1, 5, 15, 60, 300)
-    dead_letter_ttl_days: int = Field(30, ge=0)
-    dead_letters_in_redis: int = Field(100_000, ge=1)  # beyond it the oldest move to PostgreSQL
+    batch_size: int = WHOLE["batch_size"].field()
+    job_timeout: int = WHOLE["job_timeout"].field()
+    job_retries: int = WHOLE["job_retries"].field()
+    job_retry_intervals: tuple[Annotated[int, Field(ge=0)], ...] = DEFAULT_RETRY_INTERVALS
+    dead_letter_ttl_days: int = WHOLE["dead_letter_ttl_days"].field()
+    dead_letters_in_redis: int = WHOLE["dead_letters_in_redis"].field()
     max_event_bytes: int = Field(65536, ge=1)
-    metrics_port: int = Field(9108, ge=0, le=65535)  # metrics and /healthz of ``ladder worker``
+    metrics_port: int = WHOLE["metrics_port"].field()
     publisher_secrets: dict[str, SecretBytes] = {}
     publisher_ladders: dict[str, frozenset[str]] = {}
     require_signature: bool = False
     trusted_proxies: tuple[str, ...] = ()  # whose X-Forwarded-For ``ladder serve`` believes
     receipts: bool = True  # LADDER_RECEIPTS=false: no receipt stream, keys or wait lists
-    receipts_maxlen: int = Field(1_000_000, ge=1)  # the stream's approximate MAXLEN
-    receipt_ttl: int = Field(86_400, ge=1)  # seconds ladder:receipt:<event_id> is kept
+    receipts_maxlen: int = WHOLE["receipts_maxlen"].field()
+    receipt_ttl: int = WHOLE["receipt_ttl"].field()
     api_tokens: tuple[access.ApiToken, ...] = ()  # who ``ladder serve`` knows (worker.access)
     public_scopes: frozenset[access.Scope] = access.DEFAULT_PUBLIC  # what anonymous callers get
 
@@ -105,20 +150,13 @@ class Settings(BaseModel):
                 )
         if database_url:
             check_database_url(database_url)
-        try:
-            batch_size = int(env.get("LADDER_BATCH_SIZE", "1000"))
-            ttl_days = int(env.get("LADDER_DLQ_TTL_DAYS", "30"))
-            dlq_max = int(env.get("LADDER_DLQ_MAX", "100000"))
-            metrics_port = int(env.get("LADDER_METRICS_PORT", "9108"))
-            job_timeout = int(env.get("LADDER_JOB_TIMEOUT", "60"))
-            retries = int(env.get("LADDER_JOB_RETRIES", "5"))
-            receipts_maxlen = int(env.get("LADDER_RECEIPTS_MAXLEN", "1000000"))
-            receipt_ttl = int(env.get("LADDER_RECEIPT_TTL", "86400"))
-            intervals = tuple(
-                int(part) for part in env.get("LADDER_RETRY_INTERVALS", "1,5,15,60,300").split(",")
-            )
-        except ValueError as exc:
-            raise SettingsError(f"not a whole number: {exc}") from None
+        whole = {name: setting.read(env) for name, setting in WHOLE.items()}
+        intervals = DEFAULT_RETRY_INTERVALS
+        if env.get(RETRY_INTERVALS):
+            try:
+                intervals = tuple(int(part) for part in env[RETRY_INTERVALS].split(","))
+            except ValueError:
+                raise SettingsError(_REFUSALS["job_retry_intervals"]) from None
         secrets, scopes = parse_publishers(env.get("LADDER_PUBLISHER_SECRETS", ""))
         require = env.get("LADDER_REQUIRE_SIGNATURE", "").lower() in ("1", "true", "yes")
         if require and not secrets:
@@ -128,8 +166,10 @@ class Settings(BaseModel):
             public_scopes = access.public_from_env(env)
         except access.AccessError as exc:
             raise SettingsError(str(exc)) from None
-        if not 0 <= retries <= 100:  # before the intervals are fitted to the retries
-            raise SettingsError(_OUT_OF_RANGE["job_retries"])
+        retries = whole.pop("job_retries")
+        if not WHOLE["job_retries"].least <= retries <= (WHOLE["job_retries"].most or retries):
+            # before the intervals are fitted to the retries
+            raise SettingsError(_REFUSALS["job_retries"])
         try:
             return cls(
                 redis_url=redis_url,
@@ -142,13 +182,8 @@ class Settings(BaseModel):
                 network_key=SecretBytes(key.encode() if key else DEV_NETWORK_KEY),
                 network_key_is_default=not key,
                 production=production,
-                batch_size=batch_size,
-                job_timeout=job_timeout,
                 job_retries=retries,
                 job_retry_intervals=retry_intervals(retries, intervals),
-                dead_letter_ttl_days=ttl_days,
-                dead_letters_in_redis=dlq_max,
-                metrics_port=metrics_port,
                 publisher_secrets={n: SecretBytes(s) for n, s in secrets.items()},
                 publisher_ladders=scopes,
                 require_signature=require,
@@ -156,14 +191,13 @@ class Settings(BaseModel):
                     p.strip() for p in env.get("LADDER_TRUSTED_PROXIES", "").split(",") if p.strip()
                 ),
                 receipts=env.get("LADDER_RECEIPTS", "true").lower() not in ("0", "false", "no"),
-                receipts_maxlen=receipts_maxlen,
-                receipt_ttl=receipt_ttl,
                 api_tokens=api_tokens,
                 public_scopes=public_scopes,
+                **whole,
             )
         except ValidationError as exc:
             field = str(exc.errors()[0]["loc"][0])
-            raise SettingsError(_OUT_OF_RANGE.get(field, f"{field}: {exc}")) from None
+            raise SettingsError(_REFUSALS.get(field, f"{field}: {exc}")) from None
 
 
 _LADDER_LIST = re.compile(r"[A-Za-z0-9_.-]+(\|[A-Za-z0-9_.-]+)*|\*")

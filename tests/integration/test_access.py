@@ -17,7 +17,8 @@ from starlette.testclient import TestClient
 from tests.conftest import drain, publish
 from tests.events import game
 from worker.access import Access, Scope, parse_tokens
-from worker.entrypoints.api import auth, create_app, document
+from worker.entrypoints.api import auth
+from worker.entrypoints.api.app import create_app, document
 
 L = "gammon42"
 EXPORT = "export-0123456789abcdef"

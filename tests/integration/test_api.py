@@ -18,7 +18,8 @@ from tests.events import game
 from tests.integration.helpers import EVERYONE
 from tests.integration.test_reader import TIES, seed
 from worker import keys
-from worker.entrypoints.api import CACHE_OK, create_app
+from worker.entrypoints.api.app import create_app
+from worker.entrypoints.api.caching import CACHE_OK
 from worker.ops import seasons
 
 L = "gammon42"

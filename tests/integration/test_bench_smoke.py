@@ -9,7 +9,10 @@ from typing import Any
 from bench import noop
 from bench.env import Target
 from bench.events import generate, probe_game
-from bench.run import FULL, goals, print_table, reads, verify
+from bench.ingest import verify
+from bench.plan import FULL
+from bench.reads import reads
+from bench.table import goals, print_table
 from schemas import InvalidEvent
 from worker import keys
 

@@ -125,7 +125,7 @@ def test_percentile_over_http_on_rank_card_and_among(runtime):
     """every card and rank answer over HTTP carries it; among too."""
     from starlette.testclient import TestClient
 
-    from worker.entrypoints.api import create_app
+    from worker.entrypoints.api.app import create_app
 
     seed(runtime.leaderboard_redis, TIES)
     app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE)
@@ -294,7 +294,7 @@ def test_export_over_http_streams_json_lines(runtime):
     """`GET /ladders/{ladder}/export` streams the same as JSON lines."""
     from starlette.testclient import TestClient
 
-    from worker.entrypoints.api import create_app
+    from worker.entrypoints.api.app import create_app
 
     seed(runtime.leaderboard_redis, TIES)
     app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE)

@@ -21,7 +21,7 @@ from tests.e2e.console_data import Dom
 from tests.events import game
 from tests.integration.helpers import EVERYONE
 from worker.boards import reader
-from worker.entrypoints.api import create_app
+from worker.entrypoints.api.app import create_app
 from worker.ops import seasons
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
@@ -122,7 +122,7 @@ def test_the_api_document_is_unchanged(client):
     """The console adds no path to /openapi.json, and the JSON routes still answer JSON."""
     from fastapi.routing import APIRoute
 
-    from worker.entrypoints.api import ROUTERS
+    from worker.entrypoints.api.app import ROUTERS
 
     paths = client.get("/openapi.json").json()["paths"]
     routes = [route for router in ROUTERS for route in router.routes]

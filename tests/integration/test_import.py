@@ -18,7 +18,7 @@ from tests.integration.helpers import board, card, ledger, stored_players
 from worker.boards import reader
 from worker.entrypoints.cli import boards as cli_boards
 from worker.entrypoints.cli.main import dispatch
-from worker.ops import importer, rebuild, verify
+from worker.ops import import_lines, importer, rebuild, verify
 from worker.ops.progress import Progress
 
 L = "fibs"
@@ -222,7 +222,7 @@ def test_a_csv_without_the_needed_columns_is_refused(runtime, tmp_path):
 def test_import_streams_in_chunks_with_a_progress_bar(runtime, tmp_path, monkeypatch):
     """The rule ("streamed, bounded memory, with a progress bar"): a file larger than a
     chunk is staged chunk by chunk, every line counted by the progress."""
-    monkeypatch.setattr(importer, "CHUNK", 100)
+    monkeypatch.setattr(import_lines, "CHUNK", 100)
     path = importer.sample_file(tmp_path / "big.jsonl", 1050)
     progress = Progress("import", stream=io.StringIO(), every=0)
     report = run(runtime, path, progress=progress)
@@ -246,7 +246,7 @@ def test_a_refusal_after_chunks_were_created_leaves_nothing_of_them(
     the report and the progress are those of the file checked line by line."""
     from worker.store.tables import imported_players, players, rating_changes
 
-    monkeypatch.setattr(importer, "CHUNK", 100)
+    monkeypatch.setattr(import_lines, "CHUNK", 100)
     if late == "exists":
         publish(runtime, game("old", "timer", ladder=L))
         drain(runtime)
@@ -289,7 +289,7 @@ def test_a_file_of_new_players_is_created_as_it_is_parsed(runtime, tmp_path, mon
     """Every line a new player: created chunk by chunk, never staged whole and checked."""
     from worker.store import imports
 
-    monkeypatch.setattr(importer, "CHUNK", 100)
+    monkeypatch.setattr(import_lines, "CHUNK", 100)
 
     def never(self: Any) -> Any:
         raise AssertionError("checked line by line")
@@ -308,7 +308,7 @@ def test_a_failure_while_creating_a_chunk_is_raised_and_leaves_nothing(
     from worker.store import imports
     from worker.store.tables import players
 
-    monkeypatch.setattr(importer, "CHUNK", 100)
+    monkeypatch.setattr(import_lines, "CHUNK", 100)
     created = imports.Staging.create
     calls = []
 
@@ -378,7 +378,7 @@ def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
     from engine import Player
     from tests.integration.test_boards import with_active_days
     from worker import keys
-    from worker.boards.projection import WRITE, Rows, as_row, boards, write_rows
+    from worker.boards.projection import WRITE, BoardRows, as_row, boards, write_rows
 
     rt = with_active_days(make_runtime, tmp_path)
     ladder = "gammon42"
@@ -400,7 +400,7 @@ def test_the_created_mode_writes_what_newer_writes(make_runtime, tmp_path):
 
     def after(mode: str) -> dict[Any, Any]:
         r.flushdb()
-        maker = Rows(config)
+        maker = BoardRows(config)
         script = r.register_script(WRITE)
         write_rows(
             r, script, boards(ladder), ladder, [maker.row(as_row(p)) for p in shown], "newer"

@@ -17,8 +17,8 @@ import pytest
 from psycopg.errors import UndefinedTable
 from sqlalchemy import insert, literal_column, select, table
 
+from schemas import records
 from tests.events import game, link, player_updated, tournament
-from worker.service import records
 from worker.store.cursor import plan_for_every_row
 from worker.store.log import audit_rows, event_of, ledger_query, read_rows, stream_log
 from worker.store.tables import events, rating_changes

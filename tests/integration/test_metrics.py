@@ -233,7 +233,7 @@ def test_ladder_serve_answers_metrics_and_healthz(runtime):
     """/metrics and /healthz on the read API, the API's own routes unchanged."""
     from starlette.testclient import TestClient
 
-    from worker.entrypoints.api import create_app
+    from worker.entrypoints.api.app import create_app
 
     up = {"ok": True}
     app = metrics.operations_app(

@@ -267,7 +267,7 @@ def test_history_says_which_game_was_voided_and_why(runtime, capsys):
     the HTTP history carries the same note."""
     from starlette.testclient import TestClient
 
-    from worker.entrypoints.api import create_app
+    from worker.entrypoints.api.app import create_app
 
     publish(runtime, *pair_games())
     drain(runtime)
@@ -409,7 +409,7 @@ def test_a_void_makes_the_receipts_it_changed_true(runtime, capsys):
     from starlette.testclient import TestClient
 
     from worker import keys
-    from worker.entrypoints.api import create_app
+    from worker.entrypoints.api.app import create_app
 
     events = pair_games()
     publish(runtime, *events)

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from schemas.errors import UnknownPlayer
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board, stored_players
@@ -27,7 +28,6 @@ from worker.boards import reader
 from worker.entrypoints.console import pages
 from worker.ops import backtest, calibrate, reconcile
 from worker.ops.verify import verify
-from worker.service.reads import UnknownPlayer
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
 

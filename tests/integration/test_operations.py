@@ -332,9 +332,9 @@ def test_rebuild_swaps_atomically_and_keeps_the_version_guard(runtime, monkeypat
 
 
 def test_rows_equal_card_and_is_public_for_every_ruleset(runtime):
-    """What the projection script is given (``Rows``, the fast path used by workers, rebuild
+    """What the projection script is given (``BoardRows``, the fast path used by workers, rebuild
     and reconcile) is exactly ``projection.card`` / ``is_public`` for every ruleset."""
-    from worker.boards.projection import Rows, as_row, is_public
+    from worker.boards.projection import BoardRows, as_row, is_public
     from worker.boards.projection import card as projected_card
     from worker.store.statements import load_players
 
@@ -342,7 +342,7 @@ def test_rows_equal_card_and_is_public_for_every_ruleset(runtime):
     publish(runtime, *(game(f"x{i}", f"y{i}", ladder="fibs", match_length=i) for i in (1, 9)))
     drain(runtime)
     for name, ladder_config in runtime.config.ladders.items():
-        rows = Rows(ladder_config)
+        rows = BoardRows(ladder_config)
         with runtime.engine.connect() as conn:
             records = load_players(conn, [(name, p) for p in stored_players(runtime, name)])
         assert records

@@ -21,6 +21,7 @@ from tests.events import game
 from worker import keys
 from worker.boards import reader
 from worker.entrypoints.cli import read as cli_read
+from worker.service import preview
 from worker.store.history import history, recent_ranked_games
 
 L = "gammon42"
@@ -356,7 +357,7 @@ def test_preview_of_two_stored_players_at_1500_is_even_at_cube_1(runtime):
     """Seed 002: equal 1500s, cube 1: 50 %, +16 / -16 (after a game each, both at 1500)."""
     publish(runtime, game("alice", "bob"), game("bob", "alice"))
     drain(runtime)
-    found = reader.preview(
+    found = preview.preview(
         runtime.config.ladder(L), "alice", "bob", redis=runtime.leaderboard_redis
     )
     assert (0.5, 16.0, -16.0) == (found.win_probability, found.if_win, found.if_lose)

@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import EVERYONE
-from worker.entrypoints.api import create_app
+from worker.entrypoints.api.app import create_app
 
 AWAY = "redis://127.0.0.1:1/0"
 

@@ -16,7 +16,7 @@ from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import EVERYONE, ledger
 from worker import keys
-from worker.entrypoints.api import create_app
+from worker.entrypoints.api.app import create_app
 from worker.queue.publish import publish as publish_helper
 
 

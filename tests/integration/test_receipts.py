@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from schemas.receipt_bodies import Receipt, player_entry
 from tests.conftest import drain, publish
 from tests.events import game, link, tournament
 from tests.integration.helpers import ledger
 from worker import failpoints, keys
 from worker.bootstrap import Runtime
-from worker.service.receipts import Receipt, player_entry
 
 
 def stream(rt: Any) -> list[dict[str, Any]]:

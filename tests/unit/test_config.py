@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from engine import FibsRules, Gammon42Rules, ProStrikerRules
 from worker.ladders import ConfigError, default_config_path, load_config, parse_config
-from worker.settings import Settings, SettingsError
+from worker.settings import WHOLE, Settings, SettingsError
 
 SHIPPED = default_config_path().read_text(encoding="utf-8")
 
@@ -210,11 +210,21 @@ def test_ladder_serve_believes_forwarded_addresses_only_from_configured_proxies(
         ("LADDER_BATCH_SIZE", "2001", "LADDER_BATCH_SIZE must be between 1 and 2000"),
         ("LADDER_JOB_RETRIES", "101", "LADDER_JOB_RETRIES must be between 0 and 100"),
         ("LADDER_RETRY_INTERVALS", "1,-5", "LADDER_RETRY_INTERVALS must be seconds >= 0"),
-        ("LADDER_DLQ_TTL_DAYS", "-1", "LADDER_DLQ_TTL_DAYS must be 0 (keep until acted on)"),
+        (
+            "LADDER_DLQ_TTL_DAYS",
+            "-1",
+            "LADDER_DLQ_TTL_DAYS must be at least 0 (0: keep until acted on)",
+        ),
         ("LADDER_DLQ_MAX", "0", "LADDER_DLQ_MAX must be at least 1"),
         ("LADDER_JOB_TIMEOUT", "0", "LADDER_JOB_TIMEOUT must be at least 1 second"),
-        ("LADDER_METRICS_PORT", "65536", "LADDER_METRICS_PORT must be a port number"),
-        ("LADDER_BATCH_SIZE", "ten", "not a whole number"),
+        (
+            "LADDER_METRICS_PORT",
+            "65536",
+            "LADDER_METRICS_PORT must be between 0 and 65535 (0: none)",
+        ),
+        ("LADDER_BATCH_SIZE", "ten", "LADDER_BATCH_SIZE: not a whole number: 'ten'"),
+        ("LADDER_RETRY_INTERVALS", "1,x", "LADDER_RETRY_INTERVALS must be seconds >= 0"),
+        ("LADDER_RECEIPT_TTL", "0", "LADDER_RECEIPT_TTL must be at least 1 second"),
     ],
 )
 def test_a_setting_out_of_range_is_refused_naming_its_variable(variable, value, message):
@@ -295,3 +305,18 @@ def test_a_ladder_without_versions_is_refused():
         parse_config('[ladders.x]\nruleset = "fibs"\n', "x.toml")
     with pytest.raises(ConfigError, match="field ladders.x.versions: at least one"):
         parse_config('[ladders.x]\nruleset = "fibs"\nversions = []\n', "x.toml")
+
+
+@pytest.mark.parametrize("field", sorted(WHOLE))
+def test_each_whole_number_setting_is_stated_once(field):
+    """The table's default is the field's and the unset variable's; one below its range (or
+    one above) is refused naming the variable."""
+    whole = WHOLE[field]
+    assert whole.default == getattr(Settings(), field) == getattr(Settings.from_env({}), field)
+    for wrong in (whole.least - 1, None if whole.most is None else whole.most + 1):
+        if wrong is None:
+            continue
+        with pytest.raises(SettingsError) as caught:
+            Settings.from_env({whole.variable: str(wrong)})
+        assert str(caught.value) == whole.refusal()
+        assert str(caught.value).startswith(f"{whole.variable} must be ")

@@ -10,7 +10,7 @@ import json
 import subprocess
 import sys
 
-from worker.entrypoints.cli import launch
+from worker import gcpause
 
 # Run in a fresh interpreter: the console script's own path, with the command's handler
 # replaced by a probe of the collector's state when the command starts, and a check of the
@@ -57,6 +57,6 @@ def test_the_console_script_pauses_the_collector_until_the_command_is_set_up() -
 def test_started_without_the_console_script_leaves_the_collector_alone() -> None:
     frozen = gc.get_freeze_count()
     enabled = gc.isenabled()
-    launch.started()
+    gcpause.started()
     assert gc.get_freeze_count() == frozen
     assert gc.isenabled() is enabled

@@ -1,4 +1,4 @@
-"""The documented library imports and the queued job names survive the layout of worker/."""
+"""The documented library imports load their rooms; the short names of an older layout are gone."""
 
 from __future__ import annotations
 
@@ -8,30 +8,25 @@ import pytest
 from rq.utils import import_attribute
 
 
-def test_the_readme_library_imports_load_the_modules_of_their_rooms() -> None:
-    """README, Reading leaderboards: ``from worker import reader``, ``worker.history``."""
-    # an alias module that worker/__init__.py registers at import time, unseen by mypy
-    from worker.history import history  # type: ignore[import-not-found]
+def test_the_documented_library_imports_load_the_modules_of_their_rooms() -> None:
+    """docs/reading.md: ``from worker.boards import reader``, ``worker.store.history``."""
+    from worker.boards import reader
+    from worker.store.history import history
 
-    from worker import reader
-
-    assert reader is importlib.import_module("worker.boards.reader")
-    assert history is importlib.import_module("worker.store.history").history
+    assert reader.__name__ == "worker.boards.reader"
+    assert callable(history)
 
 
-def test_a_job_enqueued_under_the_old_name_finds_its_function() -> None:
-    """A batch queued as ``worker.jobs.process_batch`` before an upgrade still runs."""
-    from worker.queue import jobs
+def test_the_queued_job_names_find_their_functions() -> None:
+    """The job names the inbox and the dead-letter queue enqueue are importable."""
+    from worker.queue import deadletter, inbox, jobs
 
-    assert import_attribute("worker.jobs.process_batch") is jobs.process_batch
-    assert import_attribute("worker.jobs.process_event") is jobs.process_event
+    assert import_attribute(inbox.PROCESS_BATCH) is jobs.process_batch
+    assert import_attribute(deadletter.PROCESS_EVENT) is jobs.process_event
 
 
-def test_an_unknown_name_is_still_an_error() -> None:
-    """Only the listed names are aliases: anything else is missing as before."""
-    import worker
-
-    with pytest.raises(AttributeError):
-        _ = worker.config
+@pytest.mark.parametrize("old", ["worker.reader", "worker.history", "worker.jobs"])
+def test_the_short_names_of_the_older_layout_are_not_importable(old: str) -> None:
+    """Nothing was released under them: no alias keeps them alive."""
     with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("worker.cli_ops")
+        importlib.import_module(old)

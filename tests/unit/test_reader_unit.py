@@ -10,6 +10,7 @@ import pytest
 from engine import PlayerState
 from worker.boards import reader
 from worker.ladders import load_config
+from worker.service import preview
 
 CONFIG = load_config()
 
@@ -56,14 +57,14 @@ CONFIG = load_config()
 def test_preview_reproduces_the_seed_examples(ladder, a, b, game, expected):
     """Win chance, change if A wins and if A loses, as the seeds show them."""
     ladder_config = CONFIG.ladders[ladder]
-    found = reader.preview(ladder_config, a, b, **game)
-    shown = reader.format_preview(ladder_config, found)
+    found = preview.preview(ladder_config, a, b, **game)
+    shown = preview.format_preview(ladder_config, found)
     assert expected == (shown["win_probability"], shown["if_win"], shown["if_lose"])
 
 
 def test_preview_of_bare_ratings_is_a_player_without_games():
     """A plain number is a rating with no games or experience (K 40 on prostriker)."""
-    found = reader.preview(CONFIG.ladders["prostriker"], 1200, 1200)
+    found = preview.preview(CONFIG.ladders["prostriker"], 1200, 1200)
     assert (0.5, 20.0, -20.0) == (found.win_probability, found.if_win, found.if_lose)
 
 
@@ -79,15 +80,15 @@ def test_preview_refuses_a_game_that_cannot_happen(kwargs, message):
     """Cube 3 or a zero-point match is InvalidArgument on every ladder."""
     for ladder in ("gammon42", "fibs", "prostriker"):
         with pytest.raises(reader.InvalidArgument, match=message):
-            reader.preview(CONFIG.ladders[ladder], 1500.0, 1500.0, **kwargs)
+            preview.preview(CONFIG.ladders[ladder], 1500.0, 1500.0, **kwargs)
 
 
 def test_preview_refuses_a_non_finite_rating_and_a_player_id_without_redis():
     """NaN is no rating; a stored player needs a Redis client."""
     with pytest.raises(reader.InvalidArgument):
-        reader.preview(CONFIG.ladders["fibs"], float("nan"), 1500.0)
+        preview.preview(CONFIG.ladders["fibs"], float("nan"), 1500.0)
     with pytest.raises(reader.InvalidArgument):
-        reader.preview(CONFIG.ladders["fibs"], "alice", 1500.0)
+        preview.preview(CONFIG.ladders["fibs"], "alice", 1500.0)
 
 
 @pytest.mark.parametrize(

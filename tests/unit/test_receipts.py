@@ -1,4 +1,4 @@
-"""Receipts built from the engine's decision (worker.service.receipts), without I/O."""
+"""Receipts built from the engine's decision (schemas.receipt_bodies), without I/O."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import jsonschema
 from engine import FibsRules, Gammon42Rules, LadderState, Outcome, Policy, apply
 from engine.ladder import GameFinished, Side
 from schemas import export
+from schemas import receipt_bodies as receipts
 from schemas.receipt import OUTCOMES
 from worker.boards.receipts import template
-from worker.service import receipts
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 SCHEMA = json.loads((export.JSON_DIR / "receipt.v1.json").read_text(encoding="utf-8"))

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from schemas.errors import InvalidArgument
+from schemas.ids import is_identifier
 from worker import keys
-from worker.service.reads import InvalidArgument, is_identifier
 
 if TYPE_CHECKING:
     from worker.ladders import LadderConfig

@@ -15,6 +15,7 @@ on its own (one round trip per ladder and chunk, not per player).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -26,13 +27,13 @@ from redis.commands.core import Script
 
 from engine import Player, PlayerState, is_provisional
 from engine.ladder import on_public_board
-from engine.player import STATE_FIELDS
+from engine.player import STORED_FIELDS, stored_player
+from schemas.receipt_bodies import Receipt
 from worker import keys
 from worker.boards.receipts import ReceiptSink, read_ranks
 from worker.jsontext import compact
 from worker.ladders import RulesVersion
 from worker.lua import lua_source, run
-from worker.service.receipts import Receipt
 
 if TYPE_CHECKING:
     from worker.ladders import Config, LadderConfig
@@ -72,10 +73,32 @@ WRITE = lua_source("worker.boards", "write.lua")
 
 
 PlayerRow = Sequence[Any]
-"""A ``players`` row: ladder, player_id, then ``engine.player.STATE_FIELDS`` in order."""
+"""A stored player's values, named by ``engine.player.STORED_FIELDS`` in that order."""
+
+# What a board row is made of, read from a player row by name (one C call per row).
+_SHOWN = operator.itemgetter(
+    *(
+        STORED_FIELDS.index(name)
+        for name in (
+            "player_id",
+            "rating",
+            "rated_games",
+            "experience",
+            "listed",
+            "boosted_points",
+            "email_verified",
+            "display_name_chosen",
+            "linked_to",
+            "version",
+            "last_game_at",
+            "updated_at",
+            "banned",
+        )
+    )
+)
 
 
-class Rows:
+class BoardRows:
     """Turns player rows into what ``WRITE`` reads: a player's boards and card.
 
     ``card`` and ``is_public`` define a player's card and public flag; for a million players
@@ -110,9 +133,21 @@ class Rows:
         return text
 
     def row(self, r: PlayerRow) -> list[Any]:
-        (_, pid, rating, games, experience, listed, boosted, email, name, linked) = r[:10]
-        version, last_game_at, updated_at = r[10], r[11], r[12]
-        banned = len(r) > 13 and bool(r[13])
+        (
+            pid,
+            rating,
+            games,
+            experience,
+            listed,
+            boosted,
+            email,
+            name,
+            linked,
+            version,
+            last_game_at,
+            updated_at,
+            banned,
+        ) = _SHOWN(r)
         shown = repr(float(rating))
         provisional = self._provisional.get((games, experience))
         if provisional is None:
@@ -148,7 +183,7 @@ class Rows:
         if on_board and self.config.public_board:
             found = self._public.get((email, name, experience))
             if found is None:
-                record = Player(*r)
+                record = stored_player(r)
                 found = 1 if is_public(self.config, record) else 0
                 self._public[(email, name, experience)] = found
             public = found
@@ -163,7 +198,7 @@ class Rows:
 
 
 def as_row(record: Player) -> PlayerRow:
-    return (record.ladder, record.player_id, *(getattr(record, c) for c in STATE_FIELDS))
+    return tuple(getattr(record, c) for c in STORED_FIELDS)
 
 
 def frozen_rules(ladder_config: LadderConfig) -> LadderConfig:
@@ -232,7 +267,7 @@ class Projection:
             by_ladder.setdefault(record.ladder, []).append(record)
         calls: list[tuple[str, list[list[Any]]]] = []
         for ladder, ladder_records in by_ladder.items():
-            maker = Rows(config.ladders[ladder], self.clock())
+            maker = BoardRows(config.ladders[ladder], self.clock())
             rows = [maker.row(as_row(record)) for record in ladder_records]
             calls.extend((ladder, rows[i : i + CHUNK]) for i in range(0, len(rows), CHUNK))
         if not calls and sink is None:

@@ -1,4 +1,4 @@
-"""Reading leaderboards from Redis: top N, pages, ranks, neighbours, cards and previews.
+"""Reading leaderboards from Redis: top N, pages, ranks, neighbours and cards.
 
 Ranks use standard competition ranking (1, 2, 2, 4): a player's rank is one more than the
 number of players with a strictly higher score, in every call. Equal scores are listed by
@@ -31,23 +31,19 @@ from redis import Redis
 from redis.cluster import RedisCluster
 
 from engine import PlayerState
+from schemas.errors import InvalidArgument as InvalidArgument
+from schemas.errors import UnknownPlayer as UnknownPlayer
+from schemas.ids import MAX_ID_LENGTH as MAX_ID_LENGTH
+from schemas.ids import is_identifier
 from worker import keys
 from worker.boards.names import BOARDS as BOARDS
 from worker.boards.names import RATING_BOARDS as RATING_BOARDS
 from worker.boards.names import SEASON_PREFIX as SEASON_PREFIX
 from worker.boards.names import board_available as board_available
 from worker.boards.names import board_key as board_key
-from worker.service.preview import RatingPreview as RatingPreview
-from worker.service.preview import Side as Side
-from worker.service.preview import format_preview as format_preview
-from worker.service.preview import rate
-from worker.service.reads import MAX_ID_LENGTH as MAX_ID_LENGTH
-from worker.service.reads import InvalidArgument as InvalidArgument
-from worker.service.reads import UnknownPlayer as UnknownPlayer
-from worker.service.reads import is_identifier
 
 if TYPE_CHECKING:
-    from worker.ladders import LadderConfig
+    pass
 
 MAX_AMONG = 100  # ids per ``among`` call
 MAX_CURSOR_LENGTH = 1024
@@ -280,32 +276,6 @@ def player_state(redis: Client, ladder: str, player: str) -> PlayerState:
     """A stored player's state for a preview (their recent ranked games are not in Redis)."""
     found = card(redis, ladder, player)
     return PlayerState(found.rating, found.games, found.experience)
-
-
-def preview(
-    ladder_config: LadderConfig,
-    a: str | float | PlayerState | Side,
-    b: str | float | PlayerState | Side,
-    *,
-    cube: int = 1,
-    match_length: int = 1,
-    redis: Client | None = None,
-) -> RatingPreview:
-    """A's win probability and A's change if A wins and if A loses, under the current rules.
-
-    Each side is a player id (read from the player hash: needs ``redis``), a rating (a player
-    with no games or experience), a full ``PlayerState``, or a ``Side`` (a stored player's
-    state as the caller adjusted it). Gammon42's weekly volume is not in Redis: a player id
-    counts as having played no ranked games this week; pass a ``Side`` whose state has
-    ``recent_ranked_games`` (``worker.store.history.recent_ranked_games``) for the real K.
-    """
-
-    def stored(player: str) -> PlayerState:
-        if redis is None:
-            raise InvalidArgument("a stored player's preview needs a Redis client")
-        return player_state(redis, ladder_config.name, player)
-
-    return rate(ladder_config, a, b, stored, cube=cube, match_length=match_length)
 
 
 def encode_cursor(ladder: str, board: str, entry: Entry, position: int) -> str:

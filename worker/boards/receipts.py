@@ -19,13 +19,12 @@ from typing import Any, cast
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
-from sqlalchemy.engine import Engine
 
 from engine import Outcome
+from schemas.receipt_bodies import DUPLICATE, Receipt
 from worker import keys
 from worker.jsontext import compact
 from worker.lua import lua_source, run
-from worker.service.receipts import DUPLICATE, Receipt
 
 RECEIPTS = lua_source("worker.boards", "receipts.lua")
 WAIT_SECONDS = 60  # a wait list outlives its receipt's push by this much
@@ -285,19 +284,3 @@ def _loads(text: bytes | str | None) -> Any:
         return json.loads(text)
     except ValueError:
         return None
-
-
-def dead_letter_receipt(
-    redis: Redis, engine: Engine, ladder: str, event_id: str
-) -> dict[str, Any] | None:
-    """The receipt of a dead-lettered event on ``ladder``: its Redis copy while it is kept,
-    else built from the dead-letter queue (in Redis or archived in PostgreSQL); None for an
-    event that is in neither. A ``RedisError`` is raised, not taken for "in neither": with
-    Redis away nobody can say the event was not dead-lettered."""
-    from worker.queue.deadletter import DeadLetters
-
-    copy = stored(redis, event_id)
-    if copy is not None and copy.get("outcome") == "dead_lettered":
-        if copy.get("ladder") == ladder:
-            return copy
-    return DeadLetters(redis, ttl_seconds=0, engine=lambda: engine).receipt(ladder, event_id)

@@ -29,8 +29,8 @@ from sqlalchemy.engine import Engine
 
 from engine import Action, LedgerKind, Outcome, Replay, Ruleset, voided_by
 from engine.ladder import GameFinished, on_rating_board, when
+from worker import gcpause
 from worker.ladders import LadderConfig
-from worker.ops import collector
 from worker.ops.calibrate import Metrics, current_ratings
 from worker.store import imports, moderation
 from worker.store.log import Recorded, event_of, history, recorded_actions, stream_log
@@ -171,7 +171,7 @@ def backtest(
         ladder_config.policy, rules_at, imports.profiles(engine, ladder), voided_by(actions)
     )
     rated, stored_rated, game = Outcome.RATED, Outcome.RATED.value, LedgerKind.GAME.value
-    with collector.paused():
+    with gcpause.paused():
         log = history(stream_log(engine, ladder), recorded_actions(engine, ladder), actions)
         for entry in log:
             if isinstance(entry, Action):

@@ -25,71 +25,44 @@ any refused line imports nothing unless ``skip_invalid``; ``dry_run`` reports an
 nothing. All of it is one PostgreSQL transaction (``worker.store.imports``); the boards are
 written after it commits, as a rebuild writes them.
 
-Most files name only new players. So a thread stages each chunk and creates its players at
-once (``Staging.create``) while the next chunk is parsed (``_Writer``), and what the boards will
-show of them is prepared meanwhile, from the rows handed to PostgreSQL, into a temporary file
-(``_Prepared``); when every line was created so, nothing is left to check, and after the commit
-the prepared rows are only sent. From the first chunk holding a player who cannot be created
-as new (named twice, already on the ladder, imported before) the rest is only staged, and the
-checks above run over the whole file (the lines created are a prefix of it: a later line
-naming one of them is refused as named again) before the rest is written and the boards are
-read back from PostgreSQL.
+Most files name only new players. So a thread stages each chunk and creates its players at once
+(``Staging.create``) while the next chunk is parsed (``_Writer``; the lines are read by
+``worker.ops.import_lines``), and what the boards will show of them is prepared meanwhile, from
+the rows handed to PostgreSQL, into a temporary file (``worker.ops.import_boards.Prepared``);
+when every line was created so, nothing is left to check, and after the commit the prepared rows
+are only sent. From the first chunk holding a player who cannot be created as new (named twice,
+already on the ladder, imported before) the rest is only staged, and the checks above run over
+the whole file (the lines created are a prefix of it: a later line naming one of them is refused
+as named again) before the rest is written and the boards are read back from PostgreSQL.
 """
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
-import json
-import marshal
-import math
 import queue
-import tempfile
 import threading
-from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
 from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
-from schemas.events import Identifier, parse_timestamp
-from worker.boards.projection import WRITE, Rows, boards, encode_rows, write_payload
+from worker import gcpause
 from worker.ladders import LadderConfig
-from worker.ops import collector
+from worker.ops.import_boards import Prepared, project, send_prepared
+from worker.ops.import_lines import ImportRefused as ImportRefused
+from worker.ops.import_lines import Parser, chunks, digest
+from worker.ops.import_lines import file_format as file_format
+from worker.ops.import_lines import sample_file as sample_file
 from worker.ops.progress import Progress
 from worker.store import imports
 from worker.store.imports import Line
 
-CHUNK = 20_000  # lines parsed and staged per COPY
-SENDERS = 2  # threads writing the boards (as in a rebuild)
-SCRIPT_CHUNK = 500  # players per board script call
-FORMATS = ("jsonl", "csv")
-FIELDS = (
-    "player_id",
-    "rating",
-    "games",
-    "experience",
-    "last_game_at",
-    "email_verified",
-    "display_name_chosen",
-)
-FUTURE_SLACK = timedelta(minutes=5)  # as for a game's ended_at (SPEC 3)
-MAX_COUNT = 2**31 - 1
 LISTED = 1000  # refusals kept in the report (all are counted and passed to ``on_refusal``)
-_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
-
-
-class ImportRefused(ValueError):
-    """The file cannot be read as an import file at all (no lines were looked at)."""
 
 
 @dataclass
@@ -133,32 +106,6 @@ class ImportReport:
         }
 
 
-def file_format(path: Path, given: str | None) -> str:
-    """The format given, else the file's extension (.jsonl/.ndjson/.json or .csv)."""
-    if given is not None:
-        return given
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        return "jsonl"
-    if suffix == ".csv":
-        return "csv"
-    raise ImportRefused(f"{path}: cannot tell the format from the extension: give --format")
-
-
-def digest(path: Path) -> tuple[str, int]:
-    """The ledger ``event_id`` of an import of this file (``import:`` and 16 hex digits), and
-    how many lines the file has (the progress bar's total)."""
-    sha = hashlib.sha256()
-    lines = 0
-    last = b"\n"
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            sha.update(block)
-            lines += block.count(b"\n")
-            last = block[-1:]
-    return f"import:{sha.hexdigest()[:16]}", lines + (last != b"\n")
-
-
 def import_file(
     engine: Engine,
     redis: Redis | RedisCluster,
@@ -176,7 +123,7 @@ def import_file(
 
     The cyclic garbage collector is paused throughout: nothing an import makes is cyclic, and
     on a million lines its full collections walked every live chunk again and again."""
-    with collector.paused():
+    with gcpause.paused():
         return _import_file(
             engine,
             redis,
@@ -212,14 +159,14 @@ def _import_file(
     if progress is not None and progress.total is None:
         progress.total = total - (kind == "csv")
     start = ladder_config.rules_at(moment).start
-    parse = _Parser(moment)
+    parse = Parser(moment)
     with (
-        _Prepared(ladder_config, moment) as prepared,
+        Prepared(ladder_config, moment) as prepared,
         imports.Staging(engine, ladder_config.name) as staging,
     ):
         writer = _Writer(staging, event_id, start, moment, create=not dry_run)
         try:
-            for lines, refused in _chunks(path, kind, parse):
+            for lines, refused in chunks(path, kind, parse):
                 writer.put(lines, refused)
                 if writer.creating:  # else the prepared rows are never sent
                     prepared.add(lines)
@@ -318,44 +265,6 @@ class _Writer:
             raise self._failed
 
 
-class _Prepared:
-    """The boards' rows of the players an import creates at once, made while PostgreSQL
-    writes those players and kept in a temporary file (memory holds a chunk), so that after
-    the commit nothing is left but sending them: ``WRITE``'s payloads, ``SCRIPT_CHUNK``
-    players each, with their ids, in ``marshal`` records."""
-
-    def __init__(self, ladder_config: LadderConfig, moment: datetime) -> None:
-        self.ladder = ladder_config.name
-        self.moment = moment
-        self._maker = Rows(ladder_config, moment)
-        self._file: IO[bytes] | None = None
-
-    def __enter__(self) -> _Prepared:
-        self._file = tempfile.TemporaryFile(prefix="ladder-import-")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._file is not None
-        self._file.close()
-
-    def add(self, lines: list[Line]) -> None:
-        assert self._file is not None
-        rows = [self._maker.row(line.player_row(self.ladder, self.moment)) for line in lines]
-        for i in range(0, len(rows), SCRIPT_CHUNK):
-            marshal.dump(encode_rows(rows[i : i + SCRIPT_CHUNK]), self._file)
-
-    def chunks(self) -> Iterator[tuple[list[str], str]]:
-        """(player ids, payload) of every script call, in the order they were added."""
-        assert self._file is not None
-        self._file.flush()
-        self._file.seek(0)
-        while True:
-            try:
-                yield marshal.load(self._file)
-            except EOFError:
-                return
-
-
 def _show(
     engine: Engine,
     redis: Redis | RedisCluster,
@@ -364,7 +273,7 @@ def _show(
     moment: datetime,
     started: datetime,
     progress: Progress | None,
-    prepared: _Prepared | None = None,
+    prepared: Prepared | None = None,
 ) -> ImportReport:
     """After the commit: the boards (``prepared``, else read back from PostgreSQL)."""
     if report.imported:
@@ -383,257 +292,3 @@ def _show(
     if progress is not None:
         progress.finish(f"{report.imported} imported, {report.refused} refused")
     return report
-
-
-def project(
-    engine: Engine,
-    redis: Redis | RedisCluster,
-    ladder_config: LadderConfig,
-    event_id: str,
-    at: datetime,
-) -> int:
-    """Write the players one import created onto the boards (newer versions only, so a game
-    a worker scored for one of them meanwhile is never rolled back): ``WRITE``'s ``created``
-    mode, which for a player with no hash yet makes two commands instead of seven.
-
-    As in a rebuild, two threads send chunks to Redis while this one reads and prepares the
-    next ones, so PostgreSQL, Python and Redis work at the same time."""
-    ladder = ladder_config.name
-    maker = Rows(ladder_config)
-    sender = _calls_sender(redis, ladder)
-
-    def send(rows: list[list[Any]]) -> None:
-        sender([encode_rows(rows[i : i + SCRIPT_CHUNK]) for i in range(0, len(rows), SCRIPT_CHUNK)])
-
-    written = 0
-    pending: deque[Future[None]] = deque()
-    with ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="ladder-import") as pool:
-        try:
-            for part in imports.imported_rows(engine, ladder, event_id, at):
-                pending.append(pool.submit(send, [maker.row(r) for r in part]))
-                written += len(part)
-                while len(pending) > 2 * SENDERS:
-                    pending.popleft().result()
-            while pending:
-                pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
-    return written
-
-
-def send_prepared(
-    redis: Redis | RedisCluster, ladder_config: LadderConfig, prepared: _Prepared
-) -> int:
-    """Send the boards' rows ``_Prepared`` holds, as ``project`` sends the rows it reads (the
-    same script and mode, the same threads)."""
-    send = _calls_sender(redis, ladder_config.name)
-
-    written = 0
-    calls: list[tuple[list[str], str]] = []
-    pending: deque[Future[None]] = deque()
-    with ThreadPoolExecutor(max_workers=SENDERS, thread_name_prefix="ladder-import") as pool:
-        try:
-            for call in prepared.chunks():
-                calls.append(call)
-                written += len(call[0])
-                if len(calls) * SCRIPT_CHUNK >= imports.FETCH:
-                    pending.append(pool.submit(send, calls))
-                    calls = []
-                while len(pending) > 2 * SENDERS:
-                    pending.popleft().result()
-            if calls:
-                pending.append(pool.submit(send, calls))
-            while pending:
-                pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
-    return written
-
-
-def _calls_sender(
-    redis: Redis | RedisCluster, ladder: str
-) -> Callable[[list[tuple[list[str], str]]], None]:
-    """Sends ``WRITE`` calls in ``created`` mode: one pipeline for them (a cluster pipeline
-    refuses scripts: one by one there)."""
-    script = redis.register_script(WRITE)
-    live = boards(ladder)
-
-    def send(calls: list[tuple[list[str], str]]) -> None:
-        if isinstance(redis, RedisCluster):
-            for ids, payload in calls:
-                write_payload(redis, script, live, ladder, ids, payload, "created")
-            return
-        with redis.pipeline(transaction=False) as pipe:
-            for ids, payload in calls:
-                write_payload(pipe, script, live, ladder, ids, payload, "created")
-            pipe.execute()
-
-    return send
-
-
-class _Parser:
-    """Turns one line's fields into a ``Line``, or a reason to refuse it."""
-
-    def __init__(self, now: datetime) -> None:
-        self.latest = now + FUTURE_SLACK
-        self.refused = 0
-
-    def line(self, number: int, values: dict[str, Any]) -> Line | str:
-        unknown = sorted(k for k in values if k not in FIELDS)
-        if unknown:
-            return f"unknown field {unknown[0]!r}"
-        pid = values.get("player_id")
-        if pid is None or pid == "":
-            return "player_id: missing"
-        if not _plain_ascii(pid):  # the contract's own check (a plain ASCII id passes it)
-            try:
-                _IDENTIFIER.validate_python(pid)
-            except ValidationError as exc:
-                message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-                return f"player_id: {message}"
-        rating = _number(values.get("rating"))
-        if rating is None:
-            return f"rating: not a finite number: {values.get('rating')!r}"
-        games = _count(values.get("games"))
-        if games is None:
-            return f"games: not a whole number >= 0: {values.get('games')!r}"
-        experience = _count(values.get("experience"))
-        if experience is None:
-            return f"experience: not a whole number >= 0: {values.get('experience')!r}"
-        last = values.get("last_game_at")
-        last_game_at: datetime | None = None
-        if last not in (None, ""):
-            try:
-                last_game_at = parse_timestamp(last)
-            except ValueError as exc:
-                return f"last_game_at: {exc}"
-            if last_game_at > self.latest:
-                return "last_game_at: in the future"
-        flags = []
-        for name in ("email_verified", "display_name_chosen"):
-            flag = _flag(values.get(name))
-            if flag is None:
-                return f"{name}: not true or false: {values.get(name)!r}"
-            flags.append(flag)
-        return Line(number, pid, rating, games, experience, last_game_at, flags[0], flags[1])
-
-
-def _chunks(
-    path: Path, kind: str, parse: _Parser
-) -> Iterator[tuple[list[Line], list[tuple[int, str]]]]:
-    lines: list[Line] = []
-    refused: list[tuple[int, str]] = []
-    for number, values in _records(path, kind):
-        made = values if isinstance(values, str) else parse.line(number, values)
-        if isinstance(made, str):
-            refused.append((number, made))
-            parse.refused += 1
-        else:
-            lines.append(made)
-        if len(lines) + len(refused) >= CHUNK:
-            yield lines, refused
-            lines, refused = [], []
-    yield lines, refused
-
-
-def _records(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line number, fields or the reason the line cannot be read), blank lines skipped."""
-    with path.open("r", encoding="utf-8", errors="surrogateescape", newline="") as handle:
-        if kind == "jsonl":
-            for number, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    value = json.loads(text)
-                except ValueError:
-                    yield number, "not a JSON object"
-                    continue
-                yield number, value if isinstance(value, dict) else "not a JSON object"
-            return
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        if header is None:
-            return
-        columns = [c.strip() for c in header]
-        if "player_id" not in columns or "rating" not in columns:
-            raise ImportRefused(f"{path}: line 1: the header must name player_id and rating")
-        for row in reader:
-            number = reader.line_num
-            if not row or row == [""]:
-                continue
-            if len(row) != len(columns):
-                yield number, f"{len(row)} fields, the header names {len(columns)}"
-                continue
-            yield number, dict(zip(columns, row, strict=True))
-
-
-def _plain_ascii(value: Any) -> bool:
-    """Printable ASCII, 1-128 characters, no space first or last: what ``Identifier``
-    accepts of ASCII (no control characters, visible at both ends, NFC trivially), checked
-    in C."""
-    return (
-        isinstance(value, str)
-        and 0 < len(value) <= 128
-        and value.isascii()
-        and value.isprintable()
-        and value[0] != " "
-        and value[-1] != " "
-    )
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            return None
-    if not isinstance(value, int | float):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _count(value: Any) -> int | None:
-    if value is None or value == "":
-        return 0
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 <= value <= MAX_COUNT else None
-
-
-def _flag(value: Any) -> bool | None:
-    if value is None or value == "":
-        return False
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
-        return value.lower() in ("true", "1")
-    return None
-
-
-def sample_file(path: Path, count: int, *, fmt: str = "jsonl", prefix: str = "imp") -> Path:
-    """A file of ``count`` importable players (the benchmark's and the tests' input)."""
-    with path.open("w", encoding="utf-8", newline="") as handle:
-        if fmt == "csv":
-            out = csv.writer(handle, lineterminator="\n")
-            out.writerow(["player_id", "rating", "games", "experience", "last_game_at"])
-            for i in range(count):
-                out.writerow([f"{prefix}{i}", 1000 + i % 1000, i % 300, i % 500, ""])
-            return path
-        buffer = io.StringIO()
-        for i in range(count):
-            buffer.write(
-                f'{{"player_id":"{prefix}{i}","rating":{1000 + i % 1000 + 0.5},'
-                f'"games":{i % 300},"experience":{i % 500}}}\n'
-            )
-            if buffer.tell() > 1 << 20:
-                handle.write(buffer.getvalue())
-                buffer = io.StringIO()
-        handle.write(buffer.getvalue())
-    return path

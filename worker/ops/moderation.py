@@ -43,13 +43,13 @@ from engine import (
 )
 from engine.ladder import Event, when
 from engine.replay import rerate
+from schemas import receipt_bodies as receipts
+from worker import gcpause
 from worker.boards.projection import as_row
 from worker.boards.receipts import ReceiptSink, encode, refresh, unsettled
 from worker.ladders import LadderConfig
-from worker.ops import collector
 from worker.ops.progress import Progress
 from worker.ops.rebuild import reproject
-from worker.service import receipts
 from worker.store import imports
 from worker.store import moderation as store
 from worker.store.log import (
@@ -180,7 +180,7 @@ class LogReplay:
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
-        with collector.paused():
+        with gcpause.paused():
             self._run()
 
     def _run(self) -> None:

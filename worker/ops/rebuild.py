@@ -40,7 +40,7 @@ from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
 from worker import keys
-from worker.boards.projection import WRITE, PlayerRow, Rows, boards, write_rows
+from worker.boards.projection import WRITE, BoardRows, PlayerRow, boards, write_rows
 from worker.ladders import LadderConfig
 from worker.lua import lua_source
 from worker.ops.progress import Progress
@@ -109,7 +109,7 @@ def reproject(
     """
     script = redis.register_script(WRITE)
     ladder = ladder_config.name
-    maker = Rows(ladder_config)
+    maker = BoardRows(ladder_config)
     live = boards(ladder)
     written = 0
     batch: list[list[Any]] = []
@@ -192,7 +192,7 @@ def rebuild(
     ]
     written = keys.rebuild_temp(ladder, token, "ids")
     script = redis.register_script(WRITE)
-    maker = Rows(ladder_config)
+    maker = BoardRows(ladder_config)
     total = 0
     counts = dict.fromkeys(BOARDS[:3], 0)
     if ladder_config.active_days is not None:

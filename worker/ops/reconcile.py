@@ -1,7 +1,7 @@
 """Reconcile: compare a ladder's Redis read model with PostgreSQL, and repair the drift.
 
-Expected state is what a rebuild would write (``projection.Rows``: the projection's values) for
-every ``players`` row. Each difference is one entry naming the ladder, the Redis key and the
+Expected state is what a rebuild would write (``projection.BoardRows``: the projection's values)
+for every ``players`` row. Each difference is one entry naming the ladder, the Redis key and the
 player:
 
 - ``missing``: PostgreSQL says the player belongs in that key, Redis does not have them;
@@ -28,7 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from worker import keys
-from worker.boards.projection import PlayerRow, Rows
+from worker.boards.projection import BoardRows, PlayerRow
 from worker.ladders import LadderConfig
 from worker.lua import lua_source, run
 from worker.ops.progress import Progress
@@ -115,7 +115,7 @@ def check(
     if ladder_config.active_days is not None:
         boards["active"] = keys.active(ladder)  # as of now: a swept player is expected off it
     active = "active" in boards
-    maker = Rows(ladder_config)
+    maker = BoardRows(ladder_config)
     reader = _Reader(redis, list(boards.values()), ladder)
     report = Report()
     known: set[str] = set()

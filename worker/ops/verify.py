@@ -36,8 +36,9 @@ from redis.cluster import RedisCluster
 from sqlalchemy.engine import Engine
 
 from engine import Action, LedgerChange, Lived, Player
+from worker import gcpause
 from worker.ladders import LadderConfig
-from worker.ops import collector, reconcile
+from worker.ops import reconcile
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
 from worker.store import imports, moderation
@@ -237,7 +238,7 @@ def _replay(
         kept_rows = moderation.action_rows(conn, ladder) if actions else {}
         kept_effects = moderation.action_effects(conn, ladder) if actions else {}
     replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
-    with collector.paused():
+    with gcpause.paused():
         log = history(stream_log(engine, ladder), recorded_actions(engine, ladder), actions)
         for entry in log:
             if isinstance(entry, Logged):

@@ -32,6 +32,7 @@ from rq.registry import FailedJobRegistry
 from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
+from schemas import receipt_bodies as receipts
 from worker import keys
 from worker.boards.receipts import ReceiptSink
 from worker.queue.letters import PAYLOAD_BYTES, aware, guess_head, guess_ids, guess_type
@@ -39,7 +40,6 @@ from worker.queue.letters import AmbiguousReference as AmbiguousReference
 from worker.queue.letters import DeadLetter as DeadLetter
 from worker.queue.letters import Filter as Filter
 from worker.queue.letters import dead_letter_id as dead_letter_id
-from worker.service import receipts
 from worker.store.archive import Archive
 
 PROCESS_EVENT = "worker.queue.jobs.process_event"

@@ -11,7 +11,7 @@ Error tree::
 
 A batch is a unit of work around the engine, which holds every ladder rule
 (``engine.ladder.apply``): validate every event and map it to its stored form and engine
-event (``worker.service.records``); in one transaction read the links, create the missing players
+event (``schemas.records``); in one transaction read the links, create the missing players
 and lock every player in sorted key order, check the links did not move meanwhile, load the
 event ids already applied (with their digests) and the window counts; apply the engine's
 decision event by event in memory; write audit rows, ledger rows, links, settled tournaments
@@ -44,12 +44,12 @@ from engine.ladder import (
     when,
 )
 from schemas import Event as WireEvent
-from schemas import InvalidEvent, parse_event
+from schemas import InvalidEvent, parse_event, records
+from schemas import receipt_bodies as receipts
 from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
 from worker import failpoints
 from worker.boards.projection import Projection
 from worker.ladders import Config
-from worker.service import receipts, records
 from worker.service.rows import Rows, text
 from worker.store import receipts as stored_receipts
 from worker.store import statements as store

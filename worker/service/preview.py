@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine import CUBE_VALUES, Game, PlayerState, display_rating
 from engine import preview as engine_preview
-from worker.service.reads import InvalidArgument
+from schemas.errors import InvalidArgument
+from worker.boards import reader
 
 if TYPE_CHECKING:
     from worker.ladders import LadderConfig
@@ -102,6 +103,30 @@ def rate(
         if_win=result.if_win,
         if_lose=result.if_lose,
     )
+
+
+def preview(
+    ladder_config: LadderConfig,
+    a: str | float | PlayerState | Side,
+    b: str | float | PlayerState | Side,
+    *,
+    cube: int = 1,
+    match_length: int = 1,
+    redis: reader.Client | None = None,
+) -> RatingPreview:
+    """``rate``, a side given as a player id read from the player hash (needs ``redis``).
+
+    Gammon42's weekly volume is not in Redis: a player id counts as having played no ranked
+    games this week; pass a ``Side`` whose state has ``recent_ranked_games``
+    (``worker.store.history.recent_ranked_games``) for the real K.
+    """
+
+    def stored(player: str) -> PlayerState:
+        if redis is None:
+            raise InvalidArgument("a stored player's preview needs a Redis client")
+        return reader.player_state(redis, ladder_config.name, player)
+
+    return rate(ladder_config, a, b, stored, cube=cube, match_length=match_length)
 
 
 def format_preview(ladder_config: LadderConfig, found: RatingPreview) -> dict[str, str]:

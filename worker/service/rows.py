@@ -8,7 +8,7 @@ from typing import Any
 
 from engine import Decision
 from engine.ladder import Event
-from worker.service.receipts import After
+from schemas.receipt_bodies import After
 
 # Every audit row carries every column: rows are written together (COPY or one JSON document).
 AUDIT_DEFAULTS: dict[str, Any] = dict.fromkeys(

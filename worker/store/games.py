@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 from sqlalchemy.engine import Engine
 
-from worker.service.reads import is_identifier
+from schemas.ids import is_identifier
 from worker.store.history import effects
 from worker.store.tables import events, rating_changes
 

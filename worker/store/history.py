@@ -19,7 +19,8 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 from sqlalchemy.engine import Engine
 
-from worker.service.reads import UnknownPlayer, is_identifier
+from schemas.errors import UnknownPlayer
+from schemas.ids import is_identifier
 from worker.store.tables import (
     event_effects,
     events,

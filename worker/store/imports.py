@@ -30,6 +30,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
 from engine import Imported, LedgerKind
+from engine.player import STORED_FIELDS
 from worker.store import cursor
 from worker.store.statements import PLAYER_ROW
 from worker.store.tables import imported_players, players
@@ -74,22 +75,23 @@ class Line:
         """The ``players`` row (``PLAYER_ROW``) that ``create`` and ``write`` make of the line,
         as PostgreSQL hands it back (timestamps in UTC)."""
         last = None if self.last_game_at is None else self.last_game_at.astimezone(UTC)
-        return (
-            ladder,
-            self.player_id,
-            self.rating,
-            self.rated_games,
-            self.experience,
-            True,  # listed
-            0,  # boosted_points
-            self.email_verified,
-            self.display_name_chosen,
-            None,  # linked_to
-            1,  # version
-            last,
-            now.astimezone(UTC),  # updated_at
-            False,  # banned
-        )
+        stored = {
+            "ladder": ladder,
+            "player_id": self.player_id,
+            "rating": self.rating,
+            "rated_games": self.rated_games,
+            "experience": self.experience,
+            "listed": True,
+            "boosted_points": 0,
+            "email_verified": self.email_verified,
+            "display_name_chosen": self.display_name_chosen,
+            "linked_to": None,
+            "version": 1,
+            "last_game_at": last,
+            "updated_at": now.astimezone(UTC),
+            "banned": False,
+        }
+        return tuple(stored[name] for name in STORED_FIELDS)
 
 
 def _player_id(line: Line) -> str:

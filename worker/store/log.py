@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 from engine import Action, LedgerChange, LedgerKind, in_order
 from engine.ladder import Event
 from engine.replay import RECORDED_KINDS
-from worker.service import records
+from schemas import records
 from worker.store import cursor
 from worker.store.tables import events, rating_changes
 

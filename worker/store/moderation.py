@@ -14,6 +14,7 @@ from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from engine import Action, Player
+from engine.player import stored_player
 from engine.replay import RECORDED_KINDS
 from worker.store.statements import PLAYER_ROW, chunks, write_batch
 from worker.store.tables import (
@@ -232,13 +233,13 @@ def write(conn: Connection, changes: list[dict[str, Any]], changed: Iterable[Pla
 def load_players(conn: Connection, ladder: str) -> dict[tuple[str, str], Player]:
     """Every player of the ladder (within the caller's transaction, after its lock)."""
     query = select(*PLAYER_ROW).where(players.c.ladder == ladder)
-    return {(row[0], row[1]): Player(*row) for row in conn.execute(query)}
+    return {(row[0], row[1]): stored_player(row) for row in conn.execute(query)}
 
 
 def load_one(conn: Connection, ladder: str, player_id: str) -> Player | None:
     query = select(*PLAYER_ROW).where(players.c.ladder == ladder, players.c.player_id == player_id)
     row = conn.execute(query).first()
-    return None if row is None else Player(*row)
+    return None if row is None else stored_player(row)
 
 
 def players_of(conn: Connection, ladder: str, event_ids: Iterable[str]) -> list[Player]:

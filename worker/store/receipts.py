@@ -6,7 +6,7 @@ of a receipt expired. The outcome is the event's as moderation left it (its late
 ``event_effects`` row): a voided game's receipt says ``voided`` and lists no players. The
 ledger rows are the event's own (the log is append-only: a void adds correction rows and
 rewrites no event's), so the re-rated numbers of a later game are those of its Redis copy,
-which the void rewrote, while that copy is kept (``worker.service.receipts.with_ranks``).
+which the void rewrote, while that copy is kept (``schemas.receipt_bodies.with_ranks``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import select, tuple_
 from sqlalchemy.engine import Connection, Engine
 
-from worker.service import receipts
+from schemas import receipt_bodies as receipts
 from worker.store.statements import chunks
 from worker.store.tables import event_effects, events, rating_changes
 

@@ -29,29 +29,28 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError
 
 from engine import Player, PlayerKey
-from engine.player import STATE_FIELDS
+from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
 from worker.store.tables import events, links, players, rating_changes, tournaments
 
 T = TypeVar("T")
 PLAYER_COLUMNS = STATE_FIELDS  # the players columns besides the key: the engine Player's fields
-PLAYER_TYPES = (  # PostgreSQL types of PLAYER_COLUMNS
-    "float8",
-    "int4",
-    "int4",
-    "bool",
-    "int8",
-    "bool",
-    "bool",
-    "text",
-    "int8",
-    "timestamptz",
-    "timestamptz",
-    "bool",
-)
-# A players row as the store, the projection and rebuild read it: ladder, player_id, then
-# PLAYER_COLUMNS in order (``Player(*row)``).
-PLAYER_ROW = (players.c.ladder, players.c.player_id, *(players.c[c] for c in PLAYER_COLUMNS))
+_DIALECT: Any = postgresql.dialect()  # type: ignore[no-untyped-call]
+
+
+def _read_as(table: Table, column: str) -> str:
+    """The type a JSON row's value of ``column`` is read as: the column's own, but ``text``
+    for text columns, so a value too long for its column is refused by the INSERT, not cut by
+    a cast."""
+    kind = table.c[column].type
+    return "text" if isinstance(kind, String) else str(kind.compile(dialect=_DIALECT))
+
+
+# PostgreSQL types of PLAYER_COLUMNS, as the table declares them (the JSON rows' record type).
+PLAYER_TYPES = tuple(_read_as(players, c) for c in PLAYER_COLUMNS)
+# A players row as the store, the projection and rebuild read it: the columns named by
+# STORED_FIELDS, in that order (``stored_player(row)`` pairs each value with its name).
+PLAYER_ROW = tuple(players.c[c] for c in STORED_FIELDS)
 # ``seq`` (the scoring order) is the store's own: PostgreSQL numbers rows as they are written.
 AUDIT_COLUMNS = tuple(c.name for c in events.columns if c.name != "seq")
 LEDGER_COLUMNS = tuple(c.name for c in rating_changes.columns if c.name != "id")
@@ -100,8 +99,8 @@ class WindowFacts(NamedTuple):
 
 
 def _record(row: Sequence[Any]) -> Player:
-    """A row of ``ladder, player_id, *PLAYER_COLUMNS`` (in that order)."""
-    return Player(*row)
+    """A row of the columns named by ``STORED_FIELDS`` (in that order), by those names."""
+    return stored_player(row)
 
 
 def chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
@@ -118,7 +117,7 @@ def _split(keys: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
 # Arrays go in binary (``%b``): in text, psycopg tests every element for quoting (measured:
 # two arrays of 1,600 ids, 3.8 -> 1.6 ms a statement).
 _KEYS = "unnest(%(ladders)b::text[], %(ids)b::text[])"
-_SELECT_PLAYER = "p.ladder, p.player_id, " + ", ".join(f"p.{c}" for c in PLAYER_COLUMNS)
+_SELECT_PLAYER = ", ".join(f"p.{c}" for c in STORED_FIELDS)
 
 _PG_CLAIM_PLAYERS = """
 INSERT INTO players (ladder, player_id, rating, updated_at)
@@ -226,16 +225,9 @@ WHERE w.outcome = 'rated'
 def _json_insert(table: Table, columns: tuple[str, ...]) -> str:
     """An INSERT of rows sent as one JSON document (a list of objects keyed by column), in
     the document's order: ``seq`` and ``id`` number a batch's audit and ledger rows as they
-    were scored. Text columns are read as ``text``, so a value too long for its column is
-    refused by the INSERT, not cut by a cast."""
-    dialect: Any = postgresql.dialect()  # type: ignore[no-untyped-call]
-
-    def read_as(column: str) -> str:
-        kind = table.c[column].type
-        return "text" if isinstance(kind, String) else str(kind.compile(dialect=dialect))
-
+    were scored. Each value is read as ``_read_as`` says."""
     names = ", ".join(columns)
-    defined = ", ".join(f"{c} {read_as(c)}" for c in columns)
+    defined = ", ".join(f"{c} {_read_as(table, c)}" for c in columns)
     return (
         f"INSERT INTO {table.name} ({names}) SELECT {names} FROM ROWS FROM "
         f"(json_to_recordset(%(rows)s::json) AS ({defined})) WITH ORDINALITY AS v({names}, n) "

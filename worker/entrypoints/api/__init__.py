@@ -15,36 +15,11 @@ response models, and every answer is checked against its model, so the two canno
 Player ids may contain ``/``: clients percent-encode it (``%2F``) and the app routes on the
 raw path so the encoded slash stays inside the id.
 
-The rooms: ``app`` (create_app, the document, the docs page), ``models`` (the response
-models), ``params`` (the typed parameters), ``errors`` (refusals and their answers),
-``caching``, ``auth`` (who may read each route), ``reads`` (what the routes read, and the
-PostgreSQL lane), and one router module per group of routes: ``ladders`` (ladders, boards,
-players), ``preview``, ``boards`` (among, export).
+The package imports nothing: each caller imports the room it needs, so the console's routes
+(``worker.entrypoints.console.routes``, which ``app`` adds) can import ``auth`` and the other rooms
+without running ``app`` first. The rooms: ``app`` (create_app, the document, the docs page),
+``models`` (the response models), ``params`` (the typed parameters), ``errors`` (refusals and their
+answers), ``caching``, ``auth`` (who may read each route), ``reads`` (what the routes read, and the
+PostgreSQL lane), and one router module per group of routes: ``ladders`` (ladders, boards, players),
+``preview``, ``boards`` (among, export).
 """
-
-from worker.entrypoints.api.app import ROUTERS, create_app, docs_page, document
-from worker.entrypoints.api.caching import CACHE_OK, CACHE_SCHEMA, NO_STORE, cached
-from worker.entrypoints.api.errors import BadRequest, NotFound, StoreUnavailable, errors
-from worker.entrypoints.api.params import ENCODED, LadderName, PlayerId
-from worker.entrypoints.api.reads import Api, Lane, Reads
-
-__all__ = [
-    "CACHE_OK",
-    "CACHE_SCHEMA",
-    "ENCODED",
-    "NO_STORE",
-    "ROUTERS",
-    "Api",
-    "BadRequest",
-    "Lane",
-    "LadderName",
-    "NotFound",
-    "PlayerId",
-    "Reads",
-    "StoreUnavailable",
-    "cached",
-    "create_app",
-    "docs_page",
-    "document",
-    "errors",
-]

@@ -27,6 +27,7 @@ from worker.entrypoints.api.errors import HANDLERS
 from worker.entrypoints.api.models import ExportLine
 from worker.entrypoints.api.params import ENCODED, EXCLUSIVE
 from worker.entrypoints.api.reads import Reads
+from worker.entrypoints.console.routes import add_routes as add_console
 from worker.ladders import Config
 
 Scope = MutableMapping[str, Any]
@@ -71,8 +72,6 @@ def create_app(
     _contract_routes(app)
     for router in ROUTERS:
         app.include_router(router)
-    from worker.entrypoints.console.routes import add_routes as add_console
-
     add_console(app, config, redis, engine)  # the HTML console, outside the OpenAPI document
     for kind, handler in HANDLERS.items():
         app.add_exception_handler(kind, handler)

@@ -34,6 +34,7 @@ from worker.entrypoints.api.models import (
 )
 from worker.ladders import Config, LadderConfig
 from worker.service import cards
+from worker.service import preview as previews
 from worker.store import history
 
 POSTGRESQL_THREADS = 8
@@ -141,11 +142,11 @@ class Reads:
     ) -> Preview:
         config = self.ladder(ladder)
         a, b = (self._side(config, side) for side in sides)
-        found = reader.preview(config, a, b, cube=cube, match_length=match_length)
-        display = Display(**reader.format_preview(config, found))
+        found = previews.preview(config, a, b, cube=cube, match_length=match_length)
+        display = Display(**previews.format_preview(config, found))
         return Preview(**found.as_json(), display=display)
 
-    def _side(self, ladder: LadderConfig, given: Given) -> reader.Side:
+    def _side(self, ladder: LadderConfig, given: Given) -> previews.Side:
         rules = ladder.current
         recent = given.recent
         if given.player is None:
@@ -165,7 +166,7 @@ class Reads:
             experience=state.experience if given.experience is None else given.experience,
             recent_ranked_games=state.recent_ranked_games if recent is None else recent,
         )
-        return reader.Side(given.player, state)
+        return previews.Side(given.player, state)
 
     def ladder(self, name: str) -> LadderConfig:
         """The configured ladder ``name``; ``NotFound`` if there is none."""

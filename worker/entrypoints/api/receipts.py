@@ -18,15 +18,16 @@ from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
 from schemas.receipt import Receipt
+from schemas.receipt_bodies import with_ranks
 from worker.access import Scope
-from worker.boards.receipts import dead_letter_receipt, stored
+from worker.boards.receipts import stored
 from worker.entrypoints.api.auth import requires
 from worker.entrypoints.api.caching import cached
 from worker.entrypoints.api.errors import NotFound, errors
 from worker.entrypoints.api.params import LadderName, path_id
 from worker.entrypoints.api.reads import Api
 from worker.ladders import Config
-from worker.service.receipts import with_ranks
+from worker.service.dead_letter_receipts import dead_letter_receipt
 from worker.store.receipts import stored_receipt
 
 MAX_EVENT_ID = 128

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from worker.entrypoints.cli.launch import started
 from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused
+from worker.gcpause import started
 from worker.ladders import ConfigError
 from worker.settings import Settings, SettingsError
 

@@ -26,7 +26,7 @@ from worker.entrypoints.cli.common import (
     print_json,
 )
 from worker.entrypoints.cli.terminal import Refused, safe
-from worker.service import cards
+from worker.service import cards, preview
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -235,8 +235,8 @@ def cmd_preview(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = board_ladder(rt, args)
     a = _preview_side(rt, ladder_config, args, "a")
     b = _preview_side(rt, ladder_config, args, "b")
-    found = reader.preview(ladder_config, a, b, cube=args.cube, match_length=args.match_length)
-    shown = reader.format_preview(ladder_config, found)
+    found = preview.preview(ladder_config, a, b, cube=args.cube, match_length=args.match_length)
+    shown = preview.format_preview(ladder_config, found)
     if args.json:
         print_json({**found.as_json(), "display": shown})
         return 0
@@ -257,7 +257,7 @@ def cmd_preview(rt: Runtime, args: argparse.Namespace) -> int:
 def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
     import uvicorn
 
-    from worker.entrypoints.api import create_app
+    from worker.entrypoints.api.app import create_app
     from worker.observability.metrics import operations_app
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
@@ -315,7 +315,7 @@ def mask_client_address(record: logging.LogRecord) -> bool:
 
 def _preview_side(
     rt: Runtime, ladder_config: Any, args: argparse.Namespace, side: str
-) -> reader.Side:
+) -> preview.Side:
     """A given rating (``=1500``) or a stored player, with the command's overrides."""
     value: str = getattr(args, side)
     games = getattr(args, f"{side}_games")
@@ -341,7 +341,7 @@ def _preview_side(
         experience=state.experience if experience is None else experience,
         recent_ranked_games=state.recent_ranked_games if recent is None else recent,
     )
-    return reader.Side(player_id, state)
+    return preview.Side(player_id, state)
 
 
 def _print_board(

@@ -34,8 +34,9 @@ def register(sub: Any) -> None:
 def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
     from redis.exceptions import RedisError
 
-    from worker.boards.receipts import dead_letter_receipt, stored
-    from worker.service.receipts import with_ranks
+    from schemas.receipt_bodies import with_ranks
+    from worker.boards.receipts import stored
+    from worker.service.dead_letter_receipts import dead_letter_receipt
     from worker.store.receipts import stored_receipt
 
     configured_ladder(rt.config, args.ladder)

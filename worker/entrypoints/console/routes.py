@@ -31,6 +31,9 @@ from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeout
 from worker.access import Scope
 from worker.boards import reader
 from worker.entrypoints.api.auth import requires
+from worker.entrypoints.api.errors import StoreUnavailable
+from worker.entrypoints.api.params import ENCODED
+from worker.entrypoints.api.reads import Lane
 from worker.entrypoints.console import login, pages
 from worker.ladders import Config
 
@@ -52,8 +55,6 @@ def environment() -> Environment:
 
 def add_routes(app: FastAPI, config: Config, redis: reader.Client, engine: Engine) -> None:
     """Add the console's pages to ``app``, reading these stores."""
-    from worker.entrypoints.api import ENCODED, Lane, StoreUnavailable
-
     stores = pages.Stores(config, redis, engine)
     templates = environment()
     reads = Lane(READ_THREADS, READ_SECONDS)

@@ -26,7 +26,7 @@ from engine.ladder import (
     Side,
     TournamentFinished,
 )
-from schemas import Event as WireEvent
+from schemas.events import Event as WireEvent
 
 SIDES = ("winner", "loser")
 
