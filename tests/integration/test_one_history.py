@@ -230,6 +230,62 @@ def test_case_6_a_void_whose_redis_write_fails_stands_with_one_warning(
     clean(runtime, "gammon42")
 
 
+def _operator(rt: Any, *argv: str) -> int:
+    """Run one of ``ladder``'s operations commands (reconcile ...) against this runtime."""
+    import argparse
+
+    from worker.entrypoints.cli import ops
+    from worker.entrypoints.cli.main import dispatch
+
+    parser = argparse.ArgumentParser(prog="ladder")
+    ops.register(parser.add_subparsers(dest="command", required=True))
+    return dispatch(rt, parser.parse_args(list(argv)))
+
+
+def test_case_6_the_next_worker_batch_heals_redis_after_a_void_it_missed(
+    runtime, make_runtime, capsys
+):
+    """Issue 30 case 6 / SPEC 6: "a void, ban or adjustment whose PostgreSQL commit succeeded
+    and whose Redis write failed exits 0 with one warning line naming the repair command,
+    and the next worker batch, ``reconcile --repair``, or the command run again heals
+    Redis". The void is marked not projected in PostgreSQL (Redis is away); a burst worker
+    with one new event re-projects the ladder: the boards and hashes are what verify
+    derives, reconcile finds nothing, and the mark is off."""
+    three_wins(runtime)
+    cfg = runtime.config.ladders["gammon42"]
+    away = make_runtime(redis_url="redis://127.0.0.1:1/0")
+    assert 0 == ladder(away, "void", "gammon42", "a2", "--reason", "t")
+    assert "--repair" in capsys.readouterr().err
+    assert reconcile.marked(runtime.engine, "gammon42") is not None
+    assert not reconcile.check(runtime.engine, runtime.leaderboard_redis, cfg).clean
+    publish(runtime, game("p", "q", event_id="b1", ended_at=T0 + timedelta(minutes=9)))
+    drain(runtime)
+    clean(runtime, "gammon42")
+    assert 0 == _operator(runtime, "reconcile", "gammon42")
+    assert reconcile.marked(runtime.engine, "gammon42") is None
+
+
+def test_case_6_reconcile_repair_and_the_command_again_take_the_mark_off(
+    runtime, make_runtime, capsys
+):
+    """SPEC 6 (as above): ``reconcile --repair`` heals Redis and takes the mark off; so does
+    the command run again (a ban whose Redis write failed, banned again)."""
+    three_wins(runtime)
+    away = make_runtime(redis_url="redis://127.0.0.1:1/0")
+    assert 0 == ladder(away, "adjust", "gammon42", "y", "--delta", "5", "--reason", "t")
+    assert reconcile.marked(runtime.engine, "gammon42") is not None
+    assert 1 == _operator(runtime, "reconcile", "gammon42")
+    assert 0 == _operator(runtime, "reconcile", "gammon42", "--repair")
+    assert reconcile.marked(runtime.engine, "gammon42") is None
+    assert 0 == ladder(away, "ban", "gammon42", "x", "--reason", "t")
+    assert reconcile.marked(runtime.engine, "gammon42") is not None
+    assert 0 == ladder(runtime, "ban", "gammon42", "x", "--reason", "t")
+    assert reconcile.marked(runtime.engine, "gammon42") is None
+    clean(runtime, "gammon42")
+    assert 0 == _operator(runtime, "reconcile", "gammon42")
+    capsys.readouterr()
+
+
 def _effect(rt: Any, event_id: str) -> str | None:
     from sqlalchemy import select
 
