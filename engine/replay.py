@@ -357,9 +357,13 @@ class Lived:
     """The history replayed as the worker lived it: each event by the ``Replay`` that knew the
     voids taken before it, switching to the next at each void.
 
-    ``event`` returns the lived decision (what the worker stored); ``action`` returns what the
-    action derived: its ledger rows (an adjustment, or a void's corrections) and, for a void,
-    the changed outcomes. ``effective`` holds each event's outcome where a void changed it.
+    ``event`` returns the lived decision (what the worker stored) and leaves in ``moderated``
+    the event's decision in the ladder as moderated by every void of the history (``None``:
+    voided), with the replay whose players it left (what its receipt says now): the decision
+    of the latest void whose replay runs there, else the lived one (a void whose first
+    voided game comes later changes nothing here). ``action`` returns what the action
+    derived: its ledger rows (an adjustment, or a void's corrections) and, for a void, the
+    changed outcomes. ``effective`` holds each event's outcome where a void changed it.
 
     The replay of a void still ahead starts at the first game it takes back that no earlier
     void took (``_starts``), as a fork of the running replay it equals there: the latest
@@ -431,10 +435,14 @@ class Lived:
                 self._start(number)
         decision = self.lived.event(event, processed_at)
         assert decision is not None, "an event scored after it was voided"
+        self.moderated: tuple[Decision | None, Replay] = (decision, self.lived)
         if self.ahead:
             stored = (str(decision.outcome), _text(decision.reason))
-            for ahead in self.ahead.values():
-                ahead.event(event, processed_at, stored)
+            last = max(self.ahead)
+            for number, ahead in self.ahead.items():
+                made = ahead.event(event, processed_at, stored)
+                if number == last:
+                    self.moderated = (made, ahead)
         return decision
 
     def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:

@@ -4,7 +4,8 @@ SPEC 6 "One history": "A moderated ladder reads exactly as if voided games had n
 published, adjustments applied." Random sequences of ingest, void, ban ``--void-since``,
 unban, adjust, import and erase run on gammon42, fibs and prostriker, with the worker
 draining after each published game (``ladder worker --burst``, in process). After every step:
-``ladder verify`` finds no mismatch, ``ladder reconcile`` is clean, a backtest with the stored
+``ladder verify`` finds no mismatch (the receipts kept in Redis compared too), ``ladder
+reconcile`` is clean, a backtest with the stored
 parameters is the stored ladder, and the rating board equals ``Model``, written here from
 SPEC 2 alone (no ``engine`` import): it replays the steps with the voided games dropped,
 adjustments, bans and imports where they fell.
@@ -174,7 +175,8 @@ def checked(rt: Any, model: Model, step: tuple[Any, ...]) -> None:
     cfg = rt.config.ladders[model.ladder]
     # verify compares the boards with PostgreSQL through ``reconcile.check`` (what ``ladder
     # reconcile`` runs): its drift is among the mismatches.
-    report = verify(rt.engine, rt.leaderboard_redis, cfg)
+    since = datetime.now(UTC) - timedelta(days=1)  # every receipt of the sequence is kept
+    report = verify(rt.engine, rt.leaderboard_redis, cfg, receipts=(rt.redis, since))
     assert [] == report.mismatches, (
         [s[:4] for s in model.steps],
         sorted(model.voided),

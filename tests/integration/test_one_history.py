@@ -438,3 +438,47 @@ def test_a_banned_player_erased_twice_verifies_and_keeps_two_pseudonyms(runtime)
     assert 2 == len(erased) and erased[1] == f"{erased[0]}-2"
     assert "y" not in stored_players(runtime, "gammon42")
     clean(runtime, "gammon42")
+
+
+def kept_mismatches(rt: Any, name: str = "gammon42") -> list[Any]:
+    """verify, the receipts kept in Redis compared too."""
+    since = datetime.now(UTC) - timedelta(days=1)
+    cfg = rt.config.ladders[name]
+    return verify(rt.engine, rt.leaderboard_redis, cfg, receipts=(rt.redis, since)).mismatches
+
+
+def _tamper(rt: Any, event_id: str, player: int, field: str, value: Any) -> None:
+    raw = rt.redis.get(keys.receipt(event_id))
+    assert raw is not None
+    body = json.loads(raw)
+    body["players"][player][field] = value
+    rt.redis.set(keys.receipt(event_id), json.dumps(body), keepttl=True)
+
+
+def test_verify_catches_a_kept_receipt_whose_numbers_the_replay_does_not_derive(runtime):
+    """SPEC 6 "One history": verify derives every stored number from the one replay, the
+    receipts kept in Redis among them: a kept receipt's rating changed by hand is a
+    mismatch naming the event, the player and the field."""
+    three_wins(runtime)
+    assert [] == kept_mismatches(runtime)
+    _tamper(runtime, "a2", 1, "rating_after", 1400.0)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a2", "z", "receipt rating_after")] == found
+    assert [] == mismatches(runtime)  # without the receipts, nothing else differs
+
+
+def test_verify_finds_the_receipts_a_void_rewrote_as_the_replay_derives_them(runtime):
+    """SPEC 6 (as above), after voids: the receipts the voids rewrote (the voided game's
+    ``voided`` with no players, a later game's re-rated numbers) equal what the replay of the
+    moderated ladder derives; a later receipt changed by hand is still caught."""
+    three_wins(runtime)
+    publish(runtime, game("w", "x", event_id="a4", ended_at=T0 + timedelta(minutes=5)))
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "a1", "--reason", "t")
+    assert 0 == ladder(runtime, "void", "gammon42", "a3", "--reason", "t")
+    voided = json.loads(runtime.redis.get(keys.receipt("a3")))
+    assert ("voided", []) == (voided["outcome"], voided["players"])
+    assert [] == kept_mismatches(runtime)
+    _tamper(runtime, "a4", 0, "rating_before", 1234.5)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a4", "w", "receipt rating_before")] == found
