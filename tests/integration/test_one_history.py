@@ -245,12 +245,11 @@ def _operator(rt: Any, *argv: str) -> int:
 def test_case_6_the_next_worker_batch_heals_redis_after_a_void_it_missed(
     runtime, make_runtime, capsys
 ):
-    """Issue 30 case 6 / SPEC 6: "a void, ban or adjustment whose PostgreSQL commit succeeded
-    and whose Redis write failed exits 0 with one warning line naming the repair command,
-    and the next worker batch, ``reconcile --repair``, or the command run again heals
-    Redis". The void is marked not projected in PostgreSQL (Redis is away); a burst worker
-    with one new event re-projects the ladder: the boards and hashes are what verify
-    derives, reconcile finds nothing, and the mark is off."""
+    """Issue 30 case 6: a void whose PostgreSQL commit succeeded and whose Redis write failed
+    is healed by the next worker batch (SPEC 5: "reconcile (report and repair drift)"; PostgreSQL
+    is the only system of record, SPEC 6). The void is marked not projected in PostgreSQL
+    (Redis is away); a burst worker with one new event re-projects the ladder: the boards and
+    hashes are what verify derives, reconcile finds nothing, and the mark is off."""
     three_wins(runtime)
     cfg = runtime.config.ladders["gammon42"]
     away = make_runtime(redis_url="redis://127.0.0.1:1/0")
@@ -268,8 +267,8 @@ def test_case_6_the_next_worker_batch_heals_redis_after_a_void_it_missed(
 def test_case_6_reconcile_repair_and_the_command_again_take_the_mark_off(
     runtime, make_runtime, capsys
 ):
-    """SPEC 6 (as above): ``reconcile --repair`` heals Redis and takes the mark off; so does
-    the command run again (a ban whose Redis write failed, banned again)."""
+    """Issue 30 case 6 (as above): ``reconcile --repair`` heals Redis and takes the mark off;
+    so does the command run again (a ban whose Redis write failed, banned again)."""
     three_wins(runtime)
     away = make_runtime(redis_url="redis://127.0.0.1:1/0")
     assert 0 == ladder(away, "adjust", "gammon42", "y", "--delta", "5", "--reason", "t")
@@ -456,9 +455,10 @@ def _tamper(rt: Any, event_id: str, player: int, field: str, value: Any) -> None
 
 
 def test_verify_catches_a_kept_receipt_whose_numbers_the_replay_does_not_derive(runtime):
-    """SPEC 6 "One history": verify derives every stored number from the one replay, the
-    receipts kept in Redis among them: a kept receipt's rating changed by hand is a
-    mismatch naming the event, the player and the field."""
+    """SPEC 5: "replaying the stored events in their scoring order reproduces every stored
+    number (``ladder verify``)", the receipts kept "under ``ladder:receipt:<event_id>`` for a
+    while" among them: a kept receipt's rating changed by hand is a mismatch naming the
+    event, the player and the field."""
     three_wins(runtime)
     assert [] == kept_mismatches(runtime)
     _tamper(runtime, "a2", 1, "rating_after", 1400.0)
@@ -468,9 +468,10 @@ def test_verify_catches_a_kept_receipt_whose_numbers_the_replay_does_not_derive(
 
 
 def test_verify_finds_the_receipts_a_void_rewrote_as_the_replay_derives_them(runtime):
-    """SPEC 6 (as above), after voids: the receipts the voids rewrote (the voided game's
-    ``voided`` with no players, a later game's re-rated numbers) equal what the replay of the
-    moderated ladder derives; a later receipt changed by hand is still caught."""
+    """SPEC 6 "One history": "A moderated ladder reads exactly as if voided games had never
+    been published": the receipts the voids rewrote (the voided game's ``voided`` with no
+    players, a later game's re-rated numbers) equal what the replay of the moderated ladder
+    derives; a later receipt changed by hand is still caught (SPEC 5, as above)."""
     three_wins(runtime)
     publish(runtime, game("w", "x", event_id="a4", ended_at=T0 + timedelta(minutes=5)))
     drain(runtime)

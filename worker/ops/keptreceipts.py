@@ -1,15 +1,15 @@
 """Verify's check of the receipts kept in Redis (``ladder:receipt:<event_id>``).
 
-SPEC 6 "One history": verify derives every stored number from the one replay, the receipts
-kept in Redis among them. A kept receipt says what its event did in the ladder as it stands:
-after a void, the receipts it changed are rewritten to what the re-rated ladder made of their
-events (``worker.ops.moderation``), a voided game's to outcome ``voided`` with no players. So
-each event processed since ``since`` (the oldest a kept copy can be) whose key is still there
-is compared with its receipt as the replay of the moderated ladder makes it
-(``engine.replay.Lived.moderated``): outcome, reason, ruleset version, and each player's id,
-ratings before and after, delta, K, expected score, games and provisional flag. The rank
-(``rank_after``) is the board's, not the replay's, and is not compared. The keys are read in
-chunks, one ``MGET`` each.
+SPEC 5: replaying the stored events in their scoring order reproduces every stored number,
+the receipts kept under ``ladder:receipt:<event_id>`` among them. A kept receipt says what its
+event did in the ladder as it stands: after a void, the receipts it changed are rewritten to
+what the re-rated ladder made of their events (``worker.ops.moderation``), a voided game's to
+outcome ``voided`` with no players. So each event processed since ``since`` (the oldest a kept
+copy can be) whose key is still there is compared with its receipt as the replay of the
+moderated ladder makes it (``engine.replay.Lived.moderated``): outcome, reason, ruleset
+version, and each player's id, ratings before and after, delta, K, expected score, games and
+provisional flag. The rank (``rank_after``) is the board's, not the replay's, and is not
+compared. The keys are read in chunks, one ``MGET`` each.
 """
 
 from __future__ import annotations
