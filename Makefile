@@ -75,10 +75,10 @@ test: install
 	$(BIN)/python -m tests.prerequisites
 	$(BIN)/pytest -m "not soak"
 
-# The long variants, and the moderation property over 200 sequences (make test runs 50).
+# The long variants, and the moderation property over 1,000 sequences (make test runs 200).
 soak: install
 	$(BIN)/pytest -m soak
-	HISTORY_EXAMPLES=200 $(BIN)/pytest tests/integration/test_history_property.py
+	HISTORY_EXAMPLES=1000 $(BIN)/pytest tests/integration/test_history_property.py
 
 bench: install
 	$(BIN)/python -m bench.run

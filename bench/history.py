@@ -12,7 +12,12 @@ by two burst workers, then
 - ``ladder backtest gammon42 --set divisor=1600 --json`` (goal: 1,000,000 games in under a
   minute, at the rate measured here),
 - ``ladder void gammon42 <its first game>`` (goal: 1,000,000 later events re-rated in under
-  a minute, at the rate measured here), last, as it changes the ladder.
+  a minute, at the rate measured here), as it changes the ladder;
+- last, ``ladder verify gammon42 --json`` again on a ladder with many voids
+  (``bench.moderation.voided_ladder``: ``VOIDS`` voids spread over ``min(events,
+  VOIDED_GAMES)`` games, each of a recent game; generating it costs a replay per void, so it
+  is smaller than the ladder above): verify's cost grows with the events and what each void
+  changed, not with voids times events (goal: the same >= 20,000 events/s).
 
 Each rate is the events over the command's own reported seconds (interpreter start-up left
 out); the whole command's seconds are kept beside it. A rate measured on fewer than
@@ -27,12 +32,14 @@ from typing import Any
 
 from bench import env
 from bench.events import generate_hot
-from bench.moderation import void_first_game
+from bench.moderation import void_first_game, voided_ladder
 
 GOAL_EVENTS = 1_000_000
 GOAL_SECONDS = 60.0
 GOAL_VERIFY_RATE = 20_000
 LADDER = "gammon42"
+VOIDS = 100  # the many-voids ladder: its voids, and at most this many games
+VOIDED_GAMES = 20_000
 
 
 def run(
@@ -61,6 +68,21 @@ def run(
     found["void"] = _rate(shown, whole, code, "events_replayed")
     if shown is not None:
         found["void"]["receipts_refreshed"] = shown.get("receipts_refreshed")
+    found["voids"] = verify_voided(target, min(events, VOIDED_GAMES), players, VOIDS, log)
+    return found
+
+
+def verify_voided(
+    target: env.Target, games: int, players: int, voids: int, log: Path
+) -> dict[str, Any]:
+    """``ladder verify`` on a ladder of ``games`` games with ``voids`` voids spread over it."""
+    voided_ladder(target, games, players, voids, log)
+    shown, code, whole = env.ladder_json(target, ["verify", LADDER, "--json"], log)
+    entry = (shown or {}).get("ladders", {}).get(LADDER)
+    found = _rate(entry, whole, code, "events")
+    found["games"], found["voids"] = games, voids
+    if entry is not None:
+        found["mismatches"] = entry["mismatch_count"]
     return found
 
 
@@ -103,6 +125,15 @@ def lines(result: dict[str, Any]) -> list[str]:
             f"({step['events_per_second']:,} events/s; {step['command_seconds']:.2f} s with "
             f"start-up{extra}); 1,000,000 events at this rate: {step['seconds_for_1m']} s"
         )
+    voided = found.get("voids") or {}
+    if voided.get("seconds"):
+        out.append(
+            f"    ladder verify, {voided['voids']} voids over {voided['games']:,} games: "
+            f"{voided['events']:,} events in {voided['seconds']:.2f} s "
+            f"({voided['events_per_second']:,} events/s; {voided.get('mismatches')} mismatches)"
+        )
+    elif voided:
+        out.append(f"    ladder verify with voids: not measured (exit {voided.get('exit')})")
     return out
 
 
@@ -120,6 +151,16 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
             None if rate is None else rate >= GOAL_VERIFY_RATE and verify["mismatches"] == 0,
         )
     ]
+    voided = found.get("voids") or {}
+    rate = voided.get("events_per_second")
+    out.append(
+        (
+            f"history: ladder verify with {VOIDS} voids >= {GOAL_VERIFY_RATE:,} events/s, "
+            "0 mismatches",
+            "n/a" if rate is None else f"{rate:,}",
+            None if rate is None else rate >= GOAL_VERIFY_RATE and voided["mismatches"] == 0,
+        )
+    )
     for name in ("backtest", "void"):
         step = found.get(name) or {}
         seconds = step.get("seconds_for_1m")

@@ -5,15 +5,26 @@ Ingest the mix with two workers (``bench.ingest.ingest``), then run
 of that ladder is replayed with it skipped. The rate is the events replayed over the
 command's own reported seconds (interpreter start-up left out, as for verify); the command
 then runs again with ``--dry-run`` (nothing to do: already void, so it must not replay).
+
+``voided_ladder`` builds the ladder ``ladder verify`` is measured on in ``bench.history``'s
+many-voids step: ``games`` gammon42 games (``generate_hot``) ingested in ``voids`` chunks,
+each chunk drained and then one of its games voided, so the voids are spread over the
+history as a moderator's are (each of a recent game). It runs in a child process
+(``python -m bench.moderation``), the burst worker and the voids in process: the voids are
+what is generated here, not measured.
 """
 
 from __future__ import annotations
 
+import random
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from bench import env
+from bench.events import generate_hot
 
 GOAL_EVENTS = 1_000_000
 GOAL_SECONDS = 60.0
@@ -69,3 +80,38 @@ def line(found: dict[str, Any]) -> str:
         f"{found['players_corrected']} players corrected); 1,000,000 events would take "
         f"about {found['projected_seconds_for_1m']} s (goal {GOAL_SECONDS:.0f} s)"
     )
+
+
+def voided_ladder(target: env.Target, games: int, players: int, voids: int, log: Path) -> None:
+    """Reset ``target`` and build one gammon42 ladder of ``games`` games with ``voids`` voids
+    spread over it (see the module's text); its output goes to ``log``."""
+    target.reset()
+    argv = [sys.executable, "-m", "bench.moderation", str(games), str(players), str(voids)]
+    with log.open("ab") as out:
+        subprocess.run(argv, env=target.subprocess_env(), stdout=out, stderr=out, check=True)
+
+
+def _build(games: int, players: int, voids: int) -> None:
+    """The child's part of ``voided_ladder``: chunk, drain, void one of the chunk's games."""
+    from worker import keys
+    from worker.bootstrap import Runtime
+    from worker.ops.moderation import void
+    from worker.queue import runner
+    from worker.settings import Settings
+
+    rt = Runtime(Settings.from_env())
+    config = rt.config.ladders["gammon42"]
+    payloads, _ = generate_hot(games, players=players, tag="v")
+    rng = random.Random(7)
+    chunk = max(1, games // voids)
+    for number in range(voids):
+        first = number * chunk
+        part = payloads[first : first + chunk] if number < voids - 1 else payloads[first:]
+        rt.redis.rpush(keys.INBOX, *part)
+        runner.run_burst(rt)
+        chosen = f"v-{first + rng.randrange(len(part))}"
+        void(rt.engine, rt.leaderboard_redis, config, [chosen], "bench", "bench")
+
+
+if __name__ == "__main__":
+    _build(*(int(a) for a in sys.argv[1:4]))

@@ -21,16 +21,21 @@ derived, not replayed: in a replay that already skips the voided games they chan
 ``Lived`` is the same replay seen as the worker lived it (``ladder verify``): each event as it
 was scored at the time, i.e. by the replay that knew the voids taken before it; at each void it
 switches to the replay that knows that void too, and derives the void's correction rows and
-changed outcomes by comparing the two (``rerate``). It runs one ``Replay`` per void still
-ahead beside the lived one.
+changed outcomes by comparing the two (``rerate``). The replay that knows a void is the same
+as the one before it up to the first game that void takes back, so it starts there, as a
+``fork`` of the replay it equals at that point: the history is replayed once, plus, for each
+void, the stretch from its first voided game to the void (what the void changed).
 
 A replay keeps the players, links, settled tournaments and window counts of one ladder; it
 forgets event ids as it goes (stored ids are unique). A player once created is never
 forgotten: a player named only by voided games stays, at the start, off every board.
 """
 
+from __future__ import annotations
+
+import operator
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TypeVar
 
@@ -60,6 +65,8 @@ KINDS = ("void", "ban", "unban", "adjust", "erase")
 RECORDED_KINDS = frozenset({LedgerKind.SEASON, LedgerKind.IMPORT})
 # What a correction compares: everything but the bookkeeping of changes.
 _COMPARED = tuple(f for f in STATE_FIELDS if f not in ("version", "updated_at"))
+_COMPARED_OF = operator.attrgetter(*_COMPARED)
+_FIELDS_OF = operator.attrgetter(*(f.name for f in fields(Player)))  # a copy's arguments
 
 Verdict = tuple[str, str | None]  # (outcome, reason) as the audit row holds them
 
@@ -108,7 +115,7 @@ class Rerating:
 
 def same_state(a: Player, b: Player) -> bool:
     """Equal in every stored field a void can change (not the version or its time)."""
-    return all(getattr(a, f) == getattr(b, f) for f in _COMPARED)
+    return bool(_COMPARED_OF(a) == _COMPARED_OF(b))
 
 
 E = TypeVar("E")  # a stored event as the caller reads it
@@ -178,10 +185,31 @@ class Replay:
         self.track = track
         self.state = LadderState()
         self.verdicts: dict[str, tuple[Verdict, Verdict]] = {}  # id -> (should, stored)
+        # When set, collects the key of every player this replay changes or creates.
+        self.noted: set[PlayerKey] | None = None
 
     @property
     def players(self) -> dict[PlayerKey, Player]:
         return self.state.players
+
+    def fork(
+        self, voided: frozenset[str], verdicts: Mapping[str, tuple[Verdict, Verdict]]
+    ) -> Replay:
+        """A tracking replay from this point on that also skips ``voided``, starting with
+        ``verdicts`` (what differs from the stored decisions so far): a copy of the state
+        (the players one by one, the window counts shared until either adds to them)."""
+        other = Replay(self.policy, self.rules_at, self.imported, voided, track=True)
+        state = self.state
+        other.state = LadderState(
+            players={key: Player(*_FIELDS_OF(player)) for key, player in state.players.items()},
+            links={ladder: dict(links) for ladder, links in state.links.items()},
+            linked_accounts={a: set(ids) for a, ids in state.linked_accounts.items()},
+            settled=set(state.settled),
+            windows=state.windows.fork(),
+        )
+        other.verdicts = dict(verdicts)
+        other.noted = self.noted
+        return other
 
     def event(
         self, event: Event, processed_at: datetime, stored: Verdict | None = None
@@ -195,6 +223,8 @@ class Replay:
         rules = self.rules_at(when(event, processed_at))
         decision = apply(event, self.state, rules, self.policy, processed_at)
         self.state.seen.clear()
+        if self.noted is not None:
+            self.noted |= self.state.touched
         self.state.touched.clear()
         if self.track and stored is not None:
             made = (str(decision.outcome), _text(decision.reason))
@@ -210,6 +240,8 @@ class Replay:
             return None
         state = self.state
         state.claim(ladder, action.player_id, self.rules_at(action.at).start, action.at)
+        if self.noted is not None:
+            self.noted.add((ladder, action.player_id))
         player = state.players[(ladder, action.player_id)]
         if action.kind == "adjust":
             change = LedgerChange(action.player_id, LedgerKind.ADJUSTMENT, 0.0, 0.0, action.delta)
@@ -258,6 +290,8 @@ class Replay:
         claim: bool = False,
     ) -> LedgerChange:
         """Set the player's rating to ``after``; ``claim`` creates them at the start first."""
+        if self.noted is not None:
+            self.noted.add((ladder, change.player_id))
         if claim:
             self.state.claim(ladder, change.player_id, self.rules_at(at).start, at)
         player = self.state.players[(ladder, change.player_id)]
@@ -323,9 +357,17 @@ class Lived:
     """The history replayed as the worker lived it: each event by the ``Replay`` that knew the
     voids taken before it, switching to the next at each void.
 
-    ``event`` returns the lived decision (what the worker stored); ``action`` returns what the
-    action derived: its ledger rows (an adjustment, or a void's corrections) and, for a void,
-    the changed outcomes. ``effective`` holds each event's outcome where a void changed it.
+    ``event`` returns the lived decision (what the worker stored) and leaves in ``moderated``
+    the event's decision in the ladder as moderated by every void of the history (``None``:
+    voided), with the replay whose players it left (what its receipt says now): the decision
+    of the latest void whose replay runs there, else the lived one (a void whose first
+    voided game comes later changes nothing here). ``action`` returns what the action
+    derived: its ledger rows (an adjustment, or a void's corrections) and, for a void, the
+    changed outcomes. ``effective`` holds each event's outcome where a void changed it.
+
+    The replay of a void still ahead starts at the first game it takes back that no earlier
+    void took (``_starts``), as a fork of the running replay it equals there: the latest
+    earlier void's replay already running, else the lived one.
     """
 
     def __init__(
@@ -339,12 +381,21 @@ class Lived:
         self.ladder = ladder
         self.rules_at = rules_at
         self.lived = Replay(policy, rules_at, imported)
-        self.ahead: dict[int, Replay] = {}
+        self.ahead: dict[int, Replay] = {}  # running replays of voids still ahead, by number
+        # The players any replay changed since each running void's replay started: the only
+        # ones its void can find changed (every replay notes into ``_noted``).
+        self._noted: set[PlayerKey] = set()
+        self.lived.noted = self._noted
+        self._since: dict[int, set[PlayerKey]] = {}
+        self._skips: dict[int, frozenset[str]] = {}  # every void's skip set, by number
+        self._starts: dict[str, list[int]] = {}  # event id -> the voids whose replay starts there
         voided: frozenset[str] = frozenset()
         for action in actions:
             if action.kind == "void":
+                for event_id in action.voided - voided:
+                    self._starts.setdefault(event_id, []).append(action.number)
                 voided = voided | action.voided
-                self.ahead[action.number] = Replay(policy, rules_at, imported, voided, track=True)
+                self._skips[action.number] = voided
         self.effective: dict[str, tuple[Verdict, Verdict]] = {}  # id -> (now, as stored)
 
     @property
@@ -355,13 +406,43 @@ class Lived:
     def voided(self) -> frozenset[str]:
         return self.lived.voided
 
+    def _start(self, number: int) -> Replay:
+        """The replay of void ``number`` from here on: a fork of the running replay of the
+        latest earlier void, else of the lived one (whose differences from the stored
+        decisions are the ``effective`` outcomes)."""
+        if number in self.ahead:
+            return self.ahead[number]
+        earlier = [n for n in self.ahead if n < number]
+        source = self.ahead[max(earlier)] if earlier else self.lived
+        verdicts = source.verdicts if earlier else self.effective
+        self._gather()
+        started = self.ahead[number] = source.fork(self._skips[number], verdicts)
+        self._since[number] = set()
+        return started
+
+    def _gather(self) -> None:
+        """Add what the replays noted since the last call to each running void's players."""
+        if self._noted:
+            for since in self._since.values():
+                since |= self._noted
+            self._noted.clear()
+
     def event(self, event: Event, processed_at: datetime) -> Decision:
         """The lived decision (stored event ids are unique, so never a voided one yet)."""
+        starting = self._starts.get(event.event_id)
+        if starting is not None:
+            for number in sorted(starting):
+                self._start(number)
         decision = self.lived.event(event, processed_at)
         assert decision is not None, "an event scored after it was voided"
-        stored = (str(decision.outcome), _text(decision.reason))
-        for ahead in self.ahead.values():
-            ahead.event(event, processed_at, stored)
+        self.moderated: tuple[Decision | None, Replay] = (decision, self.lived)
+        if self.ahead:
+            stored = (str(decision.outcome), _text(decision.reason))
+            last = max(self.ahead)
+            for number, ahead in self.ahead.items():
+                made = ahead.event(event, processed_at, stored)
+                if number == last:
+                    self.moderated = (made, ahead)
         return decision
 
     def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:
@@ -376,12 +457,16 @@ class Lived:
             for ahead in self.ahead.values():
                 ahead.action(self.ladder, action)
             return ([derived] if derived is not None else []), []
-        should = self.ahead.pop(action.number)
+        # A void none of whose games was replayed (none stored) starts here: it changes nothing.
+        should = self._start(action.number)
+        del self.ahead[action.number]
+        self._gather()
+        changed = self._since.pop(action.number)
         start = self.rules_at(action.at).start
         current = self.lived.players
         done = rerate(
             self.ladder,
-            current,
+            {key: current[key] for key in changed if key in current},
             should.players,
             should.verdicts,
             self.effective,

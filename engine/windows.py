@@ -10,23 +10,45 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from datetime import datetime, timedelta
+from typing import Any
 
 
 class Windows:
     def __init__(self) -> None:
         self._ranked: dict[tuple[str, str], list[datetime]] = defaultdict(list)
         self._rated_pairs: dict[tuple[str, str, str], list[datetime]] = defaultdict(list)
+        # After ``fork`` both copies share their lists; each copies a list before it first
+        # adds to it (``_own``), so a fork costs the keys, not the timestamps.
+        self._forked = False
+        self._owned: set[tuple[str, ...]] = set()
+
+    def fork(self) -> Windows:
+        """An independent copy: what either adds from here on the other does not see."""
+        other = Windows()
+        other._ranked = defaultdict(list, self._ranked)
+        other._rated_pairs = defaultdict(list, self._rated_pairs)
+        other._forked = self._forked = True
+        self._owned = set()
+        return other
+
+    def _own(self, table: dict[Any, list[datetime]], key: tuple[str, ...]) -> list[datetime]:
+        """The list under ``key``, this copy's own once it is shared with a fork."""
+        times = table[key]
+        if self._forked and key not in self._owned:
+            times = table[key] = list(times)
+            self._owned.add(key)
+        return times
 
     @staticmethod
     def _pair(ladder: str, a: str, b: str) -> tuple[str, str, str]:
         return (ladder, a, b) if a <= b else (ladder, b, a)
 
     def add_ranked(self, ladder: str, player_id: str, ended_at: datetime) -> None:
-        _add(self._ranked[(ladder, player_id)], ended_at)
+        _add(self._own(self._ranked, (ladder, player_id)), ended_at)
 
     def add_ranked_many(self, ladder: str, player_id: str, ended_at: datetime, n: int) -> None:
         """``n`` ranked games of the player that ended at ``ended_at``."""
-        times = self._ranked[(ladder, player_id)]
+        times = self._own(self._ranked, (ladder, player_id))
         if not times or times[-1] <= ended_at:
             times.extend([ended_at] * n)
         else:
@@ -34,10 +56,14 @@ class Windows:
             times[at:at] = [ended_at] * n
 
     def add_rated_pair(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
-        _add(self._rated_pairs[self._pair(ladder, a, b)], ended_at)
+        _add(self._own(self._rated_pairs, self._pair(ladder, a, b)), ended_at)
 
     def add_ranked_both(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
         """``add_ranked`` for both players of a game."""
+        if self._forked:
+            _add(self._own(self._ranked, (ladder, a)), ended_at)
+            _add(self._own(self._ranked, (ladder, b)), ended_at)
+            return
         _add(self._ranked[(ladder, a)], ended_at)
         _add(self._ranked[(ladder, b)], ended_at)
 

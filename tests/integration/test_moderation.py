@@ -16,7 +16,7 @@ from tests.events import game
 from tests.integration.helpers import EVERYONE, audit, board, card, ledger, stored_players
 from worker.entrypoints.cli import moderate, read
 from worker.entrypoints.cli.main import dispatch
-from worker.ops import moderation, reconcile
+from worker.ops import logreplay, moderation, reconcile
 from worker.ops.verify import verify
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=20)
@@ -297,7 +297,7 @@ def test_events_and_actions_stored_while_a_void_replays_are_taken_into_account(
     drain(runtime)
     late = game("c", "x", event_id="meanwhile", ended_at=T0 + timedelta(hours=9))
     runs = []
-    original = moderation.LogReplay.run
+    original = logreplay.LogReplay.run
 
     def run(self: Any) -> None:
         original(self)
@@ -306,16 +306,16 @@ def test_events_and_actions_stored_while_a_void_replays_are_taken_into_account(
             publish(runtime, late)
             drain(runtime)
         elif len(runs) == 3:  # the second void's unlocked pass: the first void commits first
-            monkeypatch.setattr(moderation.LogReplay, "run", original)
+            monkeypatch.setattr(logreplay.LogReplay, "run", original)
             assert 0 == ladder(runtime, "void", "gammon42", "farm-1", "--reason", "first")
 
-    monkeypatch.setattr(moderation.LogReplay, "run", run)
+    monkeypatch.setattr(logreplay.LogReplay, "run", run)
     assert 0 == ladder(runtime, "void", "gammon42", "c-y", "--reason", "cheating")
     assert [8, 9] == runs  # the tail under the lock: one event stored meanwhile
     kept = [e for e in events if e["event_id"] != "c-y"] + [late]
     assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
     clean(runtime, "gammon42")
-    monkeypatch.setattr(moderation.LogReplay, "run", run)
+    monkeypatch.setattr(logreplay.LogReplay, "run", run)
     assert 0 == ladder(runtime, "void", "gammon42", "v-x", "--reason", "second")
     kept = [e for e in kept if e["event_id"] not in ("farm-1", "v-x")]
     assert oracle_boards(kept, "gammon42") == board(runtime, "gammon42")
@@ -498,12 +498,12 @@ def test_a_void_asks_an_unreachable_receipts_redis_once_and_keeps_what_it_made(
     down = Down(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
     should = Replay(config.policy, config.rules_at, track=True)
     since = datetime.now(UTC) - timedelta(days=1)
-    log = moderation.LogReplay(
+    log = logreplay.LogReplay(
         runtime.engine, "gammon42", should, [], [], None, since, frozenset(["*"]), down
     )
     log.against_ledger = False
     log._collecting = True
-    monkeypatch.setattr(moderation, "RECEIPT_CHUNK", 2)  # several chunks
+    monkeypatch.setattr(logreplay, "RECEIPT_CHUNK", 2)  # several chunks
     log.run()
     assert len(log.receipts) == len(events) > 2
     assert calls == [1]
@@ -552,7 +552,7 @@ def _true_receipts(rt: Any, ladder: str, kept: Any = None) -> dict[str, dict[str
         config.policy, config.rules_at, imports.profiles(rt.engine, ladder), voided, track=True
     )
     since = datetime.now(UTC) - timedelta(days=1)
-    log = moderation.LogReplay(
+    log = logreplay.LogReplay(
         rt.engine, ladder, should, known, recorded, None, since, frozenset(["*"]), kept
     )
     log.against_ledger = False

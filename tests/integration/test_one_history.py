@@ -230,6 +230,61 @@ def test_case_6_a_void_whose_redis_write_fails_stands_with_one_warning(
     clean(runtime, "gammon42")
 
 
+def _operator(rt: Any, *argv: str) -> int:
+    """Run one of ``ladder``'s operations commands (reconcile ...) against this runtime."""
+    import argparse
+
+    from worker.entrypoints.cli import ops
+    from worker.entrypoints.cli.main import dispatch
+
+    parser = argparse.ArgumentParser(prog="ladder")
+    ops.register(parser.add_subparsers(dest="command", required=True))
+    return dispatch(rt, parser.parse_args(list(argv)))
+
+
+def test_case_6_the_next_worker_batch_heals_redis_after_a_void_it_missed(
+    runtime, make_runtime, capsys
+):
+    """Issue 30 case 6: a void whose PostgreSQL commit succeeded and whose Redis write failed
+    is healed by the next worker batch (SPEC 5: "reconcile (report and repair drift)"; PostgreSQL
+    is the only system of record, SPEC 6). The void is marked not projected in PostgreSQL
+    (Redis is away); a burst worker with one new event re-projects the ladder: the boards and
+    hashes are what verify derives, reconcile finds nothing, and the mark is off."""
+    three_wins(runtime)
+    cfg = runtime.config.ladders["gammon42"]
+    away = make_runtime(redis_url="redis://127.0.0.1:1/0")
+    assert 0 == ladder(away, "void", "gammon42", "a2", "--reason", "t")
+    assert "--repair" in capsys.readouterr().err
+    assert reconcile.marked(runtime.engine, "gammon42") is not None
+    assert not reconcile.check(runtime.engine, runtime.leaderboard_redis, cfg).clean
+    publish(runtime, game("p", "q", event_id="b1", ended_at=T0 + timedelta(minutes=9)))
+    drain(runtime)
+    clean(runtime, "gammon42")
+    assert 0 == _operator(runtime, "reconcile", "gammon42")
+    assert reconcile.marked(runtime.engine, "gammon42") is None
+
+
+def test_case_6_reconcile_repair_and_the_command_again_take_the_mark_off(
+    runtime, make_runtime, capsys
+):
+    """Issue 30 case 6 (as above): ``reconcile --repair`` heals Redis and takes the mark off;
+    so does the command run again (a ban whose Redis write failed, banned again)."""
+    three_wins(runtime)
+    away = make_runtime(redis_url="redis://127.0.0.1:1/0")
+    assert 0 == ladder(away, "adjust", "gammon42", "y", "--delta", "5", "--reason", "t")
+    assert reconcile.marked(runtime.engine, "gammon42") is not None
+    assert 1 == _operator(runtime, "reconcile", "gammon42")
+    assert 0 == _operator(runtime, "reconcile", "gammon42", "--repair")
+    assert reconcile.marked(runtime.engine, "gammon42") is None
+    assert 0 == ladder(away, "ban", "gammon42", "x", "--reason", "t")
+    assert reconcile.marked(runtime.engine, "gammon42") is not None
+    assert 0 == ladder(runtime, "ban", "gammon42", "x", "--reason", "t")
+    assert reconcile.marked(runtime.engine, "gammon42") is None
+    clean(runtime, "gammon42")
+    assert 0 == _operator(runtime, "reconcile", "gammon42")
+    capsys.readouterr()
+
+
 def _effect(rt: Any, event_id: str) -> str | None:
     from sqlalchemy import select
 
@@ -382,3 +437,49 @@ def test_a_banned_player_erased_twice_verifies_and_keeps_two_pseudonyms(runtime)
     assert 2 == len(erased) and erased[1] == f"{erased[0]}-2"
     assert "y" not in stored_players(runtime, "gammon42")
     clean(runtime, "gammon42")
+
+
+def kept_mismatches(rt: Any, name: str = "gammon42") -> list[Any]:
+    """verify, the receipts kept in Redis compared too."""
+    since = datetime.now(UTC) - timedelta(days=1)
+    cfg = rt.config.ladders[name]
+    return verify(rt.engine, rt.leaderboard_redis, cfg, receipts=(rt.redis, since)).mismatches
+
+
+def _tamper(rt: Any, event_id: str, player: int, field: str, value: Any) -> None:
+    raw = rt.redis.get(keys.receipt(event_id))
+    assert raw is not None
+    body = json.loads(raw)
+    body["players"][player][field] = value
+    rt.redis.set(keys.receipt(event_id), json.dumps(body), keepttl=True)
+
+
+def test_verify_catches_a_kept_receipt_whose_numbers_the_replay_does_not_derive(runtime):
+    """SPEC 5: "replaying the stored events in their scoring order reproduces every stored
+    number (``ladder verify``)", the receipts kept "under ``ladder:receipt:<event_id>`` for a
+    while" among them: a kept receipt's rating changed by hand is a mismatch naming the
+    event, the player and the field."""
+    three_wins(runtime)
+    assert [] == kept_mismatches(runtime)
+    _tamper(runtime, "a2", 1, "rating_after", 1400.0)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a2", "z", "receipt rating_after")] == found
+    assert [] == mismatches(runtime)  # without the receipts, nothing else differs
+
+
+def test_verify_finds_the_receipts_a_void_rewrote_as_the_replay_derives_them(runtime):
+    """SPEC 6 "One history": "A moderated ladder reads exactly as if voided games had never
+    been published": the receipts the voids rewrote (the voided game's ``voided`` with no
+    players, a later game's re-rated numbers) equal what the replay of the moderated ladder
+    derives; a later receipt changed by hand is still caught (SPEC 5, as above)."""
+    three_wins(runtime)
+    publish(runtime, game("w", "x", event_id="a4", ended_at=T0 + timedelta(minutes=5)))
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "a1", "--reason", "t")
+    assert 0 == ladder(runtime, "void", "gammon42", "a3", "--reason", "t")
+    voided = json.loads(runtime.redis.get(keys.receipt("a3")))
+    assert ("voided", []) == (voided["outcome"], voided["players"])
+    assert [] == kept_mismatches(runtime)
+    _tamper(runtime, "a4", 0, "rating_before", 1234.5)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a4", "w", "receipt rating_before")] == found

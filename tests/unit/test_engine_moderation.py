@@ -137,3 +137,88 @@ def test_a_player_a_first_void_reset_survives_a_second_void():
     lived.action(acts[1])
     z = lived.state.players[("fibs", "z")]
     assert (RULES.start, False, 0) == (z.rating, z.listed, z.rated_games)
+
+
+def _many_games(count: int) -> list[GameFinished]:
+    """Games among six players, one an hour (pair limits and windows in play)."""
+    names = [f"p{i}" for i in range(6)]
+    return [
+        GameFinished(
+            f"m{i}",
+            "fibs",
+            T0 + timedelta(hours=i),
+            "ranked",
+            Side(names[i % 6]),
+            Side(names[(i * 5 + 1) % 6] if (i * 5 + 1) % 6 != i % 6 else names[(i + 1) % 6]),
+            match_length=3,
+        )
+        for i in range(count)
+    ]
+
+
+def test_each_void_switches_to_the_ladder_that_never_received_its_games(monkeypatch):
+    """SPEC 6 "One history": after each void the lived ladder is, player for player, the
+    ladder replayed from the start with every game voided so far skipped; and the replay
+    runs each event once, plus each void's stretch from its first voided game to the void
+    (not once more per void still ahead)."""
+    played = _many_games(400)
+    # A void every 20 games, of a game among the last 10 (one reaches back 90 games, one
+    # voids two games, one a game an earlier void's stretch also covers).
+    voids: dict[int, Action] = {}
+    for n, at in enumerate(range(20, 401, 20), start=1):
+        chosen = {played[at - 1 - (n * 7) % 10].event_id}
+        if n == 5:
+            chosen = {played[at - 90].event_id}
+        if n == 8:
+            chosen |= {played[at - 3].event_id}
+        if n == 9:
+            chosen = {played[at - 25].event_id}
+        voids[at] = Action(
+            n, "void", T0 + timedelta(hours=at), after_seq=at, voided=frozenset(chosen)
+        )
+    applied = {"count": 0}
+    original = Replay.event
+
+    def counted(self: Replay, *args: object, **kwargs: object) -> object:
+        applied["count"] += 1
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Replay, "event", counted)
+    lived = Lived("fibs", POLICY, rules_at, list(voids.values()))
+    voided: frozenset[str] = frozenset()
+    spans = 0
+    for at, game in enumerate(played, start=1):
+        lived.event(game, game.ended_at)
+        void = voids.get(at)
+        if void is None:
+            continue
+        spans += at - min(int(e[1:]) for e in void.voided - voided)
+        voided |= void.voided
+        lived.action(void)
+        monkeypatch.setattr(Replay, "event", original)
+        fresh = Replay(POLICY, rules_at, voided=voided)
+        for one in played[:at]:
+            fresh.event(one, one.ended_at)
+        monkeypatch.setattr(Replay, "event", counted)
+        assert set(fresh.players) <= set(lived.state.players)
+        for key, player in fresh.players.items():
+            assert same_state(player, lived.state.players[key]), (at, key)
+    assert applied["count"] <= len(played) + spans
+    assert applied["count"] < 2 * len(played)  # one replay per void ahead: about 20 times
+
+
+def test_a_fork_of_the_windows_counts_on_its_own():
+    """engine.Windows.fork: what either copy adds from then on the other does not count."""
+    from engine.windows import Windows
+
+    base = Windows()
+    base.add_ranked_both("fibs", "a", "b", T0)
+    base.add_rated_pair("fibs", "a", "b", T0)
+    other = base.fork()
+    base.add_ranked_both("fibs", "a", "b", T0 + timedelta(hours=1))
+    other.add_rated_pair("fibs", "b", "a", T0 + timedelta(hours=1))
+    later = T0 + timedelta(hours=2)
+    assert (2, 2) == base.ranked_games_both("fibs", "a", "b", later, 24)
+    assert (1, 1) == other.ranked_games_both("fibs", "a", "b", later, 24)
+    assert 1 == base.rated_pair_games("fibs", "a", "b", later, 24)
+    assert 2 == other.rated_pair_games("fibs", "a", "b", later, 24)

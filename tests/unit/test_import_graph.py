@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...]], ...] = (
     ("schemas", ("schemas", "engine"), ()),
     # RQ's job functions are the queue's entry point into the service layer: RQ calls them by
     # the dotted names queued jobs carry (``worker.queue.jobs.process_batch``), so they stay.
-    ("worker.queue.jobs", None, ("worker.entrypoints", "worker.ops")),
+    # After a batch they heal boards a moderation action left unprojected (``ops.reconcile``).
+    ("worker.queue.jobs", None, ("worker.entrypoints",)),
     ("worker.store", None, (*OUTER, "worker.bootstrap")),
     ("worker.boards", None, (*OUTER, "worker.bootstrap")),
     # The RQ worker's own machinery (runner, recovery, jobs) imports the composition root,

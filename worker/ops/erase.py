@@ -131,7 +131,9 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
                 player.changed(now)
                 moderated.set_banned(conn, player)
             after = moderated.last_seq(conn, ladder)
-            number = moderated.add_action(conn, ladder, "erase", new, REASON, by, now, after, {})
+            number = moderated.add_action(
+                conn, ladder, "erase", new, REASON, by, now, after, {}, projected=True
+            )
     try:
         written = _erase_in_redis(rt, ladder_config, player_id, new, player)
     except RedisError as exc:

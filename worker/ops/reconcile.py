@@ -13,6 +13,11 @@ A player whose Redis hash holds a *newer* version than the row read is being wri
 worker right now and is skipped, not reported. ``repair`` re-projects every affected player
 from a fresh read of PostgreSQL (rewriting same-version hashes, never a newer one) and takes
 players that have no row off every board.
+
+``heal`` is the repair run for a moderation action whose Redis write failed after its commit
+(its ``moderation_actions`` row still marked not projected): the next worker batch of the
+ladder, ``ladder reconcile --repair`` and the action's command run again call it, and it
+takes the mark off once Redis holds what PostgreSQL says.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from redis import Redis
@@ -40,6 +46,7 @@ from worker.ops.rebuild import (
     reproject,
     stream_players,
 )
+from worker.store import moderation
 from worker.store.statements import PLAYER_ROW
 from worker.store.tables import players
 
@@ -309,6 +316,41 @@ def repair(
     forget(redis, ladder, [pid for pid in ids if pid not in present])
     report.repaired += len(ids)
     return len(ids)
+
+
+def marked(engine: Engine, ladder: str) -> int | None:
+    """The newest of the ladder's moderation actions marked not projected (one read of the
+    partial index of marked actions), or None."""
+    with engine.connect() as conn:
+        return moderation.unprojected(conn, [ladder]).get(ladder)
+
+
+def settle(engine: Engine, ladder: str, through: int) -> None:
+    """Take the not-projected mark off the ladder's actions numbered up to ``through``."""
+    with engine.begin() as conn:
+        moderation.mark_projected(conn, ladder, through, datetime.now(UTC))
+
+
+def heal(
+    engine: Engine,
+    redis: Redis | RedisCluster,
+    ladder_config: LadderConfig,
+    through: int | None = None,
+) -> int | None:
+    """Re-project the ladder as ``reconcile --repair`` does when one of its moderation actions
+    (numbered up to ``through``; by default the newest marked) is marked not projected, then
+    take those marks off; the players repaired, or None when no action was marked. A Redis
+    error is raised with the marks left."""
+    ladder = ladder_config.name
+    if through is None:
+        through = marked(engine, ladder)
+        if through is None:
+            return None
+    report = check(engine, redis, ladder_config)
+    if not report.clean:
+        repair(engine, redis, ladder_config, report)
+    settle(engine, ladder, through)
+    return report.repaired
 
 
 def _compare(

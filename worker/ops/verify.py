@@ -27,9 +27,8 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from redis import Redis
 from redis.cluster import RedisCluster
@@ -39,8 +38,10 @@ from engine import Action, LedgerChange, Lived, Player
 from worker import gcpause
 from worker.ladders import LadderConfig
 from worker.ops import reconcile
+from worker.ops.keptreceipts import KeptReceipts
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
+from worker.ops.verifyreport import Advancing, LadderReport, Mismatch
 from worker.store import imports, moderation
 from worker.store.log import (
     CHUNK,
@@ -54,67 +55,10 @@ from worker.store.log import (
 )
 from worker.store.statements import PLAYER_COLUMNS
 
-LISTED = 100  # mismatches kept per ladder (all are counted)
 PROGRESS_EVERY = 1000  # events between progress reports
+Kept = tuple[Redis | RedisCluster, datetime]  # receipts' Redis, oldest processing kept
 LEDGER_FIELDS = ("player_id", "kind", "before", "after", "delta", "k", "expected")
 _STATE = operator.attrgetter(*PLAYER_COLUMNS)  # a Player's stored columns, as one tuple
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    event_id: str | None
-    player_id: str | None
-    field: str
-    stored: Any
-    derived: Any
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "event_id": self.event_id,
-            "player_id": self.player_id,
-            "field": self.field,
-            "stored": _plain(self.stored),
-            "derived": _plain(self.derived),
-        }
-
-
-@dataclass
-class LadderReport:
-    ladder: str
-    events: int = 0
-    ledger_rows: int = 0
-    players: int = 0
-    mismatch_count: int = 0
-    mismatches: list[Mismatch] = field(default_factory=list)
-    seconds: float = 0.0  # the replay and the comparison with PostgreSQL
-    redis_seconds: float = 0.0  # the comparison of the boards with PostgreSQL
-
-    def differ(self, mismatch: Mismatch) -> None:
-        self.mismatch_count += 1
-        if len(self.mismatches) < LISTED:
-            self.mismatches.append(mismatch)
-
-    @property
-    def rate(self) -> float:
-        return self.events / self.seconds if self.seconds > 0 else 0.0
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "events": self.events,
-            "ledger_rows": self.ledger_rows,
-            "players": self.players,
-            "mismatch_count": self.mismatch_count,
-            "mismatches": [m.as_json() for m in self.mismatches],
-            "seconds": round(self.seconds, 3),
-            "events_per_second": round(self.rate),
-            "redis_seconds": round(self.redis_seconds, 3),
-        }
-
-
-class Advancing(Protocol):
-    """What ``verify`` reports its progress to: a ``Progress``, or a share of one."""
-
-    def advance(self, count: int) -> None: ...
 
 
 def verify_ladders(
@@ -123,20 +67,22 @@ def verify_ladders(
     ladder_configs: Sequence[LadderConfig],
     progress: Progress | None = None,
     processes: int | None = None,
+    receipts: Kept | None = None,
 ) -> list[LadderReport]:
     """Verify each ladder; the ladders (independent of each other) are replayed in parallel,
-    one process per CPU. Reports come back in the order of ``ladder_configs``."""
+    one process per CPU. Reports come back in the order of ``ladder_configs``. ``receipts``:
+    the Redis the receipts are kept on and the oldest processing a kept one can be."""
     configs = list(ladder_configs)
     processes = processes or min(len(configs), os.cpu_count() or 1)
     if processes <= 1:
-        reports = [verify(engine, redis, c, progress) for c in configs]
+        reports = [verify(engine, redis, c, progress, receipts) for c in configs]
         if progress is not None:
             progress.finish(f"{sum(r.mismatch_count for r in reports)} mismatches")
         return reports
     global _SHARED
     context = multiprocessing.get_context("fork")
     done = context.Value("q", 0)
-    _SHARED = (engine, redis, {c.name: c for c in configs}, done)
+    _SHARED = (engine, redis, {c.name: c for c in configs}, done, receipts)
     try:
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_child) as pool:
             futures = [pool.submit(_verify_shared, c.name) for c in configs]
@@ -154,7 +100,9 @@ def verify_ladders(
 
 
 # What a forked verifier inherits: engine, Redis client, ladders by name, events done so far.
-_SHARED: tuple[Engine, Redis | RedisCluster | None, dict[str, LadderConfig], Any] | None = None
+_SHARED: (
+    tuple[Engine, Redis | RedisCluster | None, dict[str, LadderConfig], Any, Kept | None] | None
+) = None
 
 
 def _child() -> None:
@@ -164,8 +112,8 @@ def _child() -> None:
 
 def _verify_shared(ladder: str) -> LadderReport:
     assert _SHARED is not None
-    engine, redis, configs, done = _SHARED
-    return verify(engine, redis, configs[ladder], _Share(done))
+    engine, redis, configs, done, receipts = _SHARED
+    return verify(engine, redis, configs[ladder], _Share(done), receipts)
 
 
 class _Share:
@@ -184,8 +132,10 @@ def verify(
     redis: Redis | RedisCluster | None,
     ladder_config: LadderConfig,
     progress: Advancing | None = None,
+    receipts: Kept | None = None,
 ) -> LadderReport:
-    """Replay one ladder from PostgreSQL and compare; ``redis=None`` skips the boards.
+    """Replay one ladder from PostgreSQL and compare; ``redis=None`` skips the boards, and
+    ``receipts`` (Redis, since when) compares the receipts kept there (``keptreceipts``).
 
     The boards are compared with PostgreSQL in a thread beside the replay: that comparison
     mostly waits for Redis and PostgreSQL, the replay mostly computes, and neither reads
@@ -196,7 +146,7 @@ def verify(
         drift = None
         if redis is not None:
             drift = boards.submit(_boards, engine, redis, ladder_config)
-        _replay(engine, ladder_config, report, progress)
+        _replay(engine, ladder_config, report, progress, receipts)
         report.seconds = time.perf_counter() - started
         found: list[Mismatch] = []
         if drift is not None:
@@ -227,6 +177,7 @@ def _replay(
     ladder_config: LadderConfig,
     report: LadderReport,
     progress: Advancing | None,
+    receipts: Kept | None = None,
 ) -> None:
     """The ladder's history through the one replay as it was lived (``engine.replay.Lived``):
     each audit and ledger row compared with what the replay derives where it was made, each
@@ -238,17 +189,22 @@ def _replay(
         kept_rows = moderation.action_rows(conn, ladder) if actions else {}
         kept_effects = moderation.action_effects(conn, ladder) if actions else {}
     replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
+    kept = None
+    if receipts is not None:
+        kept = KeptReceipts(*receipts, lambda *found: report.differ(Mismatch(*found)))
     with gcpause.paused():
         log = history(stream_log(engine, ladder), recorded_actions(engine, ladder), actions)
         for entry in log:
             if isinstance(entry, Logged):
-                _check_event(replay, entry.row, entry.ledger, report)
+                _check_event(replay, entry.row, entry.ledger, report, kept)
                 if progress is not None and report.events % PROGRESS_EVERY == 0:
                     progress.advance(PROGRESS_EVERY)
             elif isinstance(entry, Action):
                 _check_action(replay, entry, kept_rows, kept_effects, report)
             else:
                 _check_recorded(replay, ladder, entry, report)
+        if kept is not None:
+            kept.flush()
     _check_players(engine, ladder, replay.state.players, report)
 
 
@@ -281,7 +237,11 @@ def _check_action(
 
 
 def _check_event(
-    replay: Lived, row: Sequence[Any], stored: Sequence[Sequence[Any]], report: LadderReport
+    replay: Lived,
+    row: Sequence[Any],
+    stored: Sequence[Sequence[Any]],
+    report: LadderReport,
+    kept: KeptReceipts | None = None,
 ) -> None:
     event_id, outcome, reason, version, _, processed_at = row[:6]
     report.events += 1
@@ -292,6 +252,8 @@ def _check_event(
         report.differ(Mismatch(event_id, None, "payload", type(exc).__name__, None))
         return
     decision = replay.event(event, processed_at)
+    if kept is not None:
+        kept.event(row, event, *replay.moderated, processed_at)
     if (outcome, reason, version) != (decision.outcome, decision.reason, decision.ruleset_version):
         facts = (
             ("outcome", outcome, str(decision.outcome)),
@@ -404,11 +366,3 @@ def _derived_ledger(change: LedgerChange | None) -> dict[str, Any] | None:
     if change is None:
         return None
     return {name: getattr(change, name) for name in LEDGER_FIELDS}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value

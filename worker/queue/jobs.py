@@ -11,6 +11,11 @@ while events wait in the inbox, the job takes them itself a batch at a time (for
 a second), so a busy worker does not pay for an RQ job per batch. ``process_event`` is the
 job of one dead-lettered event; replaying it runs it again, and an event still invalid
 fails again.
+
+After each batch, ``heal_moderated`` asks PostgreSQL (one read of a partial index, empty but
+for them) whether a moderation action of the batch's ladders is marked not projected: its
+command committed, then could not write Redis. Redis answered the batch, so the ladder is
+re-projected then, as ``ladder reconcile --repair`` would, and the mark taken off.
 """
 
 from __future__ import annotations
@@ -119,7 +124,9 @@ def _follow_on(rt: Runtime) -> int:
             break
         batch, payloads = claimed
         try:
-            done += len(apply_isolating(rt, payloads, _once(rt.dead_letter)))
+            outcomes = apply_isolating(rt, payloads, _once(rt.dead_letter))
+            done += len(outcomes)
+            heal_moderated(rt, outcomes)
         except Exception as exc:
             log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
             rt.inbox.hand_over(batch, payloads)
@@ -161,7 +168,28 @@ def _process_batch(rt: Runtime, payloads: list[str]) -> int:
             delay = min(delay * 2, OUTAGE_BACKOFF_MAX_SECONDS)
             continue
         faults.outages.regained()
+        heal_moderated(rt, outcomes)
         return len(outcomes)
+
+
+def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
+    """Re-project each ladder of the batch that has a moderation action marked not projected
+    (``reconcile.heal``); a failure is logged, and the next batch tries again."""
+    from worker.ops import reconcile
+    from worker.store import moderation
+
+    ladders = {o.ladder for o in outcomes if o.ladder in rt.config.ladders}
+    if not ladders:
+        return
+    try:
+        with rt.engine.connect() as conn:
+            marked = moderation.unprojected(conn, sorted(ladders))
+        for ladder, through in sorted(marked.items()):
+            config = rt.config.ladders[ladder]
+            healed = reconcile.heal(rt.engine, rt.leaderboard_redis, config, through)
+            log.warning("moderation_healed", ladder=ladder, action=through, players=healed)
+    except Exception as exc:
+        log.warning("moderation_heal_failed", error=f"{type(exc).__name__}: {exc}"[:300])
 
 
 def apply_isolating(

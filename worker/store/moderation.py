@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, bindparam, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from engine import Action, Player
@@ -196,7 +196,11 @@ def add_action(
     at: datetime,
     after_seq: int,
     details: dict[str, Any],
+    *,
+    projected: bool = False,
 ) -> int:
+    """Append an action; it is marked not yet projected to Redis unless ``projected`` (an
+    action that writes Redis itself): ``mark_projected`` takes the mark off."""
     result = conn.execute(
         insert(moderation_actions)
         .values(
@@ -208,10 +212,48 @@ def add_action(
             at=at,
             after_seq=after_seq,
             details=details,
+            projected_at=at if projected else None,
         )
         .returning(moderation_actions.c.id)
     )
     return int(result.scalar_one())
+
+
+# The worker's probe after each batch, built once (``unprojected``).
+_UNPROJECTED = (
+    select(moderation_actions.c.ladder, func.max(moderation_actions.c.id))
+    .where(
+        moderation_actions.c.projected_at.is_(None),
+        moderation_actions.c.ladder.in_(bindparam("ladders", expanding=True)),
+    )
+    .group_by(moderation_actions.c.ladder)
+)
+
+
+def unprojected(conn: Connection, ladders: Iterable[str]) -> dict[str, int]:
+    """Each of these ladders with an action whose Redis projection is not done, and its
+    newest such action: a read of the partial index ``moderation_actions_unprojected`` (which
+    holds only them), not of the table."""
+    rows = conn.execute(_UNPROJECTED, {"ladders": list(ladders)})
+    return {str(ladder): int(number) for ladder, number in rows}
+
+
+def mark_projected(
+    conn: Connection, ladder: str, through: int, at: datetime, *, only: bool = False
+) -> int:
+    """Take the mark off the ladder's actions numbered up to ``through`` (``only``: off that
+    one alone); returns how many."""
+    number = moderation_actions.c.id
+    result = conn.execute(
+        update(moderation_actions)
+        .where(
+            moderation_actions.c.ladder == ladder,
+            moderation_actions.c.projected_at.is_(None),
+            number == through if only else number <= through,
+        )
+        .values(projected_at=at)
+    )
+    return int(result.rowcount or 0)
 
 
 def add_effects(

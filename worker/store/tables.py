@@ -36,6 +36,7 @@ from sqlalchemy import (
     UniqueConstraint,
     create_engine,
     event,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Engine
@@ -235,7 +236,15 @@ moderation_actions = Table(
     Column("at", UTCDateTime(), nullable=False),
     Column("after_seq", BigInteger, nullable=False),
     Column("details", Json, nullable=False),
+    # When its Redis projection was done; NULL while it is not (a Redis write that failed
+    # after the commit): the next worker batch of the ladder heals Redis and sets it.
+    Column("projected_at", UTCDateTime(), nullable=True),
     Index("moderation_actions_ladder", "ladder", "id"),
+    Index(
+        "moderation_actions_unprojected",
+        "ladder",
+        postgresql_where=text("projected_at IS NULL"),
+    ),
 )
 
 # An event's outcome as a moderation action changed it (the audit row keeps the original):

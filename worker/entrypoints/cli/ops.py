@@ -75,7 +75,7 @@ def cmd_rebuild(rt: Runtime, args: argparse.Namespace) -> int:
 
 def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.rebuild import count_players
-    from worker.ops.reconcile import Report, check, repair
+    from worker.ops.reconcile import Report, check, marked, repair, settle
 
     if args.ladder is not None:
         ladders = [configured_ladder(rt.config, args.ladder)]
@@ -87,10 +87,17 @@ def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
     for ladder_config in ladders:
         name = ladder_config.name
         progress = Progress(f"reconcile {name}", count_players(rt.engine, name))
+        # A moderation action marked not projected (its Redis write failed) is healed by the
+        # repair: its mark comes off once the ladder is clean.
+        through = marked(rt.engine, name) if args.repair else None
         report = check(rt.engine, redis, ladder_config, progress)
+        after = report
         if args.repair and not report.clean:
             repair(rt.engine, redis, ladder_config, report)
-            remaining.merge(check(rt.engine, redis, ladder_config))
+            after = check(rt.engine, redis, ladder_config)
+            remaining.merge(after)
+        if through is not None and after.clean:
+            settle(rt.engine, name, through)
         total.merge(report)
     if args.json:
         shown = total.as_json()

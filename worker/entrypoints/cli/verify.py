@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from worker.entrypoints.cli.terminal import configured_ladder
@@ -41,7 +42,11 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
     names = ", ".join(c.name for c in ladders)
     progress = Progress(f"verify {names}", sum(counts.values()), unit="events")
     started = time.perf_counter()
-    reports = verify_ladders(rt.engine, rt.leaderboard_redis, ladders, progress)
+    kept = None  # the receipts kept in Redis, when receipts are on
+    if rt.receipts is not None:
+        oldest = datetime.now(UTC) - timedelta(seconds=rt.receipts.ttl)
+        kept = (rt.receipts.redis, oldest)
+    reports = verify_ladders(rt.engine, rt.leaderboard_redis, ladders, progress, receipts=kept)
     seconds = time.perf_counter() - started
     events = sum(r.events for r in reports)
     rate = events / seconds if seconds > 0 else 0.0
