@@ -309,6 +309,7 @@ class Replay:
 
 def rerate(
     ladder: str,
+    *,
     current: Mapping[PlayerKey, Player],
     should: Mapping[PlayerKey, Player],
     verdicts: Mapping[str, tuple[Verdict, Verdict]],
@@ -466,12 +467,12 @@ class Lived:
         current = self.lived.players
         done = rerate(
             self.ladder,
-            {key: current[key] for key in changed if key in current},
-            should.players,
-            should.verdicts,
-            self.effective,
-            start,
-            action.at,
+            current={key: current[key] for key in changed if key in current},
+            should=should.players,
+            verdicts=should.verdicts,
+            effective=self.effective,
+            start=start,
+            at=action.at,
         )
         self.effective = dict(should.verdicts)
         # From here the ladder as it should be is the lived one, with the lived bookkeeping;

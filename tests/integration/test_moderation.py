@@ -16,7 +16,7 @@ from tests.events import game
 from tests.integration.helpers import EVERYONE, audit, board, card, ledger, stored_players
 from worker.entrypoints.cli import moderate, read
 from worker.entrypoints.cli.main import dispatch
-from worker.ops import logreplay, moderation, reconcile
+from worker.ops import logreplay, moderation, reconcile, void
 from worker.ops.verify import verify
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=20)
@@ -499,7 +499,14 @@ def test_a_void_asks_an_unreachable_receipts_redis_once_and_keeps_what_it_made(
     should = Replay(config.policy, config.rules_at, track=True)
     since = datetime.now(UTC) - timedelta(days=1)
     log = logreplay.LogReplay(
-        runtime.engine, "gammon42", should, [], [], None, since, frozenset(["*"]), down
+        runtime.engine,
+        "gammon42",
+        should,
+        actions=[],
+        recorded=[],
+        receipts_since=since,
+        voiding=frozenset(["*"]),
+        kept=down,
     )
     log.against_ledger = False
     log._collecting = True
@@ -553,7 +560,14 @@ def _true_receipts(rt: Any, ladder: str, kept: Any = None) -> dict[str, dict[str
     )
     since = datetime.now(UTC) - timedelta(days=1)
     log = logreplay.LogReplay(
-        rt.engine, ladder, should, known, recorded, None, since, frozenset(["*"]), kept
+        rt.engine,
+        ladder,
+        should,
+        actions=known,
+        recorded=recorded,
+        receipts_since=since,
+        voiding=frozenset(["*"]),
+        kept=kept,
     )
     log.against_ledger = False
     log._collecting = True  # from the first event on
@@ -586,7 +600,7 @@ def test_after_voids_every_kept_receipt_of_the_mix_is_what_the_ladder_now_says(
         held.append(len(made))
         return writes(redis, made)
 
-    monkeypatch.setattr(moderation, "refresh", refresh)
+    monkeypatch.setattr(void, "refresh", refresh)
     for chosen in (games[3:5], games[40:41]):
         shown = ladder_json(runtime, capsys, "void", "gammon42", *chosen, "--reason", "t")
         assert shown["receipts_refreshed"] > 0

@@ -72,7 +72,15 @@ def test_lived_switches_at_the_void_and_derives_its_corrections():
     assert {("g0", "voided"), ("g3", "rated")} == {(e.event_id, e.outcome) for e in effects}
     # idempotent: comparing the corrected ladder with itself changes nothing
     players = lived.state.players
-    again = rerate("fibs", players, players, {}, {}, RULES.start, void.at)
+    again = rerate(
+        "fibs",
+        current=players,
+        should=players,
+        verdicts={},
+        effective={},
+        start=RULES.start,
+        at=void.at,
+    )
     assert ([], [], []) == (again.players, again.changes, again.effects)
 
 

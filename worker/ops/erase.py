@@ -132,7 +132,17 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
                 moderated.set_banned(conn, player)
             after = moderated.last_seq(conn, ladder)
             number = moderated.add_action(
-                conn, ladder, "erase", new, REASON, by, now, after, {}, projected=True
+                conn,
+                moderated.NewAction(
+                    ladder=ladder,
+                    kind="erase",
+                    reason=REASON,
+                    by=by,
+                    at=now,
+                    after_seq=after,
+                    target=new,
+                    projected=True,  # the erase writes Redis itself
+                ),
             )
     try:
         written = _erase_in_redis(rt, ladder_config, player_id, new, player)

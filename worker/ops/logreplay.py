@@ -42,6 +42,7 @@ class LogReplay:
         engine: Engine,
         ladder: str,
         target: Replay,
+        *,
         actions: Sequence[Action],
         recorded: Sequence[Sequence[Any]],
         progress: Progress | None = None,

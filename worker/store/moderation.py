@@ -6,7 +6,8 @@ through their own), so one action's rows commit together or not at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -186,33 +187,37 @@ def action_effects(conn: Connection, ladder: str) -> dict[int, list[tuple[str, s
     return found
 
 
-def add_action(
-    conn: Connection,
-    ladder: str,
-    kind: str,
-    target: str | None,
-    reason: str,
-    by: str,
-    at: datetime,
-    after_seq: int,
-    details: dict[str, Any],
-    *,
-    projected: bool = False,
-) -> int:
-    """Append an action; it is marked not yet projected to Redis unless ``projected`` (an
+@dataclass(frozen=True, slots=True)
+class NewAction:
+    """A moderation action to append: what was done, to whom, by whom and why, and where it
+    falls in the history (after the stored event numbered ``after_seq``)."""
+
+    ladder: str
+    kind: str  # one of engine.replay.KINDS
+    reason: str
+    by: str
+    at: datetime
+    after_seq: int
+    target: str | None = None  # the player of a ban, unban, adjustment or erase
+    details: Mapping[str, Any] = field(default_factory=dict)
+    projected: bool = False  # the action writes Redis itself (an erase)
+
+
+def add_action(conn: Connection, action: NewAction) -> int:
+    """Append ``action``; it is marked not yet projected to Redis unless ``projected`` (an
     action that writes Redis itself): ``mark_projected`` takes the mark off."""
     result = conn.execute(
         insert(moderation_actions)
         .values(
-            ladder=ladder,
-            kind=kind,
-            target=target,
-            reason=reason,
-            by=by,
-            at=at,
-            after_seq=after_seq,
-            details=details,
-            projected_at=at if projected else None,
+            ladder=action.ladder,
+            kind=action.kind,
+            target=action.target,
+            reason=action.reason,
+            by=action.by,
+            at=action.at,
+            after_seq=action.after_seq,
+            details=dict(action.details),
+            projected_at=action.at if action.projected else None,
         )
         .returning(moderation_actions.c.id)
     )

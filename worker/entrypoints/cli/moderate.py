@@ -122,13 +122,13 @@ def _void(
     by: str,
     details: dict[str, Any] | None = None,
 ) -> Any:
-    """``moderation.void`` with a progress bar over the ladder's events (``None``: refused)."""
-    from worker.ops import moderation
+    """``void.void`` with a progress bar over the ladder's events (``None``: refused)."""
+    from worker.ops import void
     from worker.store.log import count_events
 
     progress = Progress(f"void {args.ladder}", count_events(rt.engine, args.ladder), unit="events")
     report = _run(
-        lambda: moderation.void(
+        lambda: void.void(
             rt.engine,
             rt.leaderboard_redis,
             ladder_config,
