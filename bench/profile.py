@@ -34,7 +34,7 @@ TIMERS: list[tuple[str, str, str]] = [
     ("inbox pump (claim + enqueue)", "worker.queue.inbox", "Inbox.drain"),
     ("job body: Service.process", "worker.service.batch", "Service.process"),
     ("  validation and stored form (Service._valid)", "worker.service.batch", "Service._valid"),
-    ("    of which Service.parse", "worker.service.batch", "Service.parse"),
+    ("    of which Service.decode", "worker.service.batch", "Service.decode"),
     ("    of which the stored payload", "worker.service.records", "stored_payload"),
     ("    of which its digest", "worker.service.records", "digest"),
     (

@@ -1,6 +1,7 @@
 """Event contracts for ladder: models, validation, reason codes and JSON Schema export.
 
-Imports only the standard library and pydantic, so game servers can vendor it.
+Imports only the standard library and pydantic, so game servers can vendor it;
+``schemas.wire``, the worker's decoder, needs msgspec besides.
 """
 
 from schemas.errors import REASONS, InvalidEvent

@@ -43,9 +43,9 @@ from engine.ladder import (
     named_ids,
     when,
 )
-from schemas import Event as WireEvent
-from schemas import InvalidEvent, parse_event
+from schemas import InvalidEvent
 from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
+from schemas.wire import Decoded, WireEvent, decode_event
 from worker import failpoints
 from worker.boards.projection import Projection
 from worker.ladders import Config
@@ -119,9 +119,14 @@ class Service:
     # -- validation ---------------------------------------------------------------------
 
     def parse(self, raw: str | bytes, now: datetime) -> WireEvent:
-        event = parse_event(raw, now=now, max_bytes=self.max_event_bytes)
+        """The event, if this worker accepts it; else InvalidEvent with the reason."""
+        return self.decode(raw, now).event
+
+    def decode(self, raw: str | bytes, now: datetime) -> Decoded:
+        decoded = decode_event(raw, now=now, max_bytes=self.max_event_bytes)
+        event = decoded.event
         if self.publisher_secrets or self.require_signature:
-            # parse_event accepted it, so it is a JSON object of bounded size and depth
+            # decode_event accepted it, so it is a JSON object of bounded size and depth
             problem = self._signature_problem(json.loads(raw))
             if problem is not None:
                 raise InvalidEvent(
@@ -134,7 +139,7 @@ class Service:
                 event_id=event.event_id,
                 ladder=event.ladder,
             )
-        return event
+        return decoded
 
     def _signature_problem(self, obj: Any) -> str | None:
         return verify(
@@ -165,7 +170,7 @@ class Service:
         return publisher if isinstance(publisher, str) else None
 
     def _valid(self, raw: str | bytes, now: datetime) -> _Valid:
-        payload = records.stored_payload(self.parse(raw, now), self.network_key)
+        payload = records.stored_payload(self.decode(raw, now), self.network_key)
         return _Valid(raw, payload, records.engine_event(payload, records.digest(payload)))
 
     # -- the batch ----------------------------------------------------------------------

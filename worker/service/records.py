@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from engine import network_token
 from engine.ladder import (
@@ -26,27 +27,31 @@ from engine.ladder import (
     Side,
     TournamentFinished,
 )
-from schemas import Event as WireEvent
+from schemas.wire import Decoded
+from schemas.wire import GameFinished as WireGame
 
-SIDES = ("winner", "loser")
+_CANONICAL = msgspec.json.Encoder(order="sorted")
 
 
-def stored_payload(event: WireEvent, network_key: bytes) -> dict[str, Any]:
+def stored_payload(decoded: Decoded, network_key: bytes) -> dict[str, Any]:
     """The normalised event as stored: an ``ip`` becomes its ``network`` token."""
-    data: dict[str, Any] = event.model_dump(mode="json", exclude_none=True)  # never the ip
-    for side in SIDES:
-        ref = getattr(event, side, None)
-        if ref is not None and ref.network is None and ref.ip is not None:
-            token = network_token(str(ref.ip), network_key)  # None: loopback, link-local
-            if token is not None:
-                data[side]["network"] = token
+    data = decoded.payload  # never the ip
+    event = decoded.event
+    if isinstance(event, WireGame):
+        for side, ref in (("winner", event.winner), ("loser", event.loser)):
+            if ref.network is None and ref.ip is not None:
+                token = network_token(ref.ip, network_key)  # None: loopback, link-local
+                if token is not None:
+                    data[side]["network"] = token
     return data
 
 
 def digest(payload: dict[str, Any]) -> str:
-    """SHA-256 of the payload's canonical JSON: equal content, equal digest."""
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """SHA-256 of the payload's canonical JSON: keys sorted, no spaces, UTF-8 unescaped
+    (byte for byte what ``json.dumps(sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False)`` writes for a stored payload, whose strings hold no control
+    character): equal content, equal digest."""
+    return hashlib.sha256(_CANONICAL.encode(payload)).hexdigest()
 
 
 def engine_event(payload: dict[str, Any], digest: str | None = None) -> Event:
