@@ -10,7 +10,7 @@ LADDERS = ("gammon42", "fibs", "prostriker")
 SECTIONS = (
     "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts,void,history"
 )
-RESULTS_DIR = env.ROOT / "bench-results"
+RESULTS_DIR = env.ROOT / "bench" / "results"  # one dated file per run
 
 
 @dataclass(frozen=True)

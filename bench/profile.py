@@ -6,7 +6,8 @@ then drains it in this process exactly as ``ladder worker --burst`` does
 drains, two views, per event:
 
 - stages (no profiler): the service's steps and the RQ/inbox machinery are wrapped with
-  ``time.perf_counter`` timers, so the numbers are real wall time;
+  timers, so the numbers are real wall time (``time.perf_counter``) and this process's CPU
+  time (``time.process_time``: what another process's load on a shared machine moves least);
 - layers (under cProfile, which slows Python code down, so read them as shares): exclusive
   time grouped by the code that spent it (pydantic, engine, SQLAlchemy, psycopg, redis-py,
   rq, structlog, ladder's own modules, the rest).
@@ -33,8 +34,8 @@ TIMERS: list[tuple[str, str, str]] = [
     ("burst drain (run_burst)", "worker.queue.runner", "run_burst"),
     ("inbox pump (claim + enqueue)", "worker.queue.inbox", "Inbox.drain"),
     ("job body: Service.process", "worker.service.batch", "Service.process"),
-    ("  validation and stored form (Service._valid)", "worker.service.batch", "Service._valid"),
-    ("    of which Service.parse", "worker.service.batch", "Service.parse"),
+    ("  validation and stored form (Intake.valid)", "worker.service.intake", "Intake.valid"),
+    ("    of which Intake.decode", "worker.service.intake", "Intake.decode"),
     ("    of which the stored payload", "schemas.records", "stored_payload"),
     ("    of which its digest", "schemas.records", "digest"),
     (
@@ -50,9 +51,9 @@ TIMERS: list[tuple[str, str, str]] = [
         "after_claim",
     ),
     (
-        "    the windows from the counts (Service._windows)",
-        "worker.service.batch",
-        "Service._windows",
+        "    the windows from the counts (needs.windows)",
+        "worker.service.needs",
+        "windows",
     ),
     ("    the engine's decisions (engine.ladder.apply)", "worker.service.batch", "apply"),
     (
@@ -65,7 +66,7 @@ TIMERS: list[tuple[str, str, str]] = [
 
 
 def install_timers() -> dict[str, list[float]]:
-    """Wrap each stage with a perf_counter accumulator: {label: [seconds, calls]}."""
+    """Wrap each stage with an accumulator: {label: [wall seconds, calls, CPU seconds]}."""
     import functools
     import importlib
 
@@ -78,15 +79,16 @@ def install_timers() -> dict[str, list[float]]:
             owner = getattr(owner, parent)
         original = owner.__dict__[name] if parents else getattr(owner, name)
         func = original.__func__ if isinstance(original, staticmethod) else original
-        slot = totals.setdefault(label, [0.0, 0])
+        slot = totals.setdefault(label, [0.0, 0, 0.0])
 
         def timed(*a: Any, _f: Any = func, _slot: list[float] = slot, **k: Any) -> Any:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return _f(*a, **k)
             finally:
                 _slot[0] += time.perf_counter() - started
                 _slot[1] += 1
+                _slot[2] += time.process_time() - cpu
 
         wrapped = functools.wraps(func)(timed)
         setattr(
@@ -97,24 +99,28 @@ def install_timers() -> dict[str, list[float]]:
 
 def timer_breakdown(totals: dict[str, list[float]], events: int) -> dict[str, Any]:
     per = 1e6 / max(events, 1)
-    out = {label: round(seconds * per, 1) for label, (seconds, _calls) in totals.items()}
-    process = totals["job body: Service.process"][0]
-    parts = sum(
-        totals[k][0]
-        for k in (
-            "  validation and stored form (Service._valid)",
-            "  PostgreSQL work (_apply_with_retries)",
-            "  Redis projection (Projection.write)",
+    out: dict[str, Any] = {"us_per_event": {}, "cpu_us_per_event": {}}
+    for column, index in (("us_per_event", 0), ("cpu_us_per_event", 2)):
+        stage = {label: totals[label][index] for label in totals}
+        row = {label: round(seconds * per, 1) for label, seconds in stage.items()}
+        process = stage["job body: Service.process"]
+        parts = sum(
+            stage[k]
+            for k in (
+                "  validation and stored form (Intake.valid)",
+                "  PostgreSQL work (_apply_with_retries)",
+                "  Redis projection (Projection.write)",
+            )
         )
-    )
-    out["  rest of process (per-event log lines, outcomes)"] = round((process - parts) * per, 1)
-    drain = totals["burst drain (run_burst)"][0]
-    pump = totals["inbox pump (claim + enqueue)"][0]
-    out["rq worker loop (dequeue, job status, registries)"] = round(
-        (drain - process - pump) * per, 1
-    )
-    batches = int(totals["job body: Service.process"][1])
-    return {"us_per_event": out, "batches": batches}
+        row["  rest of process (per-event log lines, outcomes)"] = round((process - parts) * per, 1)
+        drain = stage["burst drain (run_burst)"]
+        pump = stage["inbox pump (claim + enqueue)"]
+        row["rq worker loop (dequeue, job status, registries)"] = round(
+            (drain - process - pump) * per, 1
+        )
+        out[column] = row
+    out["batches"] = int(totals["job body: Service.process"][1])
+    return out
 
 
 # The project's own packages by their directories: a checkout's path may itself contain
@@ -172,9 +178,10 @@ def print_breakdown(result: dict[str, Any]) -> None:
         f"burst drain, no profiler: {timed['events']} events in {timed['wall_seconds']:.1f} s "
         f"({timed['events_per_second']} events/s, {timed['batches']} batches)"
     )
-    print("\nstages (wall time, inclusive, microseconds per event)")
+    print("\nstages (inclusive, microseconds per event)                        wall      CPU")
     for label, value in timed["us_per_event"].items():
-        print(f"  {label:<52} {value:>8.1f}")
+        cpu = timed["cpu_us_per_event"][label]
+        print(f"  {label:<60} {value:>8.1f} {cpu:>8.1f}")
     print()
     print(
         f"profiled burst drain: {result['events']} events in {result['wall_seconds']:.1f} s "
@@ -261,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
             wall, events = _drain(target, args.events, "timed", None, args.workload)
             timed = timer_breakdown(totals, events)
             for slot in totals.values():
-                slot[:] = [0.0, 0]
+                slot[:] = [0.0, 0, 0.0]
             profiler = cProfile.Profile()
             pwall, pevents = _drain(target, args.events, "prof", profiler, args.workload)
             target.redis.flushdb()
@@ -281,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         "events_per_second": round(events / wall),
         "batches": timed["batches"],
         "us_per_event": timed["us_per_event"],
+        "cpu_us_per_event": timed["cpu_us_per_event"],
+        "load_average": [round(x, 2) for x in os.getloadavg()],
     }
     print_breakdown(result)
     if args.out:

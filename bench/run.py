@@ -21,7 +21,7 @@ Sections (each on a clean database and a flushed Redis db):
 - worker peak RSS over every worker process started.
 
 Prints a table with each goal and whether it is met, and writes JSON
-(``bench-results/latest.json`` unless ``--out``). ``--quick`` is a small smoke-sized run.
+(``bench/results/<started_at>.json`` unless ``--out``). ``--quick`` is a small smoke-sized run.
 """
 
 # This module is the runner: each section lives in a module of its own (bench.ingest,
@@ -68,7 +68,7 @@ def _section(result: dict[str, Any], name: str, run: Callable[[], Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a small run (about a minute)")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "latest.json")
+    parser.add_argument("--out", type=Path, help="default: bench/results/<started_at>.json")
     parser.add_argument("--events", type=int, help="events per ingest run")
     parser.add_argument("--batch-sizes", help="comma-separated LADDER_BATCH_SIZE values, or ''")
     parser.add_argument("--latency-seconds", type=float)
@@ -236,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     result["total_seconds"] = round(time.perf_counter() - begun, 1)
     result["goals"] = goals(result) + receipt_goals(result)
     print_table(result)
+    if args.out is None:
+        args.out = RESULTS_DIR / f"{result['started_at'].replace(':', '')}.json"
     print(f"bench: {result['total_seconds']:.0f} s in all; results in {args.out}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")

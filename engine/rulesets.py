@@ -12,9 +12,10 @@ Parameters come from a TOML file, so ``__post_init__`` validates them and turns 
 Each ruleset answers for itself what the ladder rules ask of it (``engine.ladder``, the
 projection and the receipts name no ruleset): ``rate`` a game (each side with its own K), the
 ``k_window_hours`` its K counts ranked games over, the tournament ``prizes``, whether a player
-is ``public_eligible`` and whether a rating is ``provisional``, and the ``decimals`` a rating
-is shown with. What no ruleset overrides is ``_Rules``'s answer. A new ruleset is one class
-here and its formulas' module.
+is ``public_eligible`` and whether a rating is ``provisional``, the ``decimals`` a rating is
+shown with and whether ratings move by ``whole_ratings`` only (a season's reset asks). What
+no ruleset overrides is ``_Rules``'s answer. A new ruleset is one class here and its
+formulas' module.
 """
 
 import math
@@ -53,6 +54,9 @@ class _Rules:
     __slots__ = ()
     prizes: tuple[int, ...] = ()  # no tournament prizes
     decimals: ClassVar[int] = 0  # ratings are whole numbers, shown whole
+    #: Whether a rating only ever moves by whole numbers (a change is rounded half away
+    #: from zero), so anything that moves it, a season's reset too, rounds the same way.
+    whole_ratings: ClassVar[bool] = True
 
     @property
     def k_window_hours(self) -> int | None:
@@ -128,6 +132,7 @@ class FibsRules(_Rules):
     public_min_experience: int = 20
     kind: ClassVar[str] = "fibs"
     decimals: ClassVar[int] = 1  # stored unrounded, shown with one decimal (seed 003)
+    whole_ratings: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         _require_version(self.version)

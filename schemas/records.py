@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from engine import network_token
 from engine.ladder import (
@@ -26,27 +27,31 @@ from engine.ladder import (
     Side,
     TournamentFinished,
 )
-from schemas.events import Event as WireEvent
+from schemas.wire import Decoded
+from schemas.wire import GameFinished as WireGame
 
-SIDES = ("winner", "loser")
+_CANONICAL = msgspec.json.Encoder(order="sorted")
 
 
-def stored_payload(event: WireEvent, network_key: bytes) -> dict[str, Any]:
+def stored_payload(decoded: Decoded, network_key: bytes) -> dict[str, Any]:
     """The normalised event as stored: an ``ip`` becomes its ``network`` token."""
-    data: dict[str, Any] = event.model_dump(mode="json", exclude_none=True)  # never the ip
-    for side in SIDES:
-        ref = getattr(event, side, None)
-        if ref is not None and ref.network is None and ref.ip is not None:
-            token = network_token(str(ref.ip), network_key)  # None: loopback, link-local
-            if token is not None:
-                data[side]["network"] = token
+    data = decoded.payload  # never the ip
+    event = decoded.event
+    if isinstance(event, WireGame):
+        for side, ref in (("winner", event.winner), ("loser", event.loser)):
+            if ref.network is None and ref.ip is not None:
+                token = network_token(ref.ip, network_key)  # None: loopback, link-local
+                if token is not None:
+                    data[side]["network"] = token
     return data
 
 
 def digest(payload: dict[str, Any]) -> str:
-    """SHA-256 of the payload's canonical JSON: equal content, equal digest."""
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """SHA-256 of the payload's canonical JSON: keys sorted, no spaces, UTF-8 unescaped
+    (byte for byte what ``json.dumps(sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False)`` writes for a stored payload, whose strings hold no control
+    character): equal content, equal digest."""
+    return hashlib.sha256(_CANONICAL.encode(payload)).hexdigest()
 
 
 def engine_event(payload: dict[str, Any], digest: str | None = None) -> Event:
@@ -56,45 +61,45 @@ def engine_event(payload: dict[str, Any], digest: str | None = None) -> Event:
     if kind == "game.finished":
         assert ended_at is not None
         return GameFinished(
-            payload["event_id"],
-            payload["ladder"],
-            ended_at,
-            payload["mode"],
-            _side(payload["winner"]),
-            _side(payload["loser"]),
-            payload.get("cube", 1),
-            payload.get("match_length", 1),
-            payload.get("result", "single"),
-            digest,
+            event_id=payload["event_id"],
+            ladder=payload["ladder"],
+            ended_at=ended_at,
+            mode=payload["mode"],
+            winner=_side(payload["winner"]),
+            loser=_side(payload["loser"]),
+            cube=payload.get("cube", 1),
+            match_length=payload.get("match_length", 1),
+            result=payload.get("result", "single"),
+            digest=digest,
         )
     if kind == "tournament.finished":
         return TournamentFinished(
-            payload["event_id"],
-            payload["ladder"],
-            payload["tournament_id"],
-            payload["public"],
-            tuple(payload["podium"]),
-            ended_at,
-            digest,
+            event_id=payload["event_id"],
+            ladder=payload["ladder"],
+            tournament_id=payload["tournament_id"],
+            public=payload["public"],
+            podium=tuple(payload["podium"]),
+            ended_at=ended_at,
+            digest=digest,
         )
     if kind == "identity.linked":
         return IdentityLinked(
-            payload["event_id"],
-            payload["ladder"],
-            payload["anonymous_id"],
-            payload["account_id"],
-            ended_at,
-            digest,
+            event_id=payload["event_id"],
+            ladder=payload["ladder"],
+            anonymous_id=payload["anonymous_id"],
+            account_id=payload["account_id"],
+            ended_at=ended_at,
+            digest=digest,
         )
     if kind == "player.updated":
         return PlayerUpdated(
-            payload["event_id"],
-            payload["ladder"],
-            payload["player_id"],
-            payload["email_verified"],
-            payload["display_name_chosen"],
-            ended_at,
-            digest,
+            event_id=payload["event_id"],
+            ladder=payload["ladder"],
+            player_id=payload["player_id"],
+            email_verified=payload["email_verified"],
+            display_name_chosen=payload["display_name_chosen"],
+            ended_at=ended_at,
+            digest=digest,
         )
     raise ValueError(f"type: {kind!r} is not an event type")
 
@@ -115,15 +120,15 @@ def game_from_fields(
     the JSON type the payload's own decoding gives, absent fields as their defaults): the
     same value ``engine_event`` makes of the whole payload."""
     return GameFinished(
-        event_id,
-        ladder,
-        datetime.fromisoformat(ended_at),
-        mode,
-        _known_side(*winner),
-        _known_side(*loser),
-        cube,
-        match_length,
-        result,
+        event_id=event_id,
+        ladder=ladder,
+        ended_at=datetime.fromisoformat(ended_at),
+        mode=mode,
+        winner=_known_side(*winner),
+        loser=_known_side(*loser),
+        cube=cube,
+        match_length=match_length,
+        result=result,
     )
 
 

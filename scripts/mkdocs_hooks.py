@@ -6,9 +6,8 @@ A page asks for a generated part with a marker on a line of its own:
   fields as a table and the file itself;
 - ``<!-- ladder:openapi -->``: every operation of the HTTP API, from the OpenAPI document
   ``ladder serve`` publishes at ``/openapi.json``;
-- ``<!-- ladder:bench -->``: the goals of the latest ``make bench`` run, read from
-  ``bench-results/latest.json`` (or ``bench/results/latest.json``) when the checkout
-  has one;
+- ``<!-- ladder:bench -->``: the goals of the latest ``make bench`` run, read from the
+  newest of the dated files in ``bench/results/`` when the checkout has one;
 - ``<!-- ladder:include PATH -->``: a file of the repository (its first heading dropped).
 
 Nothing here is a copy kept by hand: each part is rendered from its source at build time.
@@ -24,7 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas" / "json"
-BENCH_RESULTS = (ROOT / "bench-results" / "latest.json", ROOT / "bench" / "results" / "latest.json")
+BENCH_RESULTS = ROOT / "bench" / "results"
 MARKER = re.compile(r"^<!-- ladder:(?P<kind>[a-z]+)(?: (?P<arg>\S+))? -->$", re.MULTILINE)
 LONG_PATTERN = 80  # longer patterns are named, not printed
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
@@ -323,10 +322,10 @@ def body_of(response: dict[str, Any]) -> str:
 # -- the benchmark -------------------------------------------------------------------------
 
 
-def latest_bench(candidates: tuple[Path, ...] = BENCH_RESULTS) -> Path | None:
+def latest_bench(candidates: tuple[Path, ...] | None = None) -> Path | None:
     """The newest results file ``make bench`` wrote (``started_at``), if there is one."""
     found = []
-    for path in candidates:
+    for path in sorted(BENCH_RESULTS.glob("*.json")) if candidates is None else candidates:
         if path.is_file():
             result = json.loads(path.read_text(encoding="utf-8"))
             found.append((str(result.get("started_at", "")), path))
@@ -337,7 +336,7 @@ def bench_page(path: Path | None) -> str:
     if path is None:
         return (
             '!!! note "No benchmark results in this checkout"\n\n'
-            "    `make bench` writes `bench-results/latest.json`; build the docs after it to "
+            "    `make bench` writes a dated file in `bench/results/`; build the docs after it to "
             "see its goals here. Results of earlier runs, with their dates and machines, are "
             "in `bench/README.md`."
         )

@@ -33,7 +33,6 @@ from redis.cluster import RedisCluster
 from sqlalchemy import Float, Numeric, and_, cast, func, insert, literal, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from engine import FibsRules
 from worker import keys
 from worker.ladders import LadderConfig
 from worker.ops.rebuild import CHUNK, SWAP, reproject, stream_players
@@ -251,11 +250,11 @@ def _reset(
         target = literal(start, Float(53))
     else:
         moved = players.c.rating + (start - players.c.rating) * policy.fraction
-        if isinstance(rules, FibsRules):
-            target = moved  # FIBS keeps ratings unrounded (seed 003)
-        else:
+        if rules.whole_ratings:
             # Whole-number ladders round half away from zero, as every other change does.
             target = cast(func.round(cast(moved, Numeric(30, 10))), Float(53))
+        else:
+            target = moved  # FIBS keeps ratings unrounded (seed 003)
     which = and_(
         players.c.ladder == ladder, players.c.linked_to.is_(None), target != players.c.rating
     )

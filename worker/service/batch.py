@@ -1,28 +1,34 @@
 """The service: applies a batch of raw events, in arrival order, in one transaction.
 
-Error tree::
+Failures::
 
     Exception
     +-- InvalidEvent            permanent: that event alone goes to the dead-letter queue
-    |                           with its reason; the rest of the batch goes on
-    +-- TransientError          the store or Redis is unreachable, a deadlock, a conflict:
-        (OperationalError,      raised so RQ retries the whole batch with back-off; a retried
-         redis ConnectionError) batch is harmless (duplicate event ids change nothing)
+    |                           with its reason (``on_invalid``); the rest of the batch goes on
+    +-- a conflict between      a deadlock, a serialization failure, a duplicate insert, a
+    |   concurrent workers      link committed meanwhile: the batch is tried again here, up to
+    |                           ``CONFLICT_RETRIES`` times, with a short back-off
+    +-- anything else           raised to the job (``worker.queue.jobs``): an outage of
+                                PostgreSQL or Redis holds the batch in the worker and tries it
+                                again for as long as the outage lasts; any other failure splits
+                                the batch until the event that fails is dead-lettered alone.
+                                A batch tried again is harmless: an event id applied before is
+                                a duplicate and changes nothing.
 
 A batch is a unit of work around the engine, which holds every ladder rule
 (``engine.ladder.apply``): validate every event and map it to its stored form and engine
-event (``schemas.records``); in one transaction read the links, create the missing players
-and lock every player in sorted key order, check the links did not move meanwhile, load the
-event ids already applied (with their digests) and the window counts; apply the engine's
-decision event by event in memory; write audit rows, ledger rows, links, settled tournaments
-and players; commit; then dead-letter the events whose id was applied before with other
-content, and project every touched player into Redis (version-guarded, so a late write from
-a slower worker never overwrites a newer one).
+event (``worker.service.intake``); in one transaction read the links, create the missing
+players and lock every player in sorted key order, check the links did not move meanwhile,
+load the event ids already applied (with their digests) and the window counts
+(``worker.service.needs``); apply the engine's decision event by event in memory; write
+audit rows, ledger rows, links, settled tournaments and players; commit; then dead-letter
+the events whose id was applied before with other content, and project every touched player
+into Redis (version-guarded, so a late write from a slower worker never overwrites a newer
+one).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -34,22 +40,15 @@ import structlog
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from engine import Decision, LadderState, Outcome, Player, PlayerKey, Policy, Windows, apply
-from engine.ladder import (
-    Event,
-    GameFinished,
-    IdentityLinked,
-    TournamentFinished,
-    named_ids,
-    when,
-)
-from schemas import Event as WireEvent
-from schemas import InvalidEvent, parse_event, records
+from engine import Decision, LadderState, Outcome, Player, Policy, apply
+from engine.ladder import TournamentFinished, when
+from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
-from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
 from worker import failpoints
 from worker.boards.projection import Projection
 from worker.ladders import Config
+from worker.service import needs
+from worker.service.intake import Intake, Valid
 from worker.service.rows import Rows, text
 from worker.store import receipts as stored_receipts
 from worker.store import statements as store
@@ -70,26 +69,17 @@ class Processed:
     duration_ms: float = 0.0
 
 
-@dataclass(frozen=True)
-class _Valid:
-    """A validated event: the raw text, its stored payload and the engine's event."""
-
-    raw: str | bytes
-    payload: dict[str, Any]
-    event: Event
-
-
 @dataclass
 class _Written:
     """What one batch transaction decided and wrote."""
 
     outcomes: list[Processed]
     players: list[Player]
-    conflicts: list[tuple[_Valid, Decision]]
+    conflicts: list[tuple[Valid, Decision]]
     receipts: list[receipts.Receipt]
 
 
-class Service:
+class Service(Intake):
     def __init__(
         self,
         config: Config,
@@ -105,68 +95,18 @@ class Service:
     ) -> None:
         """``receipt_ttl``: receipts are built, and kept that many seconds in Redis; None:
         LADDER_RECEIPTS=false (the ledger still records games and provisional flags)."""
+        super().__init__(
+            config,
+            network_key=network_key,
+            max_event_bytes=max_event_bytes,
+            publisher_secrets=publisher_secrets,
+            publisher_ladders=publisher_ladders,
+            require_signature=require_signature,
+        )
         self.receipt_ttl = receipt_ttl
-        self.config = config
         self.engine = engine
         self.projection = projection
-        self.network_key = network_key
-        self.max_event_bytes = max_event_bytes
-        self.publisher_secrets = publisher_secrets or {}
-        self.publisher_ladders = publisher_ladders or {}
-        self.require_signature = require_signature
         self.policies: dict[str, Policy] = {n: c.policy for n, c in config.ladders.items()}
-
-    # -- validation ---------------------------------------------------------------------
-
-    def parse(self, raw: str | bytes, now: datetime) -> WireEvent:
-        event = parse_event(raw, now=now, max_bytes=self.max_event_bytes)
-        if self.publisher_secrets or self.require_signature:
-            # parse_event accepted it, so it is a JSON object of bounded size and depth
-            problem = self._signature_problem(json.loads(raw))
-            if problem is not None:
-                raise InvalidEvent(
-                    "bad_signature", problem, event_id=event.event_id, ladder=event.ladder
-                )
-        if self.config.ladder(event.ladder) is None:
-            raise InvalidEvent(
-                "unknown_ladder",
-                f"no ladder named {event.ladder!r} is configured",
-                event_id=event.event_id,
-                ladder=event.ladder,
-            )
-        return event
-
-    def _signature_problem(self, obj: Any) -> str | None:
-        return verify(
-            obj,
-            self.publisher_secrets,
-            required=self.require_signature,
-            ladders=self.publisher_ladders,
-            attestation=attestation_key(self.network_key),
-        )
-
-    def signer(self, raw: str | bytes) -> str | None:
-        """The publisher whose signature on ``raw`` is acceptable, or None (best effort).
-
-        Asked when an event is dead-lettered: the verdict is kept with the stored event, whose
-        raw addresses are replaced (which breaks the publisher's signature), for its replay.
-        """
-        if not self.publisher_secrets or len(raw) > self.max_event_bytes:
-            return None
-        try:
-            obj = json.loads(raw)
-        except (ValueError, RecursionError):
-            return None
-        if not isinstance(obj, dict) or obj.get(SIGNATURE) is None:
-            return None
-        if self._signature_problem(obj) is not None:
-            return None
-        publisher = obj.get(PUBLISHER)
-        return publisher if isinstance(publisher, str) else None
-
-    def _valid(self, raw: str | bytes, now: datetime) -> _Valid:
-        payload = records.stored_payload(self.parse(raw, now), self.network_key)
-        return _Valid(raw, payload, records.engine_event(payload, records.digest(payload)))
 
     # -- the batch ----------------------------------------------------------------------
 
@@ -178,10 +118,10 @@ class Service:
         started = time.perf_counter()
         now = datetime.now(UTC)
         outcomes: list[Processed] = []
-        valid: list[_Valid] = []
+        valid: list[Valid] = []
         for raw in raws:
             try:
-                valid.append(self._valid(raw, now))
+                valid.append(self.valid(raw, now))
             except InvalidEvent as exc:
                 on_invalid(raw, exc)
                 outcomes.append(
@@ -199,7 +139,7 @@ class Service:
 
     @staticmethod
     def _conflict(
-        item: _Valid, decision: Decision, on_invalid: Callable[[str | bytes, InvalidEvent], None]
+        item: Valid, decision: Decision, on_invalid: Callable[[str | bytes, InvalidEvent], None]
     ) -> None:
         """SPEC 2.4 step 1: an id applied before with other content is dead-lettered."""
         stored, sent = decision.digests
@@ -220,7 +160,7 @@ class Service:
             InvalidEvent(reason, detail, event_id=decision.event_id, ladder=decision.ladder),
         )
 
-    def _apply_with_retries(self, items: list[_Valid], now: datetime) -> _Written:
+    def _apply_with_retries(self, items: list[Valid], now: datetime) -> _Written:
         """Conflicts between concurrent workers (deadlock, duplicate insert) are retried here."""
         for attempt in range(CONFLICT_RETRIES):
             try:
@@ -234,17 +174,17 @@ class Service:
             time.sleep(0.01 * (2**attempt))
         raise AssertionError("unreachable")
 
-    def _apply(self, items: list[_Valid], now: datetime) -> _Written:
+    def _apply(self, items: list[Valid], now: datetime) -> _Written:
         events = [item.event for item in items]
-        named = _named_players(events)
+        named = needs.named_players(events)
         with self.engine.begin() as conn:
             links = store.load_links(conn, named)
-            players = store.claim_players(conn, self._starts(events, links, now), now)
+            players = store.claim_players(conn, needs.starts(self.config, events, links, now), now)
             found = store.after_claim(
                 conn,
                 named,
                 {(e.ladder, e.tournament_id) for e in events if isinstance(e, TournamentFinished)},
-                self._window_asks(events, links),
+                needs.window_asks(self.config, self.policies, events, links),
                 {(e.ladder, e.event_id) for e in events},
             )
             if found.links != links:
@@ -254,12 +194,12 @@ class Service:
                 links=links,
                 linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
                 settled=found.settled,
-                windows=self._windows(found.windows),
+                windows=needs.windows(found.windows),
                 seen=found.seen,
             )
             batch = Rows(now)
             outcomes: list[Processed] = []
-            conflicts: list[tuple[_Valid, Decision]] = []
+            conflicts: list[tuple[Valid, Decision]] = []
             slips: list[receipts.Receipt | Decision] = []  # a duplicate's is made below
             for item in items:
                 event = item.event
@@ -347,80 +287,6 @@ class Service:
             )
         return made
 
-    # -- what a batch needs ---------------------------------------------------------------
-
-    def _starts(
-        self, events: list[Event], links: dict[str, dict[str, str]], now: datetime
-    ) -> dict[PlayerKey, float]:
-        """Every player the batch may touch (each id named, and the account it is linked
-        to) with the start rating of the first event that names them: the engine's rule."""
-        starts: dict[PlayerKey, float] = {}
-        for event in events:
-            start = self.config.ladders[event.ladder].rules_at(when(event, now)).start
-            ladder_links = links[event.ladder]
-            for pid in named_ids(event):
-                starts.setdefault((event.ladder, pid), start)
-                starts.setdefault((event.ladder, ladder_links.get(pid, pid)), start)
-        return starts
-
-    def _window_asks(
-        self, events: list[Event], links: dict[str, dict[str, str]]
-    ) -> list[store.WindowAsk]:
-        """Per ladder, what the batch's games count in their windows: the ranked games of
-        their players and the rated games of their pairs, under each game's rules. A player
-        is asked as the links resolve them before the batch, and also as an account an
-        anonymous id of the batch is linked to by the batch itself."""
-        by_ladder: dict[str, list[GameFinished]] = {}
-        linking: dict[str, dict[str, str]] = {}
-        for event in events:
-            if isinstance(event, GameFinished):
-                policy = self.policies[event.ladder]
-                if event.mode == "ranked" or not policy.fairplay.not_ranked:
-                    by_ladder.setdefault(event.ladder, []).append(event)
-            elif isinstance(event, IdentityLinked):
-                linking.setdefault(event.ladder, {})[event.anonymous_id] = event.account_id
-        asks: list[store.WindowAsk] = []
-        for ladder, games in by_ladder.items():
-            ladder_config = self.config.ladders[ladder]
-            resolved = links[ladder]
-            later = linking.get(ladder, {})
-
-            hours: set[int] = set()
-            players: set[str] = set()
-            pairs: set[tuple[str, str]] = set()
-            for game in games:
-                winners = _as_asked(game.winner.player_id, resolved, later)
-                losers = _as_asked(game.loser.player_id, resolved, later)
-                span = ladder_config.rules_at(game.ended_at).k_window_hours
-                if span is not None:
-                    hours.add(span)
-                    players.update(winners)
-                    players.update(losers)
-                pairs.update((min(w, lo), max(w, lo)) for w in winners for lo in losers if w != lo)
-            asks.append(
-                store.WindowAsk(
-                    ladder,
-                    first=min(g.ended_at for g in games),
-                    last=max(g.ended_at for g in games),
-                    ranked_ids=sorted(players),
-                    ranked_hours=(min(hours), max(hours)) if hours else None,
-                    pairs=sorted(pairs),
-                    pair_hours=self.policies[ladder].fairplay.pair_window_hours,
-                )
-            )
-        return asks
-
-    @staticmethod
-    def _windows(found: store.WindowFacts) -> Windows:
-        windows = Windows()
-        for ladder, player_id, ended_at in found.ranked:
-            windows.add_ranked(ladder, player_id, ended_at)
-        for ladder, player_id, at, n in found.ranked_counts:
-            windows.add_ranked_many(ladder, player_id, at, n)
-        for ladder, winner_id, loser_id, ended_at in found.rated_pairs:
-            windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
-        return windows
-
 
 def log_batch(outcomes: list[Processed], duration_ms: float) -> None:
     """One ``batch`` line at INFO: the batch's events counted by outcome, and by ladder,
@@ -448,23 +314,8 @@ def log_batch(outcomes: list[Processed], duration_ms: float) -> None:
     )
 
 
-def _as_asked(player_id: str, resolved: dict[str, str], later: dict[str, str]) -> tuple[str, ...]:
-    """The ids a game's player may be scored as: as resolved before the batch, or as the
-    account the batch itself links it to."""
-    found = resolved.get(player_id, player_id)
-    account = later.get(player_id)
-    return (found,) if account is None or account == found else (found, account)
-
-
 class _LinksMoved(Exception):
     """A link was committed between reading links and locking players."""
-
-
-def _named_players(events: list[Event]) -> dict[str, set[str]]:
-    named: dict[str, set[str]] = {}
-    for event in events:
-        named.setdefault(event.ladder, set()).update(named_ids(event))
-    return named
 
 
 def _is_conflict(exc: DBAPIError) -> bool:

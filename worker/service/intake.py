@@ -1,0 +1,107 @@
+"""What a batch takes in: each raw event validated, mapped to its stored form and to the
+engine's event, or refused with the reason that sends it to the dead-letter queue.
+
+An event is decoded by ``schemas.wire.decode_event`` (the contract's rules, SPEC 3), its
+signature checked when publishers sign (``schemas.signing``), and its ladder looked up in
+the configuration; the stored payload replaces each raw ``ip`` by its network token and its
+digest tells a duplicate from an ``event_id`` conflict (``schemas.records``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from engine.ladder import Event
+from schemas import InvalidEvent, records
+from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
+from schemas.wire import Decoded, WireEvent, decode_event
+from worker.ladders import Config
+
+
+@dataclass(frozen=True)
+class Valid:
+    """A validated event: the raw text, its stored payload and the engine's event."""
+
+    raw: str | bytes
+    payload: dict[str, Any]
+    event: Event
+
+
+class Intake:
+    """Validation with the worker's settings: size limit, publisher keys, ladders."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        network_key: bytes,
+        max_event_bytes: int = 65536,
+        publisher_secrets: dict[str, bytes] | None = None,
+        publisher_ladders: dict[str, frozenset[str]] | None = None,
+        require_signature: bool = False,
+    ) -> None:
+        self.config = config
+        self.network_key = network_key
+        self.max_event_bytes = max_event_bytes
+        self.publisher_secrets = publisher_secrets or {}
+        self.publisher_ladders = publisher_ladders or {}
+        self.require_signature = require_signature
+
+    def parse(self, raw: str | bytes, now: datetime) -> WireEvent:
+        """The event, if this worker accepts it; else InvalidEvent with the reason."""
+        return self.decode(raw, now).event
+
+    def decode(self, raw: str | bytes, now: datetime) -> Decoded:
+        decoded = decode_event(raw, now=now, max_bytes=self.max_event_bytes)
+        event = decoded.event
+        if self.publisher_secrets or self.require_signature:
+            # decode_event accepted it, so it is a JSON object of bounded size and depth
+            problem = self._signature_problem(json.loads(raw))
+            if problem is not None:
+                raise InvalidEvent(
+                    "bad_signature", problem, event_id=event.event_id, ladder=event.ladder
+                )
+        if self.config.ladder(event.ladder) is None:
+            raise InvalidEvent(
+                "unknown_ladder",
+                f"no ladder named {event.ladder!r} is configured",
+                event_id=event.event_id,
+                ladder=event.ladder,
+            )
+        return decoded
+
+    def valid(self, raw: str | bytes, now: datetime) -> Valid:
+        """The event's stored payload and engine event (InvalidEvent if it has none)."""
+        payload = records.stored_payload(self.decode(raw, now), self.network_key)
+        return Valid(raw, payload, records.engine_event(payload, records.digest(payload)))
+
+    def _signature_problem(self, obj: Any) -> str | None:
+        return verify(
+            obj,
+            self.publisher_secrets,
+            required=self.require_signature,
+            ladders=self.publisher_ladders,
+            attestation=attestation_key(self.network_key),
+        )
+
+    def signer(self, raw: str | bytes) -> str | None:
+        """The publisher whose signature on ``raw`` is acceptable, or None (best effort).
+
+        Asked when an event is dead-lettered: the verdict is kept with the stored event, whose
+        raw addresses are replaced (which breaks the publisher's signature), for its replay.
+        """
+        if not self.publisher_secrets or len(raw) > self.max_event_bytes:
+            return None
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict) or obj.get(SIGNATURE) is None:
+            return None
+        if self._signature_problem(obj) is not None:
+            return None
+        publisher = obj.get(PUBLISHER)
+        return publisher if isinstance(publisher, str) else None
