@@ -24,6 +24,24 @@ from bench import env
 AMONG_IDS = 50
 
 
+def fill_board(target: env.Target, ladder: str, players: int, rng: random.Random) -> str:
+    """Flush the bench's Redis db and put ``players`` players ``r0``..  on the ladder's rating
+    board, each with a player hash; returns the board's key. Whole-number ratings, as gammon42
+    and prostriker store them: ties are common."""
+    from worker import keys
+
+    target.redis.flushdb()
+    key = keys.rating(ladder)
+    pipe = target.redis.pipeline(transaction=False)
+    for start in range(0, players, 5_000):
+        chunk = range(start, min(start + 5_000, players))
+        pipe.zadd(key, {f"r{n}": float(1500 + round(rng.gauss(0, 150))) for n in chunk})
+        for n in chunk:
+            pipe.hset(keys.player(ladder, f"r{n}"), mapping={"provisional": int(n % 7 == 0)})
+        pipe.execute()
+    return key
+
+
 def _rate(call: Any, seconds: float) -> float:
     done = 0
     started = time.perf_counter()
@@ -34,20 +52,11 @@ def _rate(call: Any, seconds: float) -> float:
 
 
 def among(target: env.Target, players: int, seconds: float) -> dict[str, Any]:
-    from worker import keys
     from worker.boards import reader
 
-    target.redis.flushdb()
     ladder = "gammon42"
-    key = keys.rating(ladder)
     rng = random.Random(11)
-    pipe = target.redis.pipeline(transaction=False)
-    for start in range(0, players, 5_000):
-        chunk = range(start, min(start + 5_000, players))
-        pipe.zadd(key, {f"r{n}": float(1500 + round(rng.gauss(0, 150))) for n in chunk})
-        for n in chunk:
-            pipe.hset(keys.player(ladder, f"r{n}"), mapping={"provisional": int(n % 7 == 0)})
-        pipe.execute()
+    key = fill_board(target, ladder, players, rng)
     r: Any = target.redis
     lists = [[f"r{rng.randrange(players)}" for _ in range(AMONG_IDS)] for _ in range(100)]
     pick = iter(lists * 1_000_000).__next__

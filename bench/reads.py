@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench import env
+from bench.boards import fill_board
 
 
 def _rate(call: Callable[[], Any], seconds: float) -> float:
@@ -32,21 +33,11 @@ def _competition_ranks(rows: list[tuple[Any, float]], first: int) -> list[tuple[
 
 
 def reads(target: env.Target, players: int, seconds: float) -> dict[str, Any]:
-    from worker import keys
     from worker.boards import reader
 
-    target.redis.flushdb()
     ladder = "gammon42"
-    key = keys.rating(ladder)
     rng = random.Random(3)
-    pipe = target.redis.pipeline(transaction=False)
-    for start in range(0, players, 5_000):
-        chunk = range(start, min(start + 5_000, players))
-        # Whole-number ratings, as gammon42 and prostriker store them: ties are common.
-        pipe.zadd(key, {f"r{n}": float(1500 + round(rng.gauss(0, 150))) for n in chunk})
-        for n in chunk:
-            pipe.hset(keys.player(ladder, f"r{n}"), mapping={"provisional": int(n % 7 == 0)})
-        pipe.execute()
+    key = fill_board(target, ladder, players, rng)
     r: Any = target.redis
     ids = [f"r{rng.randrange(players)}" for _ in range(1_000)]
     pick = iter(ids * 100_000).__next__
