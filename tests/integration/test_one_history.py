@@ -264,6 +264,33 @@ def test_case_6_the_next_worker_batch_heals_redis_after_a_void_it_missed(
     assert reconcile.marked(runtime.engine, "gammon42") is None
 
 
+def _receipt_mismatches(rt: Any) -> list[str]:
+    """What ``ladder verify`` finds comparing the kept receipts of gammon42 with the replay."""
+    kept = (rt.redis, datetime.now(UTC) - timedelta(days=1))
+    found = verify(rt.engine, rt.leaderboard_redis, rt.config.ladders["gammon42"], None, kept)
+    return [str(m) for m in found.mismatches]
+
+
+def test_case_6_the_heal_makes_the_kept_receipts_a_void_missed_true(runtime, make_runtime, capsys):
+    """SPEC 5: a kept receipt says what its event did in the ladder as it stands, so a void
+    rewrites the receipts it changed. When its Redis write failed, they keep the old numbers
+    (verify says so) until the heal: the next worker batch rewrites them, and verify, receipts
+    included, finds nothing."""
+    three_wins(runtime)
+    assert [] == _receipt_mismatches(runtime)
+    away = make_runtime(redis_url="redis://127.0.0.1:1/0")
+    assert 0 == ladder(away, "void", "gammon42", "a2", "--reason", "t")
+    capsys.readouterr()
+    stale = _receipt_mismatches(runtime)
+    assert any("a3" in m for m in stale), stale  # x's game after the voided one
+    publish(runtime, game("p", "q", event_id="b1", ended_at=T0 + timedelta(minutes=9)))
+    drain(runtime)
+    assert [] == _receipt_mismatches(runtime)
+    voided = json.loads(runtime.redis.get(keys.receipt("a2")))
+    assert ("voided", []) == (voided["outcome"], voided["players"])
+    assert reconcile.marked(runtime.engine, "gammon42") is None
+
+
 def test_case_6_reconcile_repair_and_the_command_again_take_the_mark_off(
     runtime, make_runtime, capsys
 ):

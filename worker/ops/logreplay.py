@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from redis import Redis
@@ -18,8 +18,11 @@ from engine import Action, Decision, PlayerState, Replay, Ruleset, is_provisiona
 from engine.ladder import Event, when
 from schemas import receipt_bodies as receipts
 from worker import gcpause
-from worker.boards.receipts import encode, unsettled
+from worker.boards.receipts import ReceiptSink, encode, refresh, unsettled
+from worker.ladders import LadderConfig
 from worker.ops.progress import Progress
+from worker.store import imports
+from worker.store import moderation as store
 from worker.store.log import (
     RECEIPT_LEDGER,
     Recorded,
@@ -27,6 +30,7 @@ from worker.store.log import (
     event_of,
     first_processed_since,
     history,
+    recorded_actions,
     stream_log,
 )
 
@@ -188,3 +192,40 @@ class LogReplay:
         self.recorded, self.pending = [], []
         if self.progress is not None:
             self.progress.advance(self.count % 1000)
+
+
+def refresh_receipts(engine: Engine, ladder_config: LadderConfig, sink: ReceiptSink) -> int:
+    """Make the kept receipts of a ladder with voids true again: the refresh a void makes
+    after its commit (``worker.ops.void``), run for every void of the ladder at once. It is
+    the repair of a void whose Redis write failed: the ladder's log is replayed with every
+    voided game skipped, from the first voided game on the receipts of the events processed
+    within ``LADDER_RECEIPT_TTL`` are compared with their kept copies, and those that differ
+    are rewritten (expiry kept). Returns how many; 0 on a ladder with no void. A Redis error
+    is raised."""
+    ladder = ladder_config.name
+    with engine.connect() as conn:
+        voided = store.voided(conn, ladder)
+        if not voided:
+            return 0
+        known = store.history_actions(conn, ladder)
+        recorded = recorded_actions(conn, ladder)
+    should = Replay(
+        ladder_config.policy,
+        ladder_config.rules_at,
+        imports.profiles(engine, ladder),
+        frozenset(voided),
+        track=True,
+    )
+    log = LogReplay(
+        engine,
+        ladder,
+        should,
+        actions=known,
+        recorded=recorded,
+        receipts_since=datetime.now(UTC) - timedelta(seconds=sink.ttl),
+        voiding=frozenset(voided),
+        kept=sink.redis,
+    )
+    log.run()
+    log.finish()
+    return refresh(sink.redis, log.receipts)

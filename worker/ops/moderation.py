@@ -33,6 +33,7 @@ from sqlalchemy.engine import Engine
 
 from engine import LedgerChange, LedgerKind, Player
 from worker.boards.projection import as_row
+from worker.boards.receipts import ReceiptSink
 from worker.ladders import LadderConfig
 from worker.ops import reconcile
 from worker.ops.rebuild import reproject
@@ -117,6 +118,7 @@ def project(
     report: Report,
     *,
     again: bool = True,
+    receipts: ReceiptSink | None = None,
 ) -> bool:
     """Write the changed players to the boards after the commit; False when Redis failed.
 
@@ -125,7 +127,7 @@ def project(
     naming the repair, and the action stays marked not projected: the next worker batch of
     the ladder heals Redis (``reconcile.heal``); ``again``: running the same command again
     does too. Once written, the action's mark is taken off, and an earlier action's that
-    failed so is healed here."""
+    failed so is healed here (with ``receipts``, a void's kept receipts too)."""
     if redis is None:
         return True
     ladder = ladder_config.name
@@ -134,7 +136,7 @@ def project(
         if report.action is not None:
             with engine.begin() as conn:
                 store.mark_projected(conn, ladder, report.action, datetime.now(UTC), only=True)
-        reconcile.heal(engine, redis, ladder_config)
+        reconcile.heal(engine, redis, ladder_config, receipts=receipts)
     except RedisError as exc:
         report.warning = (
             f"the {report.kind} is committed, but Redis failed ({type(exc).__name__}) and the "
@@ -162,6 +164,7 @@ def ban(
     *,
     banned: bool = True,
     dry_run: bool = False,
+    receipts: ReceiptSink | None = None,
 ) -> Report:
     """Ban (or unban) a player: off every board (or back on), later games unrated."""
     started = time.perf_counter()
@@ -193,7 +196,7 @@ def ban(
             )
             store.set_banned(conn, player)
     if not dry_run:  # already done: written again, which heals a Redis write that failed
-        project(engine, redis, ladder_config, [player], report)
+        project(engine, redis, ladder_config, [player], report, receipts=receipts)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -208,6 +211,7 @@ def adjust(
     by: str,
     *,
     dry_run: bool = False,
+    receipts: ReceiptSink | None = None,
 ) -> Report:
     """A manual rating change: one ``adjustment`` ledger row."""
     started = time.perf_counter()
@@ -243,6 +247,6 @@ def adjust(
             report.action = number
     if report.action is not None:
         # not `again`: run again, an adjustment adjusts again
-        project(engine, redis, ladder_config, [player], report, again=False)
+        project(engine, redis, ladder_config, [player], report, again=False, receipts=receipts)
     report.seconds = time.perf_counter() - started
     return report

@@ -35,8 +35,10 @@ from sqlalchemy.engine import Engine
 
 from worker import keys
 from worker.boards.projection import BoardRows, PlayerRow
+from worker.boards.receipts import ReceiptSink
 from worker.ladders import LadderConfig
 from worker.lua import lua_source, run
+from worker.ops.logreplay import refresh_receipts
 from worker.ops.progress import Progress
 from worker.ops.rebuild import (
     CHUNK,
@@ -336,11 +338,14 @@ def heal(
     redis: Redis | RedisCluster,
     ladder_config: LadderConfig,
     through: int | None = None,
+    *,
+    receipts: ReceiptSink | None = None,
 ) -> int | None:
     """Re-project the ladder as ``reconcile --repair`` does when one of its moderation actions
-    (numbered up to ``through``; by default the newest marked) is marked not projected, then
-    take those marks off; the players repaired, or None when no action was marked. A Redis
-    error is raised with the marks left."""
+    (numbered up to ``through``; by default the newest marked) is marked not projected, make
+    its kept receipts true again when it has voids and ``receipts`` are on
+    (``logreplay.refresh_receipts``), then take those marks off; the players repaired, or None
+    when no action was marked. A Redis error is raised with the marks left."""
     ladder = ladder_config.name
     if through is None:
         through = marked(engine, ladder)
@@ -349,6 +354,8 @@ def heal(
     report = check(engine, redis, ladder_config)
     if not report.clean:
         repair(engine, redis, ladder_config, report)
+    if receipts is not None:
+        refresh_receipts(engine, ladder_config, receipts)
     settle(engine, ladder, through)
     return report.repaired
 

@@ -65,7 +65,7 @@ def void(
         if not new:
             if not dry_run:  # already void: their players written again (heals a failed write)
                 named = store.players_of(conn, ladder, event_ids)
-                project(engine, redis, ladder_config, named, report)
+                project(engine, redis, ladder_config, named, report, receipts=receipt_sink)
             report.seconds = time.perf_counter() - started
             return report
         known = store.history_actions(conn, ladder)
@@ -156,7 +156,8 @@ def void(
         )
         store.write(conn, ledger_rows(ladder, number, done.changes, now), done.players)
         report.action = number
-    if project(engine, redis, ladder_config, done.players, report) and receipt_sink is not None:
+    projected = project(engine, redis, ladder_config, done.players, report, receipts=receipt_sink)
+    if projected and receipt_sink is not None:
         _refresh(receipt_sink, log.receipts, report)
     report.seconds = time.perf_counter() - started
     return report

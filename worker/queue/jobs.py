@@ -186,7 +186,9 @@ def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
             marked = moderation.unprojected(conn, sorted(ladders))
         for ladder, through in sorted(marked.items()):
             config = rt.config.ladders[ladder]
-            healed = reconcile.heal(rt.engine, rt.leaderboard_redis, config, through)
+            healed = reconcile.heal(
+                rt.engine, rt.leaderboard_redis, config, through, receipts=rt.receipts
+            )
             log.warning("moderation_healed", ladder=ladder, action=through, players=healed)
     except Exception as exc:
         log.warning("moderation_heal_failed", error=f"{type(exc).__name__}: {exc}"[:300])

@@ -175,6 +175,7 @@ def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
             reason,
             by,
             dry_run=args.dry_run,
+            receipts=rt.receipts,
         )
     )
     if report is None:
@@ -216,6 +217,7 @@ def cmd_unban(rt: Runtime, args: argparse.Namespace) -> int:
             reason,
             _operator(args),
             banned=False,
+            receipts=rt.receipts,
         )
     )
     if report is None:
@@ -244,6 +246,7 @@ def cmd_adjust(rt: Runtime, args: argparse.Namespace) -> int:
             reason,
             _operator(args),
             dry_run=args.dry_run,
+            receipts=rt.receipts,
         )
     )
     if report is None:

@@ -74,6 +74,7 @@ def cmd_rebuild(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
+    from worker.ops.logreplay import refresh_receipts
     from worker.ops.rebuild import count_players
     from worker.ops.reconcile import Report, check, marked, repair, settle
 
@@ -88,7 +89,8 @@ def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
         name = ladder_config.name
         progress = Progress(f"reconcile {name}", count_players(rt.engine, name))
         # A moderation action marked not projected (its Redis write failed) is healed by the
-        # repair: its mark comes off once the ladder is clean.
+        # repair (and, for a void, the receipts it changed made true): its mark comes off once
+        # the ladder is clean.
         through = marked(rt.engine, name) if args.repair else None
         report = check(rt.engine, redis, ladder_config, progress)
         after = report
@@ -97,6 +99,8 @@ def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
             after = check(rt.engine, redis, ladder_config)
             remaining.merge(after)
         if through is not None and after.clean:
+            if rt.receipts is not None:  # a void's receipts too
+                refresh_receipts(rt.engine, ladder_config, rt.receipts)
             settle(rt.engine, name, through)
         total.merge(report)
     if args.json:
