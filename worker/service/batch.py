@@ -51,6 +51,7 @@ from worker.boards.projection import Projection
 from worker.ladders import Config
 from worker.service import receipts, records
 from worker.service.rows import Rows, text
+from worker.store import partitions
 from worker.store import receipts as stored_receipts
 from worker.store import statements as store
 
@@ -237,6 +238,7 @@ class Service:
     def _apply(self, items: list[_Valid], now: datetime) -> _Written:
         events = [item.event for item in items]
         named = _named_players(events)
+        partitions.ready(self.engine, now)  # the audit log's partition for ``now``'s month
         with self.engine.begin() as conn:
             links = store.load_links(conn, named)
             players = store.claim_players(conn, self._starts(events, links, now), now)
