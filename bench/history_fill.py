@@ -2,7 +2,7 @@
 publishing them one by one (the ``growth`` section of ``make bench``, and the plan tests).
 
 Each game is an audit row of ``ladder`` between two of ``players`` history players (ids
-``h<n>``, none of them a benchmark's hot players), ended at an even pace over the ``months``
+``g<n>``, none of them a benchmark's hot players), ended at an even pace over the ``months``
 before ``until`` and processed a second later, with its two ledger rows. The rows are made by
 ``INSERT ... SELECT generate_series`` in chunks, one transaction each, so the statement
 trigger fills ``event_ids`` as the worker's own writes do. They do not replay to the stored
@@ -24,8 +24,8 @@ _EVENTS = """
 INSERT INTO events (ladder, event_id, type, outcome, reason, ruleset, ruleset_version, ended_at,
   processed_at, mode, winner_id, loser_id, cube, coefficient, match_length, payload, digest)
 SELECT p.ladder, p.prefix || i, 'game.finished', 'rated', NULL, p.ruleset, 'history',
-  t, t + interval '1 second', 'ranked', 'h' || (i * 7919 % p.players),
-  'h' || ((i * 7919 + 1 + i % (p.players - 1)) % p.players), 1, 1.0, 1,
+  t, t + interval '1 second', 'ranked', 'g' || (i * 7919 % p.players),
+  'g' || ((i * 7919 + 1 + i % (p.players - 1)) % p.players), 1, 1.0, 1,
   jsonb_build_object('type', 'game.finished', 'event_id', p.prefix || i, 'ladder', p.ladder,
     'ended_at', t, 'mode', 'ranked'),
   md5(i::text) || md5(p.prefix || i)

@@ -220,7 +220,7 @@ def test_the_duplicate_check_and_the_window_reads_are_index_probes_of_the_months
     now = datetime.now(UTC)
     fill(runtime.engine, "gammon42", "gammon42", 40_000, until=now, months=4, players=2000)
     ask = statements.WindowAsk(
-        "gammon42", now - timedelta(hours=1), now, ["h1", "h2"], (24, 168), [("h1", "h2")], 24
+        "gammon42", now - timedelta(hours=1), now, ["g1", "g2"], (24, 168), [("g1", "g2")], 24
     )
     first_needed = partitions.month_of(ask.since - windows.PROCESSED_MARGIN)
     facts = statements.WindowFacts([], [], [])
