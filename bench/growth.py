@@ -138,16 +138,23 @@ def export(target: env.Target) -> dict[str, Any]:
 
 
 def run(
-    target: env.Target, log: Path, *, large: bool = False, quick: bool = False
+    target: env.Target,
+    log: Path,
+    *,
+    large: bool = False,
+    quick: bool = False,
+    sizes: tuple[int, ...] | None = None,
+    ledger: bool = True,
 ) -> dict[str, Any]:
     """Fill the log to each size in turn and measure there; ratios to the empty log."""
     large = large or os.environ.get("BENCH_LARGE") == "1"  # make soak sets it
-    sizes = (0, 20_000, 100_000) if quick else SIZES + ((LARGE,) if large else ())
+    if sizes is None:
+        sizes = (0, 20_000, 100_000) if quick else SIZES + ((LARGE,) if large else ())
     games = 1_000 if quick else HOT_GAMES
     target.reset()
     target.redis.flushdb()
     filled = 0
-    out: dict[str, Any] = {"sizes": {}}
+    out: dict[str, Any] = {"sizes": {}, "history_ledger_rows": ledger}
     for size in sizes:
         if size > filled:
             print(f"bench: growth, filling the audit log to {size:,} events", flush=True)
@@ -159,6 +166,7 @@ def run(
                 size - filled,
                 until=datetime.now(UTC) - timedelta(days=8),
                 prefix=f"g{size}-",
+                ledger=ledger,
             )
             fill_seconds = time.perf_counter() - started
             target.sql("VACUUM ANALYZE")
@@ -214,7 +222,7 @@ def _ratios(out: dict[str, Any]) -> None:
             ratio = (now / empty if rate else empty / now) if now and empty else None
             ratios[key] = None if ratio is None else round(ratio, 2)
         entry["ratios"] = ratios
-    biggest = str(max(int(s) for s in out["sizes"] if int(s) <= 10_000_000))
+    biggest = str(max(int(s) for s in out["sizes"] if int(s) <= 10_000_000))  # the goal's size
     out["goal_size"] = int(biggest)
     out["goal_met"] = all((out["sizes"][biggest]["ratios"][k] or 0) >= GOAL for k in ("1w", "2w"))
 
@@ -271,6 +279,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.growth")
     parser.add_argument("--large", action="store_true", help="also 50M events")
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    parser.add_argument("--sizes", help="comma-separated log sizes instead (0 first)")
+    parser.add_argument(
+        "--audit-only",
+        action="store_true",
+        help="fill audit rows only, no ledger rows (a batch never reads old ledger months)",
+    )
     parser.add_argument("--out", type=Path, default=env.ROOT / "bench-results" / "growth.json")
     parser.add_argument("--redis-url", default=env.REDIS_URL)
     args = parser.parse_args(argv)
@@ -283,7 +297,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     with target.lease():
         try:
-            result["growth"] = run(target, log, large=args.large, quick=args.quick)
+            sizes = tuple(int(x) for x in args.sizes.split(",")) if args.sizes else None
+            result["growth"] = run(
+                target,
+                log,
+                large=args.large,
+                quick=args.quick,
+                sizes=sizes,
+                ledger=not args.audit_only,
+            )
         finally:
             target.redis.flushdb()
             target.drop()
