@@ -59,9 +59,9 @@ def ingest(
     run_log = log.with_name(f"ingest-{workers}-{batch_size or 0}.log")
     wall, cpu, rss = _timed(_ladder_worker(True), workers, environ, run_log)
     (first,) = target.sql("SELECT min(processed_at) FROM events")[0]
-    last = _last_event_logged(run_log)
+    last = last_event_logged(run_log)
     drain = max((last - first).total_seconds(), 1e-6) if first and last else wall
-    _append(run_log, log)
+    append_log(run_log, log)
     check = verify(target, mix)
     return {
         "events": len(payloads),
@@ -84,7 +84,7 @@ def _default_batch_size() -> int:
     return Settings().batch_size
 
 
-def _last_event_logged(path: Path) -> datetime | None:
+def last_event_logged(path: Path) -> datetime | None:
     last = None
     with path.open(encoding="utf-8", errors="replace") as lines:
         for line in lines:
@@ -99,7 +99,7 @@ def _last_event_logged(path: Path) -> datetime | None:
     return last
 
 
-def _append(source: Path, log: Path) -> None:
+def append_log(source: Path, log: Path) -> None:
     with log.open("ab") as out, source.open("rb") as data:
         for chunk in iter(lambda: data.read(1 << 20), b""):
             out.write(chunk)

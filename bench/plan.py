@@ -8,7 +8,8 @@ from bench import env
 
 LADDERS = ("gammon42", "fibs", "prostriker")
 SECTIONS = (
-    "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts,void,history"
+    "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts,void,history,"
+    "growth"
 )
 RESULTS_DIR = env.ROOT / "bench" / "results"  # one dated file per run
 

@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
-        "startup,boards,receipts,void,history",
+        "startup,boards,receipts,void,history,growth",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -223,6 +223,10 @@ def main(argv: list[str] | None = None) -> int:
                 "history",
                 lambda: history.run(target, plan.history_events, plan.history_players, log, ingest),
             )
+        if "growth" in sections:
+            from bench import growth
+
+            _section(result, "growth", lambda: growth.run(target, log, quick=args.quick))
         target.redis.flushdb()
         target.drop()
         failed = [

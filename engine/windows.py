@@ -84,6 +84,26 @@ class Windows:
         times = self._ranked.get((ladder, player_id))
         return 0 if times is None else _count(times, before, hours)
 
+    def since(self, start: datetime) -> Windows:
+        """The games that ended at or after ``start``, as windows of their own (a checkpoint
+        keeps these: an older game counts in no window of the games after it)."""
+        kept = Windows()
+        for key, times in self._ranked.items():
+            if recent := times[bisect.bisect_left(times, start) :]:
+                kept._ranked[key] = recent
+        for pair, times in self._rated_pairs.items():
+            if recent := times[bisect.bisect_left(times, start) :]:
+                kept._rated_pairs[pair] = recent
+        return kept
+
+    def ranked_times(self) -> dict[tuple[str, str], list[datetime]]:
+        """(ladder, player_id) -> the ended_at of each ranked game counted, in order."""
+        return {key: list(times) for key, times in self._ranked.items()}
+
+    def rated_pair_times(self) -> dict[tuple[str, str, str], list[datetime]]:
+        """(ladder, a, b) with a <= b -> the ended_at of each rated game between them, in order."""
+        return {pair: list(times) for pair, times in self._rated_pairs.items()}
+
     def rated_pair_games(self, ladder: str, a: str, b: str, before: datetime, hours: int) -> int:
         """Rated games between the two players that ended in the ``hours`` before ``before``."""
         times = self._rated_pairs.get(self._pair(ladder, a, b))

@@ -8,6 +8,9 @@ A page asks for a generated part with a marker on a line of its own:
   ``ladder serve`` publishes at ``/openapi.json``;
 - ``<!-- ladder:bench -->``: the goals of the latest ``make bench`` run, read from the
   newest of the dated files in ``bench/results/`` when the checkout has one;
+- ``<!-- ladder:growth -->``: the growth section's figures (``bench.growth``), read from
+  ``bench/results/growth.json``: each size of the audit log, each figure and its ratio to the
+  empty log's;
 - ``<!-- ladder:include PATH -->``: a file of the repository (its first heading dropped).
 
 Nothing here is a copy kept by hand: each part is rendered from its source at build time.
@@ -24,6 +27,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas" / "json"
 BENCH_RESULTS = ROOT / "bench" / "results"
+GROWTH_RESULTS = ROOT / "bench" / "results" / "growth.json"
+GROWTH_MEASURES = (  # bench.growth.MEASURES, without importing the benchmark
+    ("1w", "ingest, 1 worker (events/s)"),
+    ("2w", "ingest, 2 workers (events/s)"),
+    ("duplicate_check_ms", "duplicate check (ms a batch)"),
+    ("window_reads_ms", "window reads (ms a batch)"),
+    ("export_seconds", "export (s)"),
+)
 MARKER = re.compile(r"^<!-- ladder:(?P<kind>[a-z]+)(?: (?P<arg>\S+))? -->$", re.MULTILINE)
 LONG_PATTERN = 80  # longer patterns are named, not printed
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
@@ -49,6 +60,8 @@ def expand(markdown: str) -> str:
             return bench_page(latest_bench())
         if kind == "include" and arg:
             return include(arg)
+        if kind == "growth":
+            return growth_page(GROWTH_RESULTS)
         raise MarkerError(f"unknown marker {match[0]!r}")
 
     return MARKER.sub(part, markdown)
@@ -323,12 +336,14 @@ def body_of(response: dict[str, Any]) -> str:
 
 
 def latest_bench(candidates: tuple[Path, ...] | None = None) -> Path | None:
-    """The newest results file ``make bench`` wrote (``started_at``), if there is one."""
+    """The newest results file ``make bench`` wrote (``started_at``), if there is one; the
+    growth section's own files (no goals) are not runs of ``make bench``."""
     found = []
     for path in sorted(BENCH_RESULTS.glob("*.json")) if candidates is None else candidates:
         if path.is_file():
             result = json.loads(path.read_text(encoding="utf-8"))
-            found.append((str(result.get("started_at", "")), path))
+            if "goals" in result:
+                found.append((str(result.get("started_at", "")), path))
     return max(found)[1] if found else None
 
 
@@ -354,6 +369,49 @@ def bench_page(path: Path | None) -> str:
     for goal, measured, met in result.get("goals", []):
         verdict = "n/a" if met is None else "yes" if met else "**no**"
         lines.append(f"| {cell(str(goal))} | {cell(str(measured))} | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
+def growth_page(path: Path) -> str:
+    """The growth section's table: one row per log size, each figure with its ratio."""
+    if not path.is_file():
+        return (
+            '!!! note "No growth results in this checkout"\n\n'
+            "    `python -m bench.growth` (or `make bench`) measures them; "
+            "`bench/results/growth.json` keeps the recorded run."
+        )
+    result = json.loads(path.read_text(encoding="utf-8"))
+    growth = result["growth"]
+    lines = [
+        f"Recorded run (`{_shown(path)}`): {result.get('date', '?')}, load average "
+        f"at start {result.get('load_average_at_start', '?')}. Each figure, and in brackets its "
+        "ratio to the empty log's (1.0: as fast; for a time, empty / now).",
+        "",
+        "| events in the log | "
+        + " | ".join(label for _, label in GROWTH_MEASURES)
+        + " | load average |",
+        "|---" * (len(GROWTH_MEASURES) + 2) + "|",
+    ]
+    for size, entry in sorted(growth["sizes"].items(), key=lambda kv: int(kv[0])):
+        cells = []
+        for key, _ in GROWTH_MEASURES:
+            found = entry[key]
+            value = found["events_per_second"] if isinstance(found, dict) else found
+            ratio = entry.get("ratios", {}).get(key)
+            cells.append(f"{value:,} ({ratio:.2f}x)" if ratio is not None else f"{value:,}")
+        load = entry.get("load_average") or ["?"]
+        lines.append(f"| {int(size):,} | " + " | ".join(cells) + f" | {load[0]} |")
+    met = "met" if growth.get("goal_met") else "**not met**"
+    lines += [
+        "",
+        f"Goal, ingest at {growth.get('goal_size', 0):,} events >= 0.9x: {met}. The machine is "
+        "shared: a ratio far from 1.0 with the load average moving beside it is the load; "
+        "`bench/README.md` has the runs and what they show.",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -324,6 +324,7 @@ TOUCH_POSTGRESQL = [
     ["preview", "gammon42", "=1500", "=1500"],
     ["serve", "--port", "0"],
     ["verify"],
+    ["archive", "--before", "2026-01"],
     ["calibrate", "gammon42"],
     ["backtest", "gammon42", "--set", "k=16"],
     ["import", "gammon42", "{players}"],

@@ -80,3 +80,33 @@ def test_a_table_cell_keeps_pipes_and_angle_brackets_readable():
     assert "season:&lt;name>" in mkdocs_hooks.cell("or season:<name>.")
     assert "<code>^(a&#124;b)$</code>" == mkdocs_hooks.cell("`^(a|b)$`")
     assert "a \\| b" == mkdocs_hooks.cell("a | b")
+
+
+def test_the_growth_table_shows_each_size_and_its_ratios(tmp_path: Path):
+    """The scale-out page's figures come from the recorded growth run, not copied by hand."""
+    from scripts.mkdocs_hooks import growth_page
+
+    entry = {
+        "1w": {"events_per_second": 700},
+        "2w": {"events_per_second": 900},
+        "duplicate_check_ms": 2.5,
+        "window_reads_ms": 10.0,
+        "export_seconds": 3.0,
+    }
+    ratios = {"1w": 1.0, "2w": 1.0, "duplicate_check_ms": 1.0, "window_reads_ms": 1.0}
+    later = {**entry, "1w": {"events_per_second": 630}}
+    growth = {
+        "sizes": {
+            "0": {**entry, "ratios": {**ratios, "export_seconds": 1.0}},
+            "1000000": {**later, "ratios": {**ratios, "1w": 0.9, "export_seconds": None}},
+        },
+        "goal_size": 1000000,
+        "goal_met": True,
+    }
+    path = tmp_path / "growth.json"
+    path.write_text(json.dumps({"date": "2026-12-03", "growth": growth}), encoding="utf-8")
+    page = growth_page(path)
+    assert "| 1,000,000 | 630 (0.90x) | 900 (1.00x)" in page
+    assert "| 0 | 700 (1.00x)" in page
+    assert "met." in page and "2026-12-03" in page
+    assert "No growth results" in growth_page(tmp_path / "none.json")

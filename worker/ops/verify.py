@@ -42,7 +42,7 @@ from worker.ops.keptreceipts import KeptReceipts
 from worker.ops.progress import Progress
 from worker.ops.rebuild import stream_players
 from worker.ops.verifyreport import Advancing, LadderReport, Mismatch
-from worker.store import imports, moderation
+from worker.store import checkpoints, imports, moderation
 from worker.store.log import (
     CHUNK,
     STORED_LEDGER,
@@ -184,16 +184,23 @@ def _replay(
     moderation action's rows and changed outcomes with what the action derives."""
     ladder = ladder_config.name
     imported = imports.profiles(engine, ladder)  # what an import row's player starts with
+    start = checkpoints.load(engine, ladder)  # months archived: replay from their checkpoint
+    after = 0 if start is None else start.after_seq
     with engine.connect() as conn:
         actions = moderation.history_actions(conn, ladder)
+        if start is not None:  # those taken before the boundary are in the checkpoint
+            actions = [a for a in actions if a.at >= start.before]
         kept_rows = moderation.action_rows(conn, ladder) if actions else {}
         kept_effects = moderation.action_effects(conn, ladder) if actions else {}
     replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
+    if start is not None:
+        checkpoints.seed(replay, start)
     kept = None
     if receipts is not None:
         kept = KeptReceipts(*receipts, lambda *found: report.differ(Mismatch(*found)))
     with gcpause.paused():
-        log = history(stream_log(engine, ladder), recorded_actions(engine, ladder), actions)
+        logged = stream_log(engine, ladder, after)
+        log = history(logged, recorded_actions(engine, ladder), actions)
         for entry in log:
             if isinstance(entry, Logged):
                 _check_event(replay, entry.row, entry.ledger, report, kept)

@@ -50,6 +50,7 @@ from worker.ladders import Config
 from worker.service import needs
 from worker.service.intake import Intake, Valid
 from worker.service.rows import Rows, text
+from worker.store import partitions
 from worker.store import receipts as stored_receipts
 from worker.store import statements as store
 
@@ -177,6 +178,7 @@ class Service(Intake):
     def _apply(self, items: list[Valid], now: datetime) -> _Written:
         events = [item.event for item in items]
         named = needs.named_players(events)
+        partitions.ready(self.engine, now)  # the audit log's partition for ``now``'s month
         with self.engine.begin() as conn:
             links = store.load_links(conn, named)
             players = store.claim_players(conn, needs.starts(self.config, events, links, now), now)

@@ -1,10 +1,10 @@
 """The store side of a data-protection request: find, and rename, every row naming a player.
-
 A player id is stored in ``players`` (key, ``linked_to``), ``events`` (``winner_id``,
 ``loser_id`` and anywhere in the payload: podium, link, profile), ``rating_changes``,
 ``links``, ``season_standings``, ``imported_players``, ``moderation_actions`` and archived
-``dead_letters``. ``rows_naming`` reads them all;
-``rename`` replaces the id by the pseudonym in each, in the caller's transaction.
+``dead_letters``. ``rows_naming`` reads them all; ``rename`` replaces the id by the pseudonym
+in each, in the caller's transaction, and in what ``ladder archive`` keeps: the checkpoint
+(``checkpoint_players``, ``checkpoints.state``) and the archived months' tables.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import String, and_, cast, or_, select, update
+from sqlalchemy import text as text_sql
 from sqlalchemy.engine import Connection
 
 from worker.store.tables import (
+    checkpoint_players,
+    checkpoints,
     dead_letters,
     events,
     imported_players,
@@ -155,6 +158,9 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
     column(links, "account_id", links.c.ladder == ladder)
     column(season_standings, "player_id", season_standings.c.ladder == ladder)
     column(imported_players, "player_id", imported_players.c.ladder == ladder)
+    column(checkpoint_players, "player_id", checkpoint_players.c.ladder == ladder)
+    column(checkpoint_players, "linked_to", checkpoint_players.c.ladder == ladder)
+    _archives(conn, ladder, old, new)
     for row in found["moderation_actions"]:  # a ban's void names the player in its reason
         conn.execute(
             update(moderation_actions)
@@ -177,6 +183,60 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
             )
         )
     return count
+
+
+def _archives(conn: Connection, ladder: str, old: str, new: str) -> None:
+    """The ladder's checkpoint (links, windows) and the archived months' tables
+    (``ladder archive``: ``archived_events_*``, ``archived_rating_changes_*``)."""
+    point = conn.execute(select(checkpoints.c.state).where(checkpoints.c.ladder == ladder)).first()
+    if point is not None:
+        state = dict(point[0])
+        state["ranked"] = in_json(state["ranked"], old, new)  # keys are player ids
+        state["links"] = in_json(state["links"], old, new)
+        state["rated_pairs"] = [  # a pair keeps its order: the smaller id first
+            [*sorted((in_json(a, old, new), in_json(b, old, new))), times]
+            for a, b, times in state["rated_pairs"]
+        ]
+        conn.execute(update(checkpoints).where(checkpoints.c.ladder == ladder).values(state=state))
+    names = conn.execute(
+        text_sql(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+            "AND tablename LIKE 'archived\\_%'"
+        )
+    ).scalars()
+    for name in names:
+        params = {"ladder": ladder, "old": old, "new": new}
+        if name.startswith("archived_events_"):
+            rows = conn.execute(
+                text_sql(
+                    f'SELECT event_id, payload FROM "{name}" WHERE ladder = :ladder AND '
+                    "(winner_id = :old OR loser_id = :old OR payload::text LIKE :like "
+                    "ESCAPE '\\')"
+                ),
+                {**params, "like": _like(old)},
+            )
+            for event_id, payload in rows.all():
+                conn.execute(
+                    text_sql(
+                        f'UPDATE "{name}" SET payload = CAST(:payload AS jsonb), '
+                        "winner_id = CASE WHEN winner_id = :old THEN :new ELSE winner_id END, "
+                        "loser_id = CASE WHEN loser_id = :old THEN :new ELSE loser_id END "
+                        "WHERE ladder = :ladder AND event_id = :event_id"
+                    ),
+                    {
+                        **params,
+                        "event_id": event_id,
+                        "payload": json.dumps(in_json(payload, old, new)),
+                    },
+                )
+        elif name.startswith("archived_rating_changes_"):
+            conn.execute(
+                text_sql(
+                    f'UPDATE "{name}" SET player_id = :new '
+                    "WHERE ladder = :ladder AND player_id = :old"
+                ),
+                params,
+            )
 
 
 def last_erase(conn: Connection, ladder: str, pseudonym: str) -> tuple[int, str] | None:

@@ -14,6 +14,8 @@ from importlib import resources
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 
+from worker.store import partitions
+
 VERSION_TABLE = "alembic_version"
 
 
@@ -95,6 +97,8 @@ def upgrade(engine: Engine, revision: str = "head") -> Migration:
     with engine.begin() as connection:
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, revision)
+    if current(engine) is not None and revision == "head":
+        partitions.ensure_ahead(engine)  # this month's and the next ones', each run
     return Migration(before, current(engine))
 
 
@@ -109,6 +113,7 @@ def require_current(engine: Engine) -> None:
     with engine.connect() as connection:
         at = current_heads(connection)
     if at == heads():
+        partitions.ensure_ahead(engine)  # the months ahead of the audit log (checked once)
         return
     now, newest = (max(at) if at else None), head()
     state = "not migrated" if now is None else f"at revision {now}, not {newest}"

@@ -17,23 +17,36 @@ unless the caller reads after it), and two more for each COPY of a large batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Generic, NamedTuple, TypeVar
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from sqlalchemy import JSON, String, Table
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError
 
 from engine import Player, PlayerKey
 from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
+from worker.store import windows
+from worker.store.driver import KEYS, Read, driver_errors, pipeline, run, split
 from worker.store.tables import events, links, players, rating_changes, tournaments
+from worker.store.windows import WindowAsk, WindowFacts
 
-T = TypeVar("T")
+__all__ = [  # the windows' types are the batch's as much as the rest
+    "COPY_ROWS",
+    "PLAYER_COLUMNS",
+    "PLAYER_ROW",
+    "AfterClaim",
+    "WindowAsk",
+    "WindowFacts",
+    "after_claim",
+    "chunks",
+    "claim_players",
+    "load_links",
+    "load_players",
+    "write_batch",
+]
 PLAYER_COLUMNS = STATE_FIELDS  # the players columns besides the key: the engine Player's fields
 _DIALECT: Any = postgresql.dialect()  # type: ignore[no-untyped-call]
 
@@ -56,48 +69,6 @@ AUDIT_COLUMNS = tuple(c.name for c in events.columns if c.name != "seq")
 LEDGER_COLUMNS = tuple(c.name for c in rating_changes.columns if c.name != "id")
 
 
-@dataclass(frozen=True)
-class WindowAsk:
-    """What one ladder's batch counts in its windows (``engine.Windows``), for its games that
-    ended in [first, last]: the ranked games of ``ranked_ids`` in the ``ranked_hours``
-    (shortest, longest; None: the rules count none) before each game, and the rated games
-    between the two players of each of ``pairs`` in the ``pair_hours`` before it."""
-
-    ladder: str
-    first: datetime
-    last: datetime
-    ranked_ids: Sequence[str]
-    ranked_hours: tuple[int, int] | None
-    pairs: Sequence[tuple[str, str]]
-    pair_hours: int
-
-    @property
-    def since(self) -> datetime:
-        """The start of the earliest window the batch reads."""
-        hours = self.pair_hours
-        if self.ranked_hours is not None:
-            hours = max(hours, self.ranked_hours[1])
-        return self.first - timedelta(hours=hours)
-
-    @property
-    def core(self) -> tuple[datetime, datetime]:
-        """[start, end) of the ranked games every window of the batch counts: those after the
-        last game's shortest window opens and before the first game ended. Empty (start ==
-        end) when the batch spans a window or more."""
-        shortest = 0 if self.ranked_hours is None else self.ranked_hours[0]
-        return min(self.last - timedelta(hours=shortest), self.first), self.first
-
-
-class WindowFacts(NamedTuple):
-    """A batch's windows as the store found them, for ``engine.Windows``."""
-
-    ranked: list[tuple[str, str, datetime]]  # ladder, player, ended_at: one ranked game each
-    # ladder, player, at, n: n ranked games inside every window the batch counts (its
-    # ``WindowAsk.core``), entered as ended at the core's start, where every window holds them
-    ranked_counts: list[tuple[str, str, datetime, int]]
-    rated_pairs: list[tuple[str, str, str, datetime]]  # ladder, winner, loser, ended_at
-
-
 def _record(row: Sequence[Any]) -> Player:
     """A row of the columns named by ``STORED_FIELDS`` (in that order), by those names."""
     return stored_player(row)
@@ -108,15 +79,6 @@ def chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
         yield items[start : start + size]
 
 
-def _split(keys: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
-    """Sorted (ladder, id) pairs as two parallel arrays: ``{"ladders": [...], "ids": [...]}``."""
-    ordered = sorted(set(keys))
-    return {"ladders": [a for a, _ in ordered], "ids": [b for _, b in ordered]}
-
-
-# Arrays go in binary (``%b``): in text, psycopg tests every element for quoting (measured:
-# two arrays of 1,600 ids, 3.8 -> 1.6 ms a statement).
-_KEYS = "unnest(%(ladders)b::text[], %(ids)b::text[])"
 _SELECT_PLAYER = ", ".join(f"p.{c}" for c in STORED_FIELDS)
 
 _PG_CLAIM_PLAYERS = """
@@ -132,16 +94,18 @@ ON CONFLICT (ladder, player_id) DO UPDATE SET version = players.version WHERE fa
 # table's statistics are stale, can become a scan of the whole table). The plan is therefore
 # the same for every batch and every table size.
 _PG_SELECT_PLAYERS = f"""
-SELECT {_SELECT_PLAYER} FROM {_KEYS} AS k(ladder, player_id) CROSS JOIN LATERAL (
+SELECT {_SELECT_PLAYER} FROM {KEYS} AS k(ladder, player_id) CROSS JOIN LATERAL (
   SELECT * FROM players WHERE ladder = k.ladder AND player_id = k.player_id OFFSET 0) AS p
 """
+# The duplicate check reads ``event_ids`` (every stored id, one key across the audit log's
+# monthly partitions, archived months included): one probe per key, whatever the log holds.
 _PG_EXISTING_EVENTS = f"""
-SELECT e.ladder, e.event_id, e.digest FROM {_KEYS} AS k(ladder, event_id) CROSS JOIN LATERAL (
-  SELECT ladder, event_id, digest FROM events
+SELECT e.ladder, e.event_id, e.digest FROM {KEYS} AS k(ladder, event_id) CROSS JOIN LATERAL (
+  SELECT ladder, event_id, digest FROM event_ids
   WHERE ladder = k.ladder AND event_id = k.event_id OFFSET 0) AS e
 """
 _PG_LINKS_SIDE = f"""
-SELECT l.ladder, l.anonymous_id, l.account_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
+SELECT l.ladder, l.anonymous_id, l.account_id FROM {KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
   SELECT ladder, anonymous_id, account_id FROM links
   WHERE ladder = k.ladder AND {{side}} = k.id OFFSET 0) AS l
 """
@@ -149,76 +113,9 @@ _PG_LINKS = (
     _PG_LINKS_SIDE.format(side="anonymous_id") + "UNION" + _PG_LINKS_SIDE.format(side="account_id")
 )
 _PG_TOURNAMENTS = f"""
-SELECT t.ladder, t.tournament_id FROM {_KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
+SELECT t.ladder, t.tournament_id FROM {KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
   SELECT ladder, tournament_id FROM tournaments
   WHERE ladder = k.ladder AND tournament_id = k.id OFFSET 0) AS t
-"""
-# The windows (``WindowAsk``), all ladders at once, each asking ladder's ids and pairs in one
-# JSON document: one string to send however many players ask, where arrays cost the driver a
-# dump per element. Per player and side, one range scan of the (ladder, winner_id|loser_id,
-# ended_at) index. The ranked games inside every window of the batch (the ask's core) come
-# back as a count; only those near the windows' edges come back as times: on one busy ladder
-# a player's week of games is one row, not one row per game.
-# Moderation: in a ladder with any moderation effect (checked once per ladder), a game counts
-# as its latest effect left it: voided ones in no window, re-rated ones as re-rated; the
-# effects are never looked up in any other ladder. A void locks every player of its ladder
-# while it writes them, so what this reads after the claim cannot change before the commit.
-_PG_ASKS = """
-FROM json_to_recordset(%(asks)s::json) AS a(ladder text, since timestamptz, core_since
-     timestamptz, core_until timestamptz, until timestamptz, ids json, pairs json,
-     pair_since timestamptz)
-CROSS JOIN LATERAL (
-  SELECT EXISTS (SELECT 1 FROM event_effects WHERE ladder = a.ladder) AS moderated) AS m
-"""
-# A game's outcome as moderation left it (its latest effect), looked up only in a moderated
-# ladder; computed once per row (``OFFSET 0`` keeps the planner from copying it into each
-# place that reads it).
-_PG_OUTCOME = """CASE WHEN m.moderated THEN coalesce((SELECT f.outcome FROM event_effects f
-    WHERE f.ladder = a.ladder AND f.event_id = g.event_id ORDER BY f.action_id DESC LIMIT 1),
-  g.outcome) ELSE g.outcome END"""
-# A player's games as winner also give the pair games the batch asks about, when the ask
-# folds them in (``pair_since`` set): each rated game is read once, from its winner's side.
-# ``ORDER BY ended_at``: what the window index gives as it is, where the (ladder, seq) index
-# would need a sort. Before a new database's first ANALYZE the planner takes both for one row
-# and chose the (ladder, seq) one, a scan of the whole ladder per player (measured: 400 games
-# stored, 60 a batch: 25.8 -> 1.7 ms).
-_PG_RANKED_SIDE = """
-  (SELECT event_id, ended_at, {other} AS other, outcome, {won} AS won FROM events
-  WHERE ladder = a.ladder AND {side} = k.id AND ended_at >= a.since AND ended_at < a.until
-    AND type = 'game.finished' AND mode = 'ranked'
-  ORDER BY ended_at)
-"""
-_PG_PAIR_GAME = "w.won AND w.ended_at >= a.pair_since AND w.outcome = 'rated'"
-_PG_RANKED = f"""
-SELECT a.ladder, k.id,
-  count(*) FILTER (WHERE w.ended_at >= a.core_since AND w.ended_at < a.core_until),
-  array_agg(w.ended_at) FILTER (WHERE w.ended_at < a.core_since OR w.ended_at >= a.core_until),
-  array_agg(w.other) FILTER (WHERE {_PG_PAIR_GAME}),
-  array_agg(w.ended_at) FILTER (WHERE {_PG_PAIR_GAME})
-{_PG_ASKS}
-CROSS JOIN LATERAL json_array_elements_text(a.ids) AS k(id)
-CROSS JOIN LATERAL (
-  SELECT g.ended_at, g.other, g.won, {_PG_OUTCOME} AS outcome
-  FROM ({_PG_RANKED_SIDE.format(side="winner_id", other="loser_id", won="true")} UNION ALL
-        {_PG_RANKED_SIDE.format(side="loser_id", other="winner_id", won="false")}) AS g
-  OFFSET 0) AS w
-WHERE w.outcome <> 'voided'
-GROUP BY a.ladder, k.id
-"""
-# ``pairs``: [winner, loser] in both orders, so each order is one index scan.
-_PG_RATED_PAIRS = f"""
-SELECT a.ladder, w.winner_id, w.loser_id, w.ended_at
-{_PG_ASKS}
-CROSS JOIN LATERAL json_array_elements(a.pairs) AS p(pair)
-CROSS JOIN LATERAL (
-  SELECT g.winner_id, g.loser_id, g.ended_at, {_PG_OUTCOME} AS outcome
-  FROM (SELECT event_id, winner_id, loser_id, ended_at, outcome FROM events
-        WHERE ladder = a.ladder AND winner_id = p.pair ->> 0 AND loser_id = p.pair ->> 1
-          AND ended_at >= a.since AND ended_at < a.until AND type = 'game.finished'
-          AND mode = 'ranked'
-        ORDER BY ended_at) AS g
-  OFFSET 0) AS w
-WHERE w.outcome = 'rated'
 """
 
 
@@ -267,9 +164,9 @@ def claim_players(
     """
     if not starts:
         return {}
-    params = _split(starts)
+    params = split(starts)
     ordered = list(zip(params["ladders"], params["ids"], strict=True))
-    with _pipeline(conn) as driver:  # the claim and the read of the locked rows
+    with pipeline(conn) as driver:  # the claim and the read of the locked rows
         driver.execute(
             _PG_CLAIM_PLAYERS,
             {**params, "ratings": [starts[k] for k in ordered], "now": now},
@@ -280,14 +177,14 @@ def claim_players(
 
 def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey, Player]:
     """Read player rows without locking (for read-only projection rebuilds)."""
-    rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, _split(keys))
+    rows = conn.exec_driver_sql(_PG_SELECT_PLAYERS, split(keys))
     return {(r[0], r[1]): _record(r) for r in rows}
 
 
 def load_links(conn: Connection, named: dict[str, set[str]]) -> dict[str, dict[str, str]]:
     """Per ladder, the {anonymous_id: account_id} links in which any named id takes part,
     on either side. Every named ladder is in the answer (``{}`` when it has none)."""
-    return _run(conn, _links_read(named))
+    return run(conn, _links_read(named))
 
 
 class AfterClaim(NamedTuple):
@@ -311,11 +208,11 @@ def after_claim(
     before, and the server runs them in order, in the batch's transaction, after the locks."""
     tournament_keys = sorted(set(tournament_keys))
     facts = WindowFacts([], [], [])
-    reads: list[_Read[Any]] = [_links_read(named), _existing_read(event_keys)]
+    reads: list[Read[Any]] = [_links_read(named), _existing_read(event_keys)]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
-    reads += _windows_reads(asks, facts)
-    with _pipeline(conn) as driver:
+    reads += windows.reads(asks, facts)
+    with pipeline(conn) as driver:
         cursors = [driver.execute(read.sql, read.params) for read in reads]
     made = [read.make(cursor.fetchall()) for read, cursor in zip(reads, cursors, strict=True)]
     return AfterClaim(
@@ -326,62 +223,7 @@ def after_claim(
     )
 
 
-# -- the reads: each a statement, its parameters and what its rows make, so
-# that one read runs alone or beside others in one round trip (``after_claim``).
-
-
-@dataclass(frozen=True)
-class _Read(Generic[T]):
-    sql: str
-    params: dict[str, Any]
-    make: Callable[[Sequence[Any]], T]
-
-
-def _run(conn: Connection, read: _Read[T]) -> T:
-    """One read on its own, in pipeline mode all the same: as a transaction's first statement
-    psycopg then sends its BEGIN along with it, not in a round trip of its own before it."""
-    with _pipeline(conn) as driver:
-        cursor = driver.execute(read.sql, read.params)
-    return read.make(cursor.fetchall())
-
-
-def _driver(conn: Connection) -> Any:
-    """The batch's own psycopg connection (so inside its transaction)."""
-    driver = conn.connection.driver_connection
-    assert driver is not None
-    return driver
-
-
-@contextmanager
-def _pipeline(conn: Connection) -> Iterator[Any]:
-    """The batch's psycopg connection in pipeline mode: statements sent without waiting for
-    each other's results, all received when the block ends (one round trip). A failure is
-    raised as by ``_driver_errors``."""
-    with _driver_errors(conn) as driver, driver.pipeline():
-        yield driver
-
-
-@contextmanager
-def _driver_errors(conn: Connection) -> Iterator[Any]:
-    """The batch's psycopg connection, used directly. A failure is raised as SQLAlchemy
-    raises it from ``exec_driver_sql`` (``IntegrityError``, ``OperationalError``...), so the
-    service tells conflicts and outages apart as for any other statement; a lost connection
-    is invalidated."""
-    dialect = conn.dialect
-    error = dialect.loaded_dbapi.Error
-    driver = _driver(conn)
-    try:
-        yield driver
-    except error as exc:
-        lost = bool(dialect.is_disconnect(exc, driver, None))
-        if lost:
-            conn.invalidate(exc)
-        raise DBAPIError.instance(
-            None, None, exc, error, connection_invalidated=lost, dialect=dialect
-        ) from exc
-
-
-def _links_read(named: dict[str, set[str]]) -> _Read[dict[str, dict[str, str]]]:
+def _links_read(named: dict[str, set[str]]) -> Read[dict[str, dict[str, str]]]:
     def make(rows: Sequence[Any]) -> dict[str, dict[str, str]]:
         found: dict[str, dict[str, str]] = {ladder: {} for ladder in named}
         for ladder, anon_id, account_id in rows:
@@ -389,84 +231,17 @@ def _links_read(named: dict[str, set[str]]) -> _Read[dict[str, dict[str, str]]]:
         return found
 
     pairs = [(ladder, pid) for ladder, ids in named.items() for pid in ids]
-    return _Read(_PG_LINKS, _split(pairs), make)
+    return Read(_PG_LINKS, split(pairs), make)
 
 
 def _existing_read(
     keys: Iterable[tuple[str, str]],
-) -> _Read[dict[tuple[str, str], str | None]]:
-    return _Read(_PG_EXISTING_EVENTS, _split(keys), lambda rows: {(a, b): d for a, b, d in rows})
+) -> Read[dict[tuple[str, str], str | None]]:
+    return Read(_PG_EXISTING_EVENTS, split(keys), lambda rows: {(a, b): d for a, b, d in rows})
 
 
-def _tournaments_read(keys: Iterable[tuple[str, str]]) -> _Read[set[tuple[str, str]]]:
-    return _Read(_PG_TOURNAMENTS, _split(keys), lambda rows: {(a, b) for a, b in rows})
-
-
-def _windows_reads(asks: Sequence[WindowAsk], facts: WindowFacts) -> list[_Read[None]]:
-    """The windows' reads (``after_claim``); their rows go into ``facts``."""
-    reads: list[_Read[None]] = []
-    counted = [ask for ask in asks if ask.ranked_ids and ask.ranked_hours is not None]
-    folded = {ask.ladder for ask in counted if _folds_pairs(ask)}
-    if counted:
-        cores = {ask.ladder: ask.core for ask in counted}
-        wanted = {ask.ladder: set(ask.pairs) for ask in counted}
-
-        def ranked(rows: Sequence[Any]) -> None:
-            for ladder, pid, n, times, others, ends in rows:
-                if n:
-                    facts.ranked_counts.append((ladder, pid, cores[ladder][0], n))
-                if times:
-                    facts.ranked.extend((ladder, pid, at) for at in times)
-                if others:
-                    pairs = wanted[ladder]
-                    facts.rated_pairs.extend(
-                        (ladder, pid, other, at)
-                        for other, at in zip(others, ends, strict=True)
-                        if (min(pid, other), max(pid, other)) in pairs
-                    )
-
-        document: list[dict[str, Any]] = [
-            {
-                "ladder": ask.ladder,
-                "since": (ask.first - timedelta(hours=ask.ranked_hours[1])).isoformat(),
-                "core_since": cores[ask.ladder][0].isoformat(),
-                "core_until": cores[ask.ladder][1].isoformat(),
-                "until": ask.last.isoformat(),
-                "ids": sorted(set(ask.ranked_ids)),
-                "pair_since": (ask.first - timedelta(hours=ask.pair_hours)).isoformat()
-                if ask.ladder in folded
-                else None,
-            }
-            for ask in counted
-            if ask.ranked_hours is not None
-        ]
-        reads.append(_Read(_PG_RANKED, {"asks": compact(document)}, ranked))
-    paired = [ask for ask in asks if ask.pairs and ask.ladder not in folded]
-    if paired:
-
-        def pairs(rows: Sequence[Any]) -> None:
-            facts.rated_pairs.extend((ladder, w, lo, at) for ladder, w, lo, at in rows)
-
-        asked = [
-            {
-                "ladder": ask.ladder,
-                "since": (ask.first - timedelta(hours=ask.pair_hours)).isoformat(),
-                "until": ask.last.isoformat(),
-                "pairs": sorted({(a, b) for a, b in ask.pairs} | {(b, a) for a, b in ask.pairs}),
-            }
-            for ask in paired
-        ]
-        reads.append(_Read(_PG_RATED_PAIRS, {"asks": compact(asked)}, pairs))
-    return reads
-
-
-def _folds_pairs(ask: WindowAsk) -> bool:
-    """The ranked read of ``ask`` also finds its pairs' rated games: it reads every game of
-    both players of each pair over the pair window (and more)."""
-    if ask.ranked_hours is None or ask.pair_hours > ask.ranked_hours[1]:
-        return False
-    ids = set(ask.ranked_ids)
-    return all(a in ids and b in ids for a, b in ask.pairs)
+def _tournaments_read(keys: Iterable[tuple[str, str]]) -> Read[set[tuple[str, str]]]:
+    return Read(_PG_TOURNAMENTS, split(keys), lambda rows: {(a, b) for a, b in rows})
 
 
 def write_batch(
@@ -497,7 +272,7 @@ def write_batch(
         (_PG_INSERT_TOURNAMENTS, tournament_rows),
         (_PG_WRITE_PLAYERS, [_values(p, "ladder", "player_id") for p in dirty]),
     )
-    with _pipeline(conn) as driver:
+    with pipeline(conn) as driver:
         for sql, rows in documents:
             if rows:
                 driver.execute(sql, {"rows": compact(rows)})
@@ -542,7 +317,7 @@ def _copy(conn: Connection, into: _CopyInto, rows: list[dict[str, Any]]) -> None
     if not rows:
         return
     columns, json_columns = into.columns, into.json_columns
-    with _driver_errors(conn) as driver, driver.cursor() as cursor:
+    with driver_errors(conn) as driver, driver.cursor() as cursor:
         with cursor.copy(into.statement) as copy:
             for row in rows:
                 copy.write_row([compact(row[c]) if c in json_columns else row[c] for c in columns])

@@ -11,6 +11,9 @@
 - ``links``: anonymous id -> account links (each side at most once per ladder).
 - ``tournaments``: tournaments that have been settled (pays out at most once).
 
+``events`` and ``rating_changes`` are partitioned by month of the time they were written
+(``worker.store.partitions``); ``event_ids`` keeps every event id once across the months.
+
 Migrations (``worker/store/migrations``) create these; this module only describes them.
 """
 
@@ -95,7 +98,7 @@ events = Table(
     Column("ruleset", String(32), nullable=False),
     Column("ruleset_version", String(32), nullable=False),
     Column("ended_at", UTCDateTime(), nullable=True),
-    Column("processed_at", UTCDateTime(), nullable=False),
+    Column("processed_at", UTCDateTime(), primary_key=True),  # the partition key
     Column("mode", String(16), nullable=True),
     Column("winner_id", Id, nullable=True),
     Column("loser_id", Id, nullable=True),
@@ -109,6 +112,18 @@ events = Table(
     Index("events_winner_window", "ladder", "winner_id", "ended_at"),
     Index("events_loser_window", "ladder", "loser_id", "ended_at"),
     Index("events_scoring_order", "ladder", "seq"),
+    postgresql_partition_by="RANGE (processed_at)",
+)
+
+# Every stored event id of every ladder (archived ones too), filled by a trigger on ``events``:
+# the duplicate check reads it, and its key stores an id once across every month's partition.
+event_ids = Table(
+    "event_ids",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("event_id", Id, primary_key=True),
+    Column("digest", String(64), nullable=True),
+    Column("processed_at", UTCDateTime(), nullable=False),
 )
 
 rating_changes = Table(
@@ -124,12 +139,13 @@ rating_changes = Table(
     Column("delta", Float(53), nullable=False),
     Column("k", Float(53), nullable=True),
     Column("expected", Float(53), nullable=True),
-    Column("at", UTCDateTime(), nullable=False),
+    Column("at", UTCDateTime(), primary_key=True),  # the partition key
     # The player's rated games and provisional flag right after the change (the receipt's);
     # None on rows written before they were stored.
     Column("games", Integer, nullable=True),
     Column("provisional", Boolean, nullable=True),
     Index("rating_changes_player", "ladder", "player_id", "id"),
+    postgresql_partition_by="RANGE (at)",
 )
 
 links = Table(
@@ -258,6 +274,39 @@ event_effects = Table(
     Column("action_id", BigInteger, primary_key=True),
     Column("outcome", String(16), nullable=False),
     Column("reason", String(32), nullable=True),
+)
+
+# A ladder's state at its archive boundary (``ladder archive``): its players in
+# ``checkpoint_players``; links, settled tournaments and the games still in a window in ``state``;
+# ``after_seq`` the scoring number of the last event archived. ``verify`` replays from it.
+checkpoints = Table(
+    "checkpoints",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("before", UTCDateTime(), nullable=False),
+    Column("after_seq", BigInteger, nullable=False),
+    Column("events", BigInteger, nullable=False),  # events archived, every archive together
+    Column("state", Json, nullable=False),
+    Column("made_at", UTCDateTime(), nullable=False),
+)
+
+checkpoint_players = Table(
+    "checkpoint_players",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("player_id", Id, primary_key=True),
+    Column("rating", Float(53), nullable=False),
+    Column("rated_games", Integer, nullable=False),
+    Column("experience", Integer, nullable=False),
+    Column("listed", Boolean, nullable=False),
+    Column("boosted_points", BigInteger, nullable=False),
+    Column("email_verified", Boolean, nullable=False),
+    Column("display_name_chosen", Boolean, nullable=False),
+    Column("linked_to", Id, nullable=True),
+    Column("version", BigInteger, nullable=False),
+    Column("last_game_at", UTCDateTime(), nullable=True),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    Column("banned", Boolean, nullable=False),
 )
 
 CONNECT_TIMEOUT_SECONDS = 5

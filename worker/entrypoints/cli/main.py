@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.dlq",
     "worker.entrypoints.cli.ops",
     "worker.entrypoints.cli.verify",
+    "worker.entrypoints.cli.archive",
     "worker.entrypoints.cli.analyse",
     "worker.entrypoints.cli.boards",
     "worker.entrypoints.cli.receipts",
@@ -51,6 +52,7 @@ NEEDS_DATABASE: frozenset[str] = frozenset(
     | {"calibrate", "backtest"}
     | {"import", "event", "dlq"}
     | {"void", "ban", "unban", "adjust"}
+    | {"archive"}
 )
 DESCRIPTION = (
     "ladder rates finished games from a Redis queue into leaderboards and an audit store. "

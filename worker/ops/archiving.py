@@ -1,0 +1,122 @@
+"""``ladder archive --before YYYY-MM``: detach the audit log's months before a boundary.
+
+Each ladder with events (or recorded ledger rows) in those months gets a checkpoint
+(``worker.store.checkpoints``): the one replay of its history up to the boundary, started from
+its earlier checkpoint if it has one. The checkpoints are written and the months' partitions
+of ``events`` and ``rating_changes`` detached in one transaction; a detached partition stays
+in the database as a table of its own, ``archived_events_2025_11``, for the operator to dump
+(``pg_dump -t``) and drop. ``event_ids`` keeps the archived ids, so an archived event sent
+again is still a duplicate.
+
+Refused (nothing changed): a boundary after the current month; a ladder with archived events
+that is not configured; a ladder whose events on both sides of the boundary interleave in
+scoring order (an event processed before the boundary scored after one processed after it,
+which only a batch straddling the boundary's instant can do: archive a month earlier).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+from engine import Action, Lived
+from worker.ladders import Config, LadderConfig
+from worker.store import checkpoints, imports, moderation, partitions
+from worker.store.log import Logged, audit_rows, event_of, history, recorded_actions
+
+
+class ArchiveRefused(Exception):
+    """The archive cannot be made as asked; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Archived:
+    """What an archive did: each ladder's checkpoint and the tables it detached."""
+
+    before: date
+    checkpoints: list[checkpoints.Checkpoint]
+    tables: list[str]
+
+
+_ARCHIVED = """
+SELECT ladder, max(seq), count(*) FROM events WHERE processed_at < :before GROUP BY ladder
+"""
+_RECORDED = "SELECT DISTINCT ladder FROM rating_changes WHERE at < :before"
+_FIRST_AFTER = "SELECT min(seq) FROM events WHERE ladder = :ladder AND processed_at >= :before"
+
+
+def archive(engine: Engine, config: Config, before: date, now: datetime | None = None) -> Archived:
+    """Checkpoint every ladder at ``before`` (the first day of a month) and detach the months
+    before it. Raises ``ArchiveRefused`` (nothing changed) when it cannot."""
+    now = now or datetime.now(UTC)
+    if before > partitions.month_of(now):
+        raise ArchiveRefused(
+            f"--before {before:%Y-%m} is after the current month: only past months are archived"
+        )
+    boundary = datetime(before.year, before.month, 1, tzinfo=UTC)
+    with engine.connect() as conn:
+        found = {
+            str(r[0]): (int(r[1]), int(r[2]))
+            for r in conn.execute(text(_ARCHIVED), {"before": boundary})
+        }
+        recorded = {str(r[0]) for r in conn.execute(text(_RECORDED), {"before": boundary})}
+        for ladder, (last, _) in found.items():
+            first = conn.execute(text(_FIRST_AFTER), {"ladder": ladder, "before": boundary})
+            after = first.scalar()
+            if after is not None and int(after) < last:
+                raise ArchiveRefused(
+                    f"ladder {ladder}: events processed before and after {before:%Y-%m} "
+                    f"interleave in scoring order (event {after} after the boundary was scored "
+                    f"before event {last}): archive an earlier month"
+                )
+    made: list[checkpoints.Checkpoint] = []
+    for ladder in sorted(set(found) | recorded):
+        ladder_config = config.ladder(ladder)
+        if ladder_config is None:
+            raise ArchiveRefused(
+                f"ladder {ladder} has rows before {before:%Y-%m} but is not configured: "
+                "its checkpoint needs its rules"
+            )
+        last, count = found.get(ladder, (0, 0))
+        made.append(checkpoint(engine, ladder_config, boundary, last, count))
+    with engine.begin() as conn:
+        for point in made:
+            checkpoints.save(conn, point, now)
+        tables = partitions.detach(conn, before)
+    return Archived(before, made, tables)
+
+
+def checkpoint(
+    engine: Engine, ladder_config: LadderConfig, boundary: datetime, through: int, count: int
+) -> checkpoints.Checkpoint:
+    """The ladder's state after its events numbered through ``through`` (``count`` of them
+    processed before ``boundary``) and its recorded rows and moderation actions before it, by
+    the one replay as it was lived, started from the ladder's earlier checkpoint if any."""
+    ladder = ladder_config.name
+    earlier = checkpoints.load(engine, ladder)
+    start = 0 if earlier is None else earlier.after_seq
+    through = max(through, start)
+    with engine.connect() as conn:
+        actions: list[Action] = [
+            a
+            for a in moderation.history_actions(conn, ladder)
+            if a.at < boundary and (earlier is None or a.at >= earlier.before)
+        ]
+    rows = [r for r in recorded_actions(engine, ladder) if r[1] < boundary]
+    imported = imports.profiles(engine, ladder)
+    replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
+    if earlier is not None:
+        checkpoints.seed(replay, earlier)
+    logged = ((row, ()) for row in audit_rows(engine, ladder, start, through))
+    for entry in history(logged, rows, actions):
+        if isinstance(entry, Logged):
+            replay.event(event_of(entry.row), entry.row[5])
+        elif isinstance(entry, Action):
+            replay.action(entry)
+        else:
+            replay.recorded(ladder, entry.change, entry.at)
+    total = count + (0 if earlier is None else earlier.events)
+    return checkpoints.of_state(ladder, replay.state, boundary, through, total)
