@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -342,7 +343,7 @@ def test_a_batch_commits_with_its_writes_and_a_duplicates_receipt_reads_first(ru
     ids=["json-insert", "copy", "json-insert-with-a-link", "copy-with-a-link"],
 )
 def test_a_connection_killed_before_the_commit_that_goes_with_the_writes_loses_nothing(
-    runtime, monkeypatch, copy_rows, linked
+    make_runtime, database_url, monkeypatch, copy_rows, linked
 ):
     """The batch's connection is killed by the server (``pg_terminate_backend``) just before
     the pipeline that writes and commits, or before the COPY of a large batch's rows, with or
@@ -355,6 +356,9 @@ def test_a_connection_killed_before_the_commit_that_goes_with_the_writes_loses_n
     from worker.store.tables import make_engine
 
     monkeypatch.setattr(statements, "COPY_ROWS", copy_rows)
+    # The test's own connections are named, so the kill reaches no other test session's.
+    tag = f"ladder-kill-{uuid.uuid4().hex[:12]}"
+    runtime = make_runtime(database_url=f"{database_url}&application_name={tag}")
 
     killed: list[int] = []
     admin = make_engine(runtime.settings.database_url)
@@ -368,8 +372,9 @@ def test_a_connection_killed_before_the_commit_that_goes_with_the_writes_loses_n
                         text(
                             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                             "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-                            "AND state = 'idle in transaction'"
-                        )
+                            "AND state = 'idle in transaction' AND application_name = :tag"
+                        ),
+                        {"tag": tag},
                     ).scalars()
                 )
         hit(name)
