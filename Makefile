@@ -73,7 +73,7 @@ demo: install
 # (passed through as they are); unset, the tests start embedded ones (tests/conftest.py).
 test: install
 	$(BIN)/python -m tests.prerequisites
-	$(BIN)/pytest -m "not soak"
+	$(BIN)/pytest -m "not soak" --durations=15
 
 # The long variants, and the moderation property over 1,000 sequences (make test runs 200).
 soak: install
