@@ -275,3 +275,27 @@ def test_an_erased_id_leaves_the_checkpoint_and_the_archived_months(runtime, mon
         rename(conn, "gammon42", "p0", "erased-1")
         assert naming(conn, "p0") == []
     assert _mismatches(_verified(runtime)).keys() <= {"gammon42"}
+
+
+def test_a_void_after_an_archive_replays_from_the_checkpoint(runtime, monkeypatch):
+    """SPEC 5: a void re-rates exactly, as if the voided game had never been published; after
+    ``ladder archive`` the ladder's history starts at its checkpoint, so a void of a game left
+    changes only what that game changed: verify and reconcile find nothing after it, and a
+    backtest with the stored parameters reproduces every stored rating."""
+    from worker.ops import reconcile
+    from worker.ops.backtest import backtest
+    from worker.ops.void import void
+
+    clock = _Clock(monkeypatch)
+    lived = _lived(runtime, clock)
+    archive(runtime.engine, runtime.config, date(2026, 11, 1))
+    cfg = runtime.config.ladders["gammon42"]
+    chosen = lived["nov"][7]["event_id"]
+    report = void(runtime.engine, runtime.leaderboard_redis, cfg, [chosen], "t", "op")
+    assert [chosen] == report.done
+    assert len(report.players) <= 2 + len(PLAYERS)  # its players, and later games' only
+    found = verify(runtime.engine, runtime.leaderboard_redis, cfg)
+    assert [] == found.mismatches
+    assert reconcile.check(runtime.engine, runtime.leaderboard_redis, cfg).clean
+    replayed = backtest(runtime.engine, cfg, {})
+    assert replayed.players and all(s == c for s, c in replayed.players.values())

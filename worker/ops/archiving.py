@@ -96,21 +96,17 @@ def checkpoint(
     processed before ``boundary``) and its recorded rows and moderation actions before it, by
     the one replay as it was lived, started from the ladder's earlier checkpoint if any."""
     ladder = ladder_config.name
-    earlier = checkpoints.load(engine, ladder)
-    start = 0 if earlier is None else earlier.after_seq
-    through = max(through, start)
     with engine.connect() as conn:
-        actions: list[Action] = [
-            a
-            for a in moderation.history_actions(conn, ladder)
-            if a.at < boundary and (earlier is None or a.at >= earlier.before)
-        ]
+        # from the ladder's earlier checkpoint, if any
+        begin = checkpoints.start(conn, ladder, moderation.history_actions(conn, ladder))
+    earlier = begin.checkpoint
+    through = max(through, begin.after_seq)
+    actions: list[Action] = [a for a in begin.actions if a.at < boundary]
     rows = [r for r in recorded_actions(engine, ladder) if r[1] < boundary]
     imported = imports.profiles(engine, ladder)
     replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
-    if earlier is not None:
-        checkpoints.seed(replay, earlier)
-    logged = ((row, ()) for row in audit_rows(engine, ladder, start, through))
+    begin.seed(replay)
+    logged = ((row, ()) for row in audit_rows(engine, ladder, begin.after_seq, through))
     for entry in history(logged, rows, actions):
         if isinstance(entry, Logged):
             replay.event(event_of(entry.row), entry.row[5])

@@ -32,7 +32,7 @@ from engine.ladder import GameFinished, on_rating_board, when
 from worker import gcpause
 from worker.ladders import LadderConfig
 from worker.ops.calibrate import Metrics, current_ratings
-from worker.store import imports, moderation
+from worker.store import checkpoints, imports, moderation
 from worker.store.log import Recorded, event_of, history, recorded_actions, stream_log
 
 FIXED = frozenset({"version"})  # a label, not a parameter
@@ -165,14 +165,18 @@ def backtest(
     result = Backtest(ladder, overrides, start, stored=Metrics(fibs), candidate=Metrics(fibs))
     rules_at = candidate_rules(ladder_config, overrides, start)
     with engine.connect() as conn:
-        actions = moderation.history_actions(conn, ladder)
+        # months archived: the replay starts at their checkpoint
+        begin = checkpoints.start(conn, ladder, moderation.history_actions(conn, ladder))
+        actions = begin.actions
         effective = moderation.effective(conn, ladder) if actions else {}
     replay = Replay(
         ladder_config.policy, rules_at, imports.profiles(engine, ladder), voided_by(actions)
     )
+    begin.seed(replay)
     rated, stored_rated, game = Outcome.RATED, Outcome.RATED.value, LedgerKind.GAME.value
     with gcpause.paused():
-        log = history(stream_log(engine, ladder), recorded_actions(engine, ladder), actions)
+        logged = stream_log(engine, ladder, begin.after_seq)
+        log = history(logged, recorded_actions(engine, ladder), actions)
         for entry in log:
             if isinstance(entry, Action):
                 replay.action(ladder, entry)

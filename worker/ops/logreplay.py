@@ -21,7 +21,7 @@ from worker import gcpause
 from worker.boards.receipts import ReceiptSink, encode, refresh, unsettled
 from worker.ladders import LadderConfig
 from worker.ops.progress import Progress
-from worker.store import imports
+from worker.store import checkpoints, imports
 from worker.store import moderation as store
 from worker.store.log import (
     RECEIPT_LEDGER,
@@ -55,9 +55,12 @@ class LogReplay:
         kept: Redis | None = None,
     ) -> None:
         self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
-        self.pending = list(actions)
+        # months archived: the log is run from their checkpoint
+        start = checkpoints.start(engine, ladder, actions)
+        start.seed(target)
+        self.pending = start.actions
         self.recorded = list(recorded)  # season resets and imports, oldest first
-        self.seq = 0  # the scoring number of the last event run
+        self.seq = start.after_seq  # the scoring number of the last event run
         self.count = 0
         # The receipt, as re-rated, of every event from the first one ``voiding`` (none before
         # it changes) that was processed since ``receipts_since`` (the ones whose Redis copy

@@ -184,22 +184,19 @@ def _replay(
     moderation action's rows and changed outcomes with what the action derives."""
     ladder = ladder_config.name
     imported = imports.profiles(engine, ladder)  # what an import row's player starts with
-    start = checkpoints.load(engine, ladder)  # months archived: replay from their checkpoint
-    after = 0 if start is None else start.after_seq
     with engine.connect() as conn:
-        actions = moderation.history_actions(conn, ladder)
-        if start is not None:  # those taken before the boundary are in the checkpoint
-            actions = [a for a in actions if a.at >= start.before]
+        # months archived: the replay starts at their checkpoint
+        start = checkpoints.start(conn, ladder, moderation.history_actions(conn, ladder))
+        actions = start.actions
         kept_rows = moderation.action_rows(conn, ladder) if actions else {}
         kept_effects = moderation.action_effects(conn, ladder) if actions else {}
     replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
-    if start is not None:
-        checkpoints.seed(replay, start)
+    start.seed(replay)
     kept = None
     if receipts is not None:
         kept = KeptReceipts(*receipts, lambda *found: report.differ(Mismatch(*found)))
     with gcpause.paused():
-        logged = stream_log(engine, ladder, after)
+        logged = stream_log(engine, ladder, start.after_seq)
         log = history(logged, recorded_actions(engine, ladder), actions)
         for entry in log:
             if isinstance(entry, Logged):

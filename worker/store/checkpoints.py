@@ -11,7 +11,7 @@ actions that follow it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,8 +20,8 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.engine import Connection, Engine
 
 from engine import LadderState, Player, Windows
-from engine.player import STATE_FIELDS
-from engine.replay import Lived
+from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
+from engine.replay import Action, Lived, Replay
 from worker.store.tables import checkpoint_players, checkpoints
 
 # A game that ended this long before the boundary counts in no window after it (the longest
@@ -82,11 +82,39 @@ def of_state(
     )
 
 
-def seed(replay: Lived, checkpoint: Checkpoint) -> None:
-    """Start ``replay`` (the lived one and each one ahead of a void) at ``checkpoint``."""
+def seed(replay: Lived | Replay, checkpoint: Checkpoint) -> None:
+    """Start ``replay`` at ``checkpoint``: a ``Replay``, or a ``Lived`` one (the lived replay and
+    each one ahead of a void)."""
+    if isinstance(replay, Replay):
+        replay.state = checkpoint.state()
+        return
     replay.lived.state = checkpoint.state()
     for ahead in replay.ahead.values():
         ahead.state = checkpoint.state()
+
+
+@dataclass(frozen=True)
+class Start:
+    """Where every replay of a ladder's history starts: its checkpoint when months were
+    archived (``ladder archive``), else its first event. ``after_seq``: the scoring number the
+    log left begins after; ``actions``: the moderation actions that fall after the start (the
+    earlier ones are in the checkpoint)."""
+
+    checkpoint: Checkpoint | None
+    after_seq: int
+    actions: list[Action]
+
+    def seed(self, replay: Lived | Replay) -> None:
+        if self.checkpoint is not None:
+            seed(replay, self.checkpoint)
+
+
+def start(source: Engine | Connection, ladder: str, actions: Sequence[Action]) -> Start:
+    """The start of the ladder's history (``Start``) for a replay of ``actions``."""
+    point = load(source, ladder)
+    if point is None:
+        return Start(None, 0, list(actions))
+    return Start(point, point.after_seq, [a for a in actions if a.at >= point.before])
 
 
 def save(conn: Connection, checkpoint: Checkpoint, now: datetime) -> None:
@@ -128,7 +156,7 @@ def load(source: Engine | Connection, ladder: str) -> Checkpoint | None:
     row = source.execute(select(checkpoints).where(checkpoints.c.ladder == ladder)).first()
     if row is None:
         return None
-    columns = [checkpoint_players.c[c] for c in ("ladder", "player_id", *STATE_FIELDS)]
+    columns = [checkpoint_players.c[c] for c in STORED_FIELDS]
     players = source.execute(
         select(*columns)
         .where(checkpoint_players.c.ladder == ladder)
@@ -140,7 +168,7 @@ def load(source: Engine | Connection, ladder: str) -> Checkpoint | None:
         before=row.before,
         after_seq=int(row.after_seq),
         events=int(row.events),
-        players=tuple(Player(*r) for r in players),
+        players=tuple(stored_player(r) for r in players),
         links=dict(state["links"]),
         settled=frozenset(state["settled"]),
         ranked={p: [datetime.fromisoformat(t) for t in ts] for p, ts in state["ranked"].items()},
