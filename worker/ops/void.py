@@ -71,19 +71,27 @@ def void(
         known = store.history_actions(conn, ladder)
         recorded = recorded_actions(conn, ladder)
     imported = imports.profiles(engine, ladder)
-    should = Replay(policy, rules_at, imported, frozenset(already | set(new)), track=True)
     kept = receipt_sink.redis if receipt_sink is not None and not dry_run else None
-    log = LogReplay(
-        engine,
-        ladder,
-        should,
-        actions=known,
-        recorded=recorded,
-        progress=progress,
-        receipts_since=since,
-        voiding=frozenset(new),
-        kept=kept,
-    )
+
+    def replaying(
+        voided: set[str], new: list[str], known: Sequence[Any], recorded: Sequence[Any]
+    ) -> tuple[Replay, LogReplay]:
+        """The ladder as it should be with ``voided`` skipped, and the log to run through it."""
+        should = Replay(policy, rules_at, imported, frozenset(voided), track=True)
+        log = LogReplay(
+            engine,
+            ladder,
+            should,
+            actions=known,
+            recorded=recorded,
+            progress=progress,
+            receipts_since=since,
+            voiding=frozenset(new),
+            kept=kept,
+        )
+        return should, log
+
+    should, log = replaying(already | set(new), new, known, recorded)
     log.run()
     with engine.begin() as conn:
         store.lock_ladder(conn, ladder)
@@ -105,20 +113,7 @@ def void(
                 return report
             if recorded_now != recorded:
                 imported = imports.profiles(engine, ladder)
-            should = Replay(
-                policy, rules_at, imported, frozenset(already_now | set(new)), track=True
-            )
-            log = LogReplay(
-                engine,
-                ladder,
-                should,
-                actions=known_now,
-                recorded=recorded_now,
-                progress=progress,
-                receipts_since=since,
-                voiding=frozenset(new),
-                kept=kept,
-            )
+            should, log = replaying(already_now | set(new), new, known_now, recorded_now)
         log.run()
         log.finish()
         report.replayed = log.count
