@@ -10,7 +10,9 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
+
+K = TypeVar("K", bound=tuple[str, ...])
 
 
 class Windows:
@@ -93,10 +95,8 @@ class Windows:
         """The games that ended at or after ``start``, as windows of their own (a checkpoint
         keeps these: an older game counts in no window of the games after it)."""
         kept = Windows()
-        for table, into in ((self._ranked, kept._ranked), (self._rated_pairs, kept._rated_pairs)):
-            for key, times in table.items():
-                if recent := times[bisect.bisect_left(times, start) :]:
-                    into[key] = recent
+        kept._ranked.update(_since(self._ranked, start))
+        kept._rated_pairs.update(_since(self._rated_pairs, start))
         return kept
 
     def ranked_times(self) -> dict[tuple[str, str], list[datetime]]:
@@ -116,6 +116,11 @@ def _span(hours: int) -> timedelta:
     if span is None:
         span = _SPANS[hours] = timedelta(hours=hours)
     return span
+
+
+def _since(table: dict[K, list[datetime]], start: datetime) -> dict[K, list[datetime]]:
+    found = ((key, times[bisect.bisect_left(times, start) :]) for key, times in table.items())
+    return {key: recent for key, recent in found if recent}
 
 
 def _between(times: list[datetime] | None, start: datetime, before: datetime) -> int:
