@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING, Final
 
 from engine import elo
+from engine.elo import expected_score  # Go ``expectedScore``
 from engine.types import Game, PlayerState, RatingChange
 
 if TYPE_CHECKING:  # the ruleset type names its formulas (engine.rulesets)
@@ -30,11 +31,6 @@ CUBE_VALUES: Final[frozenset[int]] = frozenset(2**i for i in range(7))
 
 # "Each doubling adds one sixth of the way to the maximum" of 2.0 at cube 64.
 _CUBE_DOUBLINGS_TO_MAX: Final = 6
-
-
-def expected_score(player: float, opponent: float, divisor: float) -> float:
-    """Return ``player``'s expected score against ``opponent`` (Go ``expectedScore``)."""
-    return elo.expected_score(player, opponent, divisor)
 
 
 def cube_coefficient(cube: int) -> float:
