@@ -45,30 +45,25 @@ class Windows:
     def _pair(ladder: str, a: str, b: str) -> tuple[str, str, str]:
         return (ladder, a, b) if a <= b else (ladder, b, a)
 
-    def add_ranked(self, ladder: str, player_id: str, ended_at: datetime, n: int = 1) -> None:
+    def add_ranked(self, ladder: str, player_id: str, ended_at: datetime) -> None:
+        _add(self._own(self._ranked, (ladder, player_id)), ended_at)
+
+    def add_ranked_many(self, ladder: str, player_id: str, ended_at: datetime, n: int) -> None:
+        """``n`` ranked games of the player that ended at ``ended_at``."""
         times = self._own(self._ranked, (ladder, player_id))
-        # Events come mostly in time order: appending keeps the list sorted, as insort would.
         if not times or times[-1] <= ended_at:
             times.extend([ended_at] * n)
         else:
             at = bisect.bisect_right(times, ended_at)
             times[at:at] = [ended_at] * n
 
-    def add_ranked_many(self, ladder: str, player_id: str, ended_at: datetime, n: int) -> None:
-        """``n`` ranked games of the player that ended at ``ended_at``."""
-        self.add_ranked(ladder, player_id, ended_at, n)
-
     def add_ranked_both(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
         """``add_ranked`` for both players of a game."""
-        self.add_ranked(ladder, a, ended_at)
-        self.add_ranked(ladder, b, ended_at)
+        _add(self._own(self._ranked, (ladder, a)), ended_at)
+        _add(self._own(self._ranked, (ladder, b)), ended_at)
 
     def add_rated_pair(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
-        times = self._own(self._rated_pairs, self._pair(ladder, a, b))
-        if not times or times[-1] <= ended_at:
-            times.append(ended_at)
-        else:
-            bisect.insort(times, ended_at)
+        _add(self._own(self._rated_pairs, self._pair(ladder, a, b)), ended_at)
 
     def ranked_games_both(
         self, ladder: str, a: str, b: str, before: datetime, hours: int
@@ -116,6 +111,14 @@ def _span(hours: int) -> timedelta:
     if span is None:
         span = _SPANS[hours] = timedelta(hours=hours)
     return span
+
+
+def _add(times: list[datetime], ended_at: datetime) -> None:
+    # Events come mostly in time order: appending keeps the list sorted, as insort would.
+    if not times or times[-1] <= ended_at:
+        times.append(ended_at)
+    else:
+        bisect.insort(times, ended_at)
 
 
 def _since(table: dict[K, list[datetime]], start: datetime) -> dict[K, list[datetime]]:
