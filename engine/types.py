@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["Game", "PlayerState", "Preview", "RatingChange", "SideChange"]
+__all__ = ["Game", "PlayerState", "Preview", "RatingChange", "SideChange", "side_change"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,11 @@ class SideChange(NamedTuple):
     delta: float  # int-valued float for gammon42/prostriker, unrounded for fibs
     k: float  # K used (gammon42/prostriker); for fibs the newcomer multiplier
     expected: float  # this side's expected score / win probability
+
+
+def side_change(player: PlayerState, delta: float, k: float, expected: float) -> SideChange:
+    """One side's change: the player's rating moved by ``delta``."""
+    return SideChange(player.rating, player.rating + delta, float(delta), float(k), expected)
 
 
 class RatingChange(NamedTuple):
