@@ -31,13 +31,16 @@ CUBE_VALUES: Final[frozenset[int]] = frozenset(2**i for i in range(7))
 
 # "Each doubling adds one sixth of the way to the maximum" of 2.0 at cube 64.
 _CUBE_DOUBLINGS_TO_MAX: Final = 6
+_COEFFICIENTS: Final[dict[int, float]] = {
+    cube: 1.0 + math.log2(cube) / _CUBE_DOUBLINGS_TO_MAX for cube in CUBE_VALUES
+}
 
 
 def cube_coefficient(cube: int) -> float:
     """Return the cube multiplier ``1 + log2(cube) / 6``; ``ValueError`` outside 1..64."""
-    if isinstance(cube, bool) or cube not in CUBE_VALUES:
+    if isinstance(cube, bool) or cube not in _COEFFICIENTS:
         raise ValueError(f"cube: must be one of {sorted(CUBE_VALUES)}, got {cube!r}")
-    return 1.0 + math.log2(cube) / _CUBE_DOUBLINGS_TO_MAX
+    return _COEFFICIENTS[cube]
 
 
 def k_for(recent_ranked_games: int, rules: Gammon42Rules) -> int:

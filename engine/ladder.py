@@ -340,7 +340,7 @@ def _game(
         change = rules.rate(
             _state(winner, winner_recent),
             _state(loser, loser_recent),
-            Game(cube=cube, match_length=match_length),
+            Game(cube, match_length),
         )
         coefficient = change.coefficient
         won, lost = change.winner, change.loser
@@ -526,12 +526,7 @@ def _set(
 
 
 def _state(player: Player, recent_ranked_games: int) -> PlayerState:
-    return PlayerState(
-        rating=player.rating,
-        rated_games=player.rated_games,
-        experience=player.experience,
-        recent_ranked_games=recent_ranked_games,
-    )
+    return PlayerState(player.rating, player.rated_games, player.experience, recent_ranked_games)
 
 
 # -- the boards a player belongs on (SPEC 4) ------------------------------------------------
