@@ -39,7 +39,6 @@ __all__ = [
     "LadderState",
     "LedgerChange",
     "LinkEffect",
-    "Player",
     "PlayerUpdated",
     "Policy",
     "Side",
