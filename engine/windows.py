@@ -51,8 +51,11 @@ class Windows:
     def add_ranked_many(self, ladder: str, player_id: str, ended_at: datetime, n: int) -> None:
         """``n`` ranked games of the player that ended at ``ended_at``."""
         times = self._own(self._ranked, (ladder, player_id))
-        for _ in range(n):
-            _add(times, ended_at)
+        if not times or times[-1] <= ended_at:
+            times.extend([ended_at] * n)
+        else:
+            at = bisect.bisect_right(times, ended_at)
+            times[at:at] = [ended_at] * n
 
     def add_ranked_both(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
         """``add_ranked`` for both players of a game."""
