@@ -8,39 +8,25 @@ itself; its formulas live in the ``gammon42``, ``fibs`` and ``prostriker`` modul
 ledger) and ``replay.Replay`` runs a ladder's stored log through it again.
 """
 
-from engine import fibs, gammon42, ladder, prostriker, replay
-from engine.fairplay import (
-    FILTERS,
-    MODES,
-    FairPlayConfig,
-    FairPlayFacts,
-    Filter,
-    verdict,
-)
-from engine.gammon42 import CUBE_VALUES, cube_coefficient
+from engine import fairplay, fibs, gammon42, prostriker
+from engine.fairplay import FairPlayConfig
+from engine.gammon42 import CUBE_VALUES
 from engine.ladder import Decision, LadderState, LedgerChange, Policy, apply
 from engine.network import network_token
 from engine.player import Player, PlayerKey
-from engine.rating import display_rating, is_provisional, preview, rate
+from engine.rating import display_rating, is_provisional, preview
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.replay import Action, Effect, Imported, Lived, Replay, in_order, voided_by
-from engine.rounding import round_half_away
+from engine.replay import Action, Imported, Lived, Replay, in_order, voided_by
 from engine.rulesets import RULESET_KINDS, FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
-from engine.types import Game, PlayerState, Preview, RatingChange, SideChange
+from engine.types import Game, PlayerState
 from engine.windows import Windows
 
 __all__ = [
     "Action",
     "CUBE_VALUES",
     "Decision",
-    "Effect",
-    "FILTERS",
-    "MODES",
-    "RULESET_KINDS",
     "FairPlayConfig",
-    "FairPlayFacts",
     "FibsRules",
-    "Filter",
     "Gammon42Rules",
     "Game",
     "Imported",
@@ -51,30 +37,23 @@ __all__ = [
     "Outcome",
     "Player",
     "PlayerKey",
-    "Policy",
     "PlayerState",
-    "Preview",
+    "Policy",
     "ProStrikerRules",
-    "RatingChange",
     "Reason",
+    "RULESET_KINDS",
     "Replay",
     "Ruleset",
-    "SideChange",
     "Windows",
     "apply",
-    "cube_coefficient",
     "display_rating",
+    "fairplay",
     "fibs",
     "gammon42",
     "in_order",
     "is_provisional",
-    "ladder",
     "network_token",
     "preview",
     "prostriker",
-    "rate",
-    "replay",
-    "round_half_away",
-    "verdict",
     "voided_by",
 ]

@@ -23,7 +23,7 @@ failed shows as a very large loss rather than breaking the report.
 import bisect
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
 __all__ = [
@@ -63,7 +63,7 @@ def favourite(winner_expected: float, loser_expected: float) -> Forecast:
 
 def bucket_index(p: float) -> int:
     """Which bucket ``p`` falls in: ``[low, low + 0.05)``, the last one ``[0.95, 1.00]``."""
-    return min(max(bisect.bisect_right(BUCKET_LOWS, p) - 1, 0), len(BUCKET_LOWS) - 1)
+    return min(max(bisect.bisect_right(BUCKET_LOWS, p) - 1, 0), LAST_BUCKET)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +75,7 @@ class Bucket:
     observed: float | None
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "low": self.low,
-            "high": self.high,
-            "games": self.games,
-            "mean_expected": self.mean_expected,
-            "observed": self.observed,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,12 +88,7 @@ class Scores:
     buckets: tuple[Bucket, ...]
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "games": self.games,
-            "brier": self.brier,
-            "log_loss": self.log_loss,
-            "buckets": [b.as_json() for b in self.buckets],
-        }
+        return {**asdict(self), "buckets": [b.as_json() for b in self.buckets]}
 
 
 @dataclass(slots=True)
@@ -177,16 +166,7 @@ class Spread:
     central_half: float | None  # p75 - p25
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "players": self.players,
-            "p10": self.p10,
-            "p25": self.p25,
-            "p50": self.p50,
-            "p75": self.p75,
-            "p90": self.p90,
-            "stdev": self.stdev,
-            "central_half": self.central_half,
-        }
+        return asdict(self)
 
 
 def percentile(ordered: Sequence[float], q: float) -> float:

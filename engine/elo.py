@@ -8,7 +8,7 @@ even at a rounding tie.
 
 from engine.curves import pow10
 from engine.rounding import round_half_away
-from engine.types import PlayerState, RatingChange, SideChange
+from engine.types import PlayerState, RatingChange, side_change
 
 __all__ = ["elo_change", "expected_score"]
 
@@ -32,17 +32,7 @@ def elo_change(
     winner_delta = round_half_away(winner_k * (1 - expected_winner) * coefficient)
     loser_delta = round_half_away(loser_k * (0 - expected_loser) * coefficient)
     return RatingChange(
-        winner=_side(winner, winner_delta, winner_k, expected_winner),
-        loser=_side(loser, loser_delta, loser_k, expected_loser),
-        coefficient=coefficient,
-    )
-
-
-def _side(player: PlayerState, delta: int, k: float, expected: float) -> SideChange:
-    return SideChange(
-        before=player.rating,
-        after=player.rating + delta,
-        delta=float(delta),
-        k=float(k),
-        expected=expected,
+        side_change(winner, winner_delta, winner_k, expected_winner),
+        side_change(loser, loser_delta, loser_k, expected_loser),
+        coefficient,
     )

@@ -61,9 +61,10 @@ class FairPlayConfig:
             raise ValueError(f"pair_window_hours: must be >= 1, got {self.pair_window_hours!r}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class FairPlayFacts:
-    """What the worker knows about one game when it decides whether to rate it."""
+    """What the worker knows about one game when it decides whether to rate it (built for
+    every game, so not frozen: see ``engine.types``)."""
 
     mode: str  # "ranked" | "boosted" | "tournament"
     winner_is_bot: bool

@@ -20,7 +20,7 @@ import math
 from typing import TYPE_CHECKING
 
 from engine.curves import pow10
-from engine.types import Game, PlayerState, RatingChange, SideChange
+from engine.types import Game, PlayerState, RatingChange, side_change
 
 if TYPE_CHECKING:  # the ruleset type names its formulas (engine.rulesets)
     from engine.rulesets import FibsRules
@@ -70,21 +70,9 @@ def rate(rules: FibsRules, winner: PlayerState, loser: PlayerState, game: Game) 
     # "+ 0.0" turns -0.0 (a certain loss) into 0.0 so nothing ever displays "-0.0".
     loser_delta = -(value * loser_p * loser_multiplier) + 0.0
     return RatingChange(
-        winner=SideChange(
-            before=winner.rating,
-            after=winner.rating + winner_delta,
-            delta=winner_delta,
-            k=winner_multiplier,
-            expected=winner_p,
-        ),
-        loser=SideChange(
-            before=loser.rating,
-            after=loser.rating + loser_delta,
-            delta=loser_delta,
-            k=loser_multiplier,
-            expected=loser_p,
-        ),
-        coefficient=1.0,
+        side_change(winner, winner_delta, winner_multiplier, winner_p),
+        side_change(loser, loser_delta, loser_multiplier, loser_p),
+        1.0,
     )
 
 

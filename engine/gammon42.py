@@ -18,6 +18,7 @@ import math
 from typing import TYPE_CHECKING, Final
 
 from engine import elo
+from engine.elo import expected_score  # Go ``expectedScore``
 from engine.types import Game, PlayerState, RatingChange
 
 if TYPE_CHECKING:  # the ruleset type names its formulas (engine.rulesets)
@@ -30,18 +31,16 @@ CUBE_VALUES: Final[frozenset[int]] = frozenset(2**i for i in range(7))
 
 # "Each doubling adds one sixth of the way to the maximum" of 2.0 at cube 64.
 _CUBE_DOUBLINGS_TO_MAX: Final = 6
-
-
-def expected_score(player: float, opponent: float, divisor: float) -> float:
-    """Return ``player``'s expected score against ``opponent`` (Go ``expectedScore``)."""
-    return elo.expected_score(player, opponent, divisor)
+_COEFFICIENTS: Final[dict[int, float]] = {
+    cube: 1.0 + math.log2(cube) / _CUBE_DOUBLINGS_TO_MAX for cube in CUBE_VALUES
+}
 
 
 def cube_coefficient(cube: int) -> float:
     """Return the cube multiplier ``1 + log2(cube) / 6``; ``ValueError`` outside 1..64."""
-    if isinstance(cube, bool) or cube not in CUBE_VALUES:
+    if isinstance(cube, bool) or cube not in _COEFFICIENTS:
         raise ValueError(f"cube: must be one of {sorted(CUBE_VALUES)}, got {cube!r}")
-    return 1.0 + math.log2(cube) / _CUBE_DOUBLINGS_TO_MAX
+    return _COEFFICIENTS[cube]
 
 
 def k_for(recent_ranked_games: int, rules: Gammon42Rules) -> int:

@@ -17,7 +17,7 @@ moment it was processed (``processed_at``): the caller passes that moment as ``n
 chooses the ruleset version by ``when(event, now)``.
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import ClassVar, Final, NamedTuple
@@ -27,7 +27,7 @@ from engine.fairplay import Reason as FairPlayReason
 from engine.player import Player, PlayerKey
 from engine.reasons import LedgerKind, Outcome, Reason
 from engine.rulesets import Ruleset
-from engine.types import Game, PlayerState, SideChange
+from engine.types import Game, PlayerState
 from engine.windows import Windows
 
 __all__ = [
@@ -39,7 +39,6 @@ __all__ = [
     "LadderState",
     "LedgerChange",
     "LinkEffect",
-    "Player",
     "PlayerUpdated",
     "Policy",
     "Side",
@@ -126,19 +125,17 @@ def when(event: Event, processed_at: datetime) -> datetime:
     return event.ended_at if event.ended_at is not None else processed_at
 
 
-def named_ids(event: Event) -> Iterator[str]:
+def named_ids(event: Event) -> tuple[str, ...]:
     """The player ids the event names, as sent (before links are resolved)."""
     match event:
         case GameFinished():
-            yield event.winner.player_id
-            yield event.loser.player_id
+            return (event.winner.player_id, event.loser.player_id)
         case TournamentFinished():
-            yield from event.podium
+            return event.podium
         case IdentityLinked():
-            yield event.anonymous_id
-            yield event.account_id
+            return (event.anonymous_id, event.account_id)
         case PlayerUpdated():
-            yield event.player_id
+            return (event.player_id,)
 
 
 # -- the ladder's settings and state ----------------------------------------------------------
@@ -244,6 +241,7 @@ class Decision(NamedTuple):
 
 # A fair-play filter's reason as the ladder's reason (the same value).
 _REASONS: Final[dict[FairPlayReason, Reason]] = {r: Reason(r.value) for r in FairPlayReason}
+_NO_LINKS: Final[Mapping[str, str]] = {}  # a ladder without links
 
 
 def apply(
@@ -252,6 +250,8 @@ def apply(
     """Apply one event under ``rules`` (the version in force at ``when(event, now)``)."""
     ladder = event.ladder
     key = (ladder, event.event_id)
+    named = named_ids(event)
+    links = state.links.get(ladder, _NO_LINKS)
     if key in state.seen:
         stored = state.seen[key]
         if stored is not None and event.digest is not None and stored != event.digest:
@@ -264,41 +264,21 @@ def apply(
                 Reason.EVENT_ID_CONFLICT,
                 digests=(stored, event.digest),
             )
-        for pid in named_ids(event):
-            state.player(ladder, state.resolve(ladder, pid))
+        for pid in named:
+            state.player(ladder, links.get(pid, pid))
         return Decision(event.event_id, ladder, event.type, Outcome.DUPLICATE)
     state.seen[key] = event.digest
-    links = state.links.get(ladder)
     players = state.players
     touched = state.touched
-    start = rules.start
     # Every id an applied event names has a player (and so a card), even when the event is
     # refused: the store and the boards hold the same players. Each id as sent, then as
     # resolved through the ladder's links (the same id again when it is not linked).
-    if isinstance(event, GameFinished):
-        winner_id = event.winner.player_id
-        loser_id = event.loser.player_id
-        ids: Iterable[str] = (
-            (winner_id, loser_id)
-            if links is None
-            else (
-                winner_id,
-                links.get(winner_id, winner_id),
-                loser_id,
-                links.get(loser_id, loser_id),
-            )
-        )
-    else:
-        ids = [
-            one
-            for pid in named_ids(event)
-            for one in (pid, pid if links is None else links.get(pid, pid))
-        ]
-    for one in ids:
-        pkey = (ladder, one)
-        if pkey not in players:
-            players[pkey] = Player(ladder, one, start, updated_at=now)
-        touched.add(pkey)
+    for pid in named:
+        for one in (pid, links.get(pid, pid)):
+            pkey = (ladder, one)
+            if pkey not in players:
+                players[pkey] = Player(ladder, one, rules.start, updated_at=now)
+            touched.add(pkey)
     match event:
         case GameFinished():
             return _game(event, state, rules, policy, now)
@@ -314,17 +294,11 @@ def _game(
     event: GameFinished, state: LadderState, rules: Ruleset, policy: Policy, now: datetime
 ) -> Decision:
     ladder = event.ladder
-    links = state.links.get(ladder)
-    winner_id = event.winner.player_id
-    loser_id = event.loser.player_id
-    if links is not None:
-        winner_id = links.get(winner_id, winner_id)
-        loser_id = links.get(loser_id, loser_id)
-    players = state.players
-    state.touched.add((ladder, winner_id))
-    state.touched.add((ladder, loser_id))
-    winner = players[(ladder, winner_id)]
-    loser = players[(ladder, loser_id)]
+    links = state.links.get(ladder, _NO_LINKS)
+    winner_id = links.get(event.winner.player_id, event.winner.player_id)
+    loser_id = links.get(event.loser.player_id, event.loser.player_id)
+    winner = state.players[(ladder, winner_id)]
+    loser = state.players[(ladder, loser_id)]
     windows = state.windows
     fairplay = policy.fairplay
     mode = event.mode
@@ -365,14 +339,16 @@ def _game(
         change = rules.rate(
             _state(winner, winner_recent),
             _state(loser, loser_recent),
-            Game(cube=cube, match_length=match_length),
+            Game(cube, match_length),
         )
         coefficient = change.coefficient
-        won = _ledger(winner, LedgerKind.GAME, change.winner)
+        won, lost = change.winner, change.loser
+        changes = (
+            _set(winner, LedgerKind.GAME, won.after, won.k, won.expected),
+            _set(loser, LedgerKind.GAME, lost.after, lost.k, lost.expected),
+        )
         _played(winner, match_length, ended_at, now)
-        lost = _ledger(loser, LedgerKind.GAME, change.loser)
         _played(loser, match_length, ended_at, now)
-        changes = (won, lost)
         if mode == "ranked":  # the audit store's pair windows hold ranked games only
             windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
     elif mode == "boosted" and policy.boosted_board and reason is not Reason.BANNED:
@@ -534,11 +510,6 @@ def _player_updated(
     )
 
 
-def _ledger(player: Player, kind: LedgerKind, side: SideChange) -> LedgerChange:
-    """A rated game's row for one side, the player's rating moved to the side's ``after``."""
-    return _set(player, kind, side.after, side.k, side.expected)
-
-
 def _set(
     player: Player,
     kind: LedgerKind,
@@ -554,12 +525,7 @@ def _set(
 
 
 def _state(player: Player, recent_ranked_games: int) -> PlayerState:
-    return PlayerState(
-        rating=player.rating,
-        rated_games=player.rated_games,
-        experience=player.experience,
-        recent_ranked_games=recent_ranked_games,
-    )
+    return PlayerState(player.rating, player.rated_games, player.experience, recent_ranked_games)
 
 
 # -- the boards a player belongs on (SPEC 4) ------------------------------------------------

@@ -15,17 +15,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine import elo
+from engine.elo import expected_score
 from engine.types import Game, PlayerState, RatingChange
 
 if TYPE_CHECKING:  # the ruleset type names its formulas (engine.rulesets)
     from engine.rulesets import ProStrikerRules
 
 __all__ = ["expected_score", "k_for", "rate"]
-
-
-def expected_score(a: float, b: float, divisor: float) -> float:
-    """Return A's expected score against B."""
-    return elo.expected_score(a, b, divisor)
 
 
 def k_for(rated_games: int, rules: ProStrikerRules) -> int:

@@ -403,10 +403,6 @@ class Lived:
     def state(self) -> LadderState:
         return self.lived.state
 
-    @property
-    def voided(self) -> frozenset[str]:
-        return self.lived.voided
-
     def _start(self, number: int) -> Replay:
         """The replay of void ``number`` from here on: a fork of the running replay of the
         latest earlier void, else of the lived one (whose differences from the stored

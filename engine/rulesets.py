@@ -40,12 +40,25 @@ def _require(condition: bool, field: str, message: str) -> None:
         raise ValueError(f"{field}: {message}")
 
 
-def _require_version(version: str) -> None:
+def _check(
+    rules: "Ruleset",
+    *,
+    finite: tuple[str, ...] = (),
+    positive: tuple[str, ...] = (),
+    at_least: tuple[tuple[str, float], ...] = (),
+) -> None:
+    """The version is non-empty, then each named field is finite, > 0, >= its bound."""
+    version = rules.version
     _require(isinstance(version, str) and version.strip() != "", "version", "must be non-empty")
-
-
-def _require_finite(value: float, field: str) -> None:
-    _require(math.isfinite(value), field, f"must be a finite number, got {value!r}")
+    for name in finite:
+        value = getattr(rules, name)
+        _require(math.isfinite(value), name, f"must be a finite number, got {value!r}")
+    for name in positive:
+        value = getattr(rules, name)
+        _require(value > 0, name, f"must be > 0, got {value!r}")
+    for name, bound in at_least:
+        value = getattr(rules, name)
+        _require(value >= bound, name, f"must be >= {bound!r}, got {value!r}")
 
 
 class _Rules:
@@ -91,17 +104,10 @@ class Gammon42Rules(_Rules):
     kind: ClassVar[str] = "gammon42"
 
     def __post_init__(self) -> None:
-        _require_version(self.version)
-        _require_finite(self.start, "start")
-        _require_finite(self.divisor, "divisor")
-        _require(self.divisor > 0, "divisor", f"must be > 0, got {self.divisor!r}")
-        _require(self.k > 0, "k", f"must be > 0, got {self.k!r}")
-        _require(self.heavy_k > 0, "heavy_k", f"must be > 0, got {self.heavy_k!r}")
-        _require(self.heavy_games > 0, "heavy_games", f"must be > 0, got {self.heavy_games!r}")
-        _require(
-            self.heavy_window_hours > 0,
-            "heavy_window_hours",
-            f"must be > 0, got {self.heavy_window_hours!r}",
+        _check(
+            self,
+            finite=("start", "divisor"),
+            positive=("divisor", "k", "heavy_k", "heavy_games", "heavy_window_hours"),
         )
         prizes = tuple(self.prizes)
         _require(all(p >= 0 for p in prizes), "prizes", f"must all be >= 0, got {prizes!r}")
@@ -135,33 +141,17 @@ class FibsRules(_Rules):
     whole_ratings: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
-        _require_version(self.version)
-        _require_finite(self.start, "start")
-        _require_finite(self.divisor, "divisor")
-        _require(self.divisor > 0, "divisor", f"must be > 0, got {self.divisor!r}")
-        _require_finite(self.value_factor, "value_factor")
-        _require(self.value_factor > 0, "value_factor", f"must be > 0, got {self.value_factor!r}")
-        _require(
-            self.newcomer_limit >= 0,
-            "newcomer_limit",
-            f"must be >= 0, got {self.newcomer_limit!r}",
-        )
-        _require_finite(self.newcomer_max, "newcomer_max")
-        # Below 1 the "bonus" would shrink a newcomer's changes, the opposite of seed 003.
-        _require(self.newcomer_max >= 1, "newcomer_max", f"must be >= 1, got {self.newcomer_max!r}")
-        _require_finite(self.newcomer_step, "newcomer_step")
-        _require(
-            self.newcomer_step > 0, "newcomer_step", f"must be > 0, got {self.newcomer_step!r}"
-        )
-        _require(
-            self.provisional_below >= 0,
-            "provisional_below",
-            f"must be >= 0, got {self.provisional_below!r}",
-        )
-        _require(
-            self.public_min_experience >= 0,
-            "public_min_experience",
-            f"must be >= 0, got {self.public_min_experience!r}",
+        _check(
+            self,
+            finite=("start", "divisor", "value_factor", "newcomer_max", "newcomer_step"),
+            positive=("divisor", "value_factor", "newcomer_step"),
+            # Below 1 the "bonus" would shrink a newcomer's changes, the opposite of seed 003.
+            at_least=(
+                ("newcomer_max", 1),
+                ("newcomer_limit", 0),
+                ("provisional_below", 0),
+                ("public_min_experience", 0),
+            ),
         )
 
     def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
@@ -191,10 +181,7 @@ class ProStrikerRules(_Rules):
     kind: ClassVar[str] = "prostriker"
 
     def __post_init__(self) -> None:
-        _require_version(self.version)
-        _require_finite(self.start, "start")
-        _require_finite(self.divisor, "divisor")
-        _require(self.divisor > 0, "divisor", f"must be > 0, got {self.divisor!r}")
+        _check(self, finite=("start", "divisor"), positive=("divisor", "k_established"))
         tiers = tuple((int(games), int(k)) for games, k in self.k_tiers)
         for games, k in tiers:
             _require(games > 0, "k_tiers", f"game thresholds must be > 0, got {games!r}")
@@ -204,11 +191,6 @@ class ProStrikerRules(_Rules):
             all(a < b for a, b in zip(thresholds, thresholds[1:], strict=False)),
             "k_tiers",
             f"game thresholds must be strictly ascending, got {thresholds!r}",
-        )
-        _require(
-            self.k_established > 0,
-            "k_established",
-            f"must be > 0, got {self.k_established!r}",
         )
         object.__setattr__(self, "k_tiers", tiers)
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
+
+K = TypeVar("K", bound=tuple[str, ...])
 
 
 class Windows:
@@ -55,45 +57,41 @@ class Windows:
             at = bisect.bisect_right(times, ended_at)
             times[at:at] = [ended_at] * n
 
-    def add_rated_pair(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
-        _add(self._own(self._rated_pairs, self._pair(ladder, a, b)), ended_at)
-
     def add_ranked_both(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
         """``add_ranked`` for both players of a game."""
-        if self._forked:
-            _add(self._own(self._ranked, (ladder, a)), ended_at)
-            _add(self._own(self._ranked, (ladder, b)), ended_at)
-            return
-        _add(self._ranked[(ladder, a)], ended_at)
-        _add(self._ranked[(ladder, b)], ended_at)
+        _add(self._own(self._ranked, (ladder, a)), ended_at)
+        _add(self._own(self._ranked, (ladder, b)), ended_at)
+
+    def add_rated_pair(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
+        _add(self._own(self._rated_pairs, self._pair(ladder, a, b)), ended_at)
 
     def ranked_games_both(
         self, ladder: str, a: str, b: str, before: datetime, hours: int
     ) -> tuple[int, int]:
         """``ranked_games`` of both players of a game, the window's start computed once."""
         ranked = self._ranked
-        first = ranked.get((ladder, a))
-        second = ranked.get((ladder, b))
-        if first is None and second is None:
-            return 0, 0
         start = before - _span(hours)
-        return _between(first, start, before), _between(second, start, before)
+        return (
+            _between(ranked.get((ladder, a)), start, before),
+            _between(ranked.get((ladder, b)), start, before),
+        )
 
     def ranked_games(self, ladder: str, player_id: str, before: datetime, hours: int) -> int:
         """Ranked games of the player that ended in the ``hours`` before ``before``."""
         times = self._ranked.get((ladder, player_id))
-        return 0 if times is None else _count(times, before, hours)
+        return _between(times, before - _span(hours), before)
+
+    def rated_pair_games(self, ladder: str, a: str, b: str, before: datetime, hours: int) -> int:
+        """Rated games between the two players that ended in the ``hours`` before ``before``."""
+        times = self._rated_pairs.get(self._pair(ladder, a, b))
+        return _between(times, before - _span(hours), before)
 
     def since(self, start: datetime) -> Windows:
         """The games that ended at or after ``start``, as windows of their own (a checkpoint
         keeps these: an older game counts in no window of the games after it)."""
         kept = Windows()
-        for key, times in self._ranked.items():
-            if recent := times[bisect.bisect_left(times, start) :]:
-                kept._ranked[key] = recent
-        for pair, times in self._rated_pairs.items():
-            if recent := times[bisect.bisect_left(times, start) :]:
-                kept._rated_pairs[pair] = recent
+        kept._ranked.update(_since(self._ranked, start))
+        kept._rated_pairs.update(_since(self._rated_pairs, start))
         return kept
 
     def ranked_times(self) -> dict[tuple[str, str], list[datetime]]:
@@ -104,13 +102,15 @@ class Windows:
         """(ladder, a, b) with a <= b -> the ended_at of each rated game between them, in order."""
         return {pair: list(times) for pair, times in self._rated_pairs.items()}
 
-    def rated_pair_games(self, ladder: str, a: str, b: str, before: datetime, hours: int) -> int:
-        """Rated games between the two players that ended in the ``hours`` before ``before``."""
-        times = self._rated_pairs.get(self._pair(ladder, a, b))
-        return 0 if times is None else _count(times, before, hours)
+
+_SPANS: dict[int, timedelta] = {}  # hours -> timedelta: built once, it costs microseconds
 
 
-_SPANS: dict[int, timedelta] = {}  # hours -> timedelta, built once per window length
+def _span(hours: int) -> timedelta:
+    span = _SPANS.get(hours)
+    if span is None:
+        span = _SPANS[hours] = timedelta(hours=hours)
+    return span
 
 
 def _add(times: list[datetime], ended_at: datetime) -> None:
@@ -121,23 +121,13 @@ def _add(times: list[datetime], ended_at: datetime) -> None:
         bisect.insort(times, ended_at)
 
 
-def _span(hours: int) -> timedelta:
-    span = _SPANS.get(hours)
-    if span is None:
-        span = _SPANS[hours] = timedelta(hours=hours)
-    return span
-
-
-def _count(times: list[datetime], before: datetime, hours: int) -> int:
-    """Timestamps in ``[before - hours, before)``: two binary searches, no scan."""
-    end = bisect.bisect_left(times, before)
-    if end == 0:
-        return 0
-    return end - bisect.bisect_left(times, before - _span(hours), 0, end)
+def _since(table: dict[K, list[datetime]], start: datetime) -> dict[K, list[datetime]]:
+    found = ((key, times[bisect.bisect_left(times, start) :]) for key, times in table.items())
+    return {key: recent for key, recent in found if recent}
 
 
 def _between(times: list[datetime] | None, start: datetime, before: datetime) -> int:
-    """Timestamps in ``[start, before)``, as ``_count``."""
+    """Timestamps in ``[start, before)``: two binary searches, no scan."""
     if times is None:
         return 0
     end = bisect.bisect_left(times, before)
