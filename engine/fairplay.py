@@ -61,10 +61,9 @@ class FairPlayConfig:
             raise ValueError(f"pair_window_hours: must be >= 1, got {self.pair_window_hours!r}")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FairPlayFacts:
-    """What the worker knows about one game when it decides whether to rate it (built for
-    every game, so not frozen: see ``engine.types``)."""
+    """What the worker knows about one game when it decides whether to rate it."""
 
     mode: str  # "ranked" | "boosted" | "tournament"
     winner_is_bot: bool
