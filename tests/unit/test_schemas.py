@@ -284,8 +284,8 @@ def test_events_are_frozen() -> None:
     """Parsed events cannot be modified."""
     event = parse_event(SPEC_EXAMPLE, now=NOW)
     assert isinstance(event, GameFinished)
-    with pytest.raises(ValueError):
-        event.__setattr__("cube", 8)
+    with pytest.raises(AttributeError):
+        setattr(event, "cube", 8)  # noqa: B010
 
 
 # --- rejection reasons ------------------------------------------------------------------
@@ -558,13 +558,14 @@ def test_valid_ipv4_and_ipv6_addresses_are_accepted(ip: str) -> None:
     assert event.loser.ip == ip
 
 
-def test_the_raw_ip_is_left_out_of_dumps_and_reprs() -> None:
-    """model_dump, model_dump_json and repr of a parsed event never carry the raw address."""
+def test_the_raw_ip_is_left_out_of_the_stored_form_and_reprs() -> None:
+    """The stored form and the repr of a parsed event never carry the raw address."""
     event = parse_event(SPEC_EXAMPLE, now=NOW)
     assert isinstance(event, GameFinished)
-    assert "ip" not in event.loser.model_dump()
-    assert "203.0.113.9" not in event.model_dump_json()
-    assert "203.0.113.9" not in repr(event)
+    assert event.loser.ip == "203.0.113.9"
+    assert "ip" not in event.loser.stored()
+    assert "203.0.113.9" not in json.dumps(event.stored())
+    assert "203.0.113.9" not in repr(event) and "203.0.113.9" not in str(event)
 
 
 @pytest.mark.parametrize("as_bytes", [False, True])
@@ -787,7 +788,7 @@ JSON_VALUES = st.recursive(
     max_leaves=12,
 )
 FIELD_NAMES = sorted(
-    {name for model in EVENT_MODELS.values() for name in model.model_fields}
+    {name for model in EVENT_MODELS.values() for name in model.__struct_fields__}
     | {"player_id", "is_bot", "network", "ip"}
 )
 
