@@ -119,6 +119,11 @@ def is_ip_address(value: object) -> bool:
     return True
 
 
+class Instant(datetime):
+    """A moment in UTC, decoded from RFC 3339 text by :func:`parse_timestamp` (the type of
+    ``ended_at``: msgspec hands the JSON value to :func:`decode_hook`)."""
+
+
 def parse_timestamp(value: object) -> datetime:
     """Parse an RFC 3339 timestamp with a mandatory offset; return it in UTC.
 
@@ -146,7 +151,7 @@ def parse_timestamp(value: object) -> datetime:
                 raise ValueError("has an out-of-range UTC offset")
             offset = timedelta(hours=int(off_h), minutes=int(off_m))
             tz = timezone(-offset if sign == "-" else offset)
-        parsed = datetime(
+        parsed = Instant(
             int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tz
         )
     except ValueError as exc:
@@ -156,7 +161,7 @@ def parse_timestamp(value: object) -> datetime:
 
 def _to_utc(value: datetime) -> datetime:
     try:
-        utc = value.astimezone(UTC)
+        utc = value if value.tzinfo is UTC else value.astimezone(UTC)
     except OverflowError:
         raise ValueError("is out of the representable range") from None
     if utc < EARLIEST_ENDED_AT:
@@ -165,18 +170,10 @@ def _to_utc(value: datetime) -> datetime:
     return utc
 
 
-class Instant(datetime):
-    """A moment in UTC, decoded from RFC 3339 text by :func:`parse_timestamp` (the type of
-    ``ended_at``: msgspec hands the JSON value to :func:`decode_hook`)."""
-
-
 def decode_hook(kind: type, value: Any) -> Any:
     """msgspec's ``dec_hook``: an :class:`Instant` from its JSON value."""
     if kind is Instant:
-        at = parse_timestamp(value)
-        return Instant(
-            at.year, at.month, at.day, at.hour, at.minute, at.second, at.microsecond, UTC
-        )
+        return parse_timestamp(value)  # an Instant, from JSON's text
     raise NotImplementedError(f"no decoding for {kind!r}")
 
 
@@ -227,14 +224,14 @@ EndReason = Annotated[_END_REASONS, _STRING]
 SELF_PLAY: Final[str] = "winner and loser are the same player"
 
 
-def _ids(**values: str | None) -> None:
-    """Check each identifier given; the ValueError names the field (``name: what``)."""
-    for name, value in values.items():
-        if value is not None:
-            try:
-                check_identifier(value)
-            except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from None
+def _id(name: str, value: str) -> None:
+    """Check an identifier; the ValueError names the field (``name: what``)."""
+    if value.isascii() and value.isprintable() and value[0] != " " and value[-1] != " ":
+        return  # the lengths are checked by msgspec (Identifier's Meta)
+    try:
+        check_identifier(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 def _utc_text(at: datetime | None) -> str | None:
@@ -264,7 +261,9 @@ class PlayerRef(msgspec.Struct, frozen=True):
     ] = None
 
     def __post_init__(self) -> None:
-        _ids(player_id=self.player_id, network=self.network)
+        _id("player_id", self.player_id)
+        if self.network is not None:
+            _id("network", self.network)
         # Never echo the value: raw addresses must not reach logs or the dead-letter queue.
         if self.ip is not None and not is_ip_address(self.ip):
             raise ValueError("ip: must be an IPv4 or IPv6 address")
@@ -286,11 +285,10 @@ class _Event(msgspec.Struct, frozen=True, tag_field="type"):
     ]
     ladder: LadderName
 
-    def _check(self, **ids: str | None) -> None:
-        _ids(event_id=self.event_id)
+    def _check(self) -> None:
+        _id("event_id", self.event_id)
         if _LADDER.fullmatch(self.ladder) is None:
             raise ValueError(f"ladder: must match the pattern {LADDER_PATTERN}")
-        _ids(**ids)
 
     @property
     def type(self) -> str:
@@ -320,7 +318,9 @@ class GameFinished(_Event, frozen=True, tag="game.finished"):
     tournament_id: Identifier | None = None
 
     def __post_init__(self) -> None:
-        self._check(tournament_id=self.tournament_id)
+        self._check()
+        if self.tournament_id is not None:
+            _id("tournament_id", self.tournament_id)
         if self.mode == "casual":
             force_setattr(self, "mode", "boosted")
         if self.winner.player_id == self.loser.player_id:
@@ -329,15 +329,19 @@ class GameFinished(_Event, frozen=True, tag="game.finished"):
     def stored(self) -> dict[str, Any]:
         """The event as stored: defaults filled in, ``casual`` as ``boosted``, ``ended_at`` in
         UTC, never an ``ip``."""
-        out = self._head()
-        out["ended_at"] = _utc_text(self.ended_at)
-        out["mode"] = self.mode
-        out["winner"] = self.winner.stored()
-        out["loser"] = self.loser.stored()
-        out["cube"] = self.cube
-        out["match_length"] = self.match_length
-        out["result"] = self.result
-        out["end_reason"] = self.end_reason
+        out: dict[str, Any] = {
+            "type": "game.finished",
+            "event_id": self.event_id,
+            "ladder": self.ladder,
+            "ended_at": _utc_text(self.ended_at),
+            "mode": self.mode,
+            "winner": self.winner.stored(),
+            "loser": self.loser.stored(),
+            "cube": self.cube,
+            "match_length": self.match_length,
+            "result": self.result,
+            "end_reason": self.end_reason,
+        }
         if self.tournament_id is not None:
             out["tournament_id"] = self.tournament_id
         return out
@@ -360,8 +364,10 @@ class TournamentFinished(_Event, frozen=True, tag="tournament.finished"):
     ended_at: Instant | None = None
 
     def __post_init__(self) -> None:
-        self._check(tournament_id=self.tournament_id)
-        _ids(**{f"podium[{i}]": player_id for i, player_id in enumerate(self.podium)})
+        self._check()
+        _id("tournament_id", self.tournament_id)
+        for i, player_id in enumerate(self.podium):
+            _id(f"podium[{i}]", player_id)
         if len(set(self.podium)) != len(self.podium):
             raise ValueError("podium: entries must be distinct players")
 
@@ -384,7 +390,9 @@ class IdentityLinked(_Event, frozen=True, tag="identity.linked"):
     ended_at: Instant | None = None
 
     def __post_init__(self) -> None:
-        self._check(anonymous_id=self.anonymous_id, account_id=self.account_id)
+        self._check()
+        _id("anonymous_id", self.anonymous_id)
+        _id("account_id", self.account_id)
         if self.anonymous_id == self.account_id:
             raise ValueError("account_id: must differ from anonymous_id")
 
@@ -407,7 +415,8 @@ class PlayerUpdated(_Event, frozen=True, tag="player.updated"):
     ended_at: Instant | None = None
 
     def __post_init__(self) -> None:
-        self._check(player_id=self.player_id)
+        self._check()
+        _id("player_id", self.player_id)
 
     def stored(self) -> dict[str, Any]:
         """The event as stored (``ended_at`` in UTC when there is one)."""
