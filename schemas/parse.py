@@ -49,6 +49,18 @@ def parse_event(
     Raises :class:`InvalidEvent` (and nothing else) for every bad payload. ``now`` must be
     timezone-aware; a naive ``now`` is a programming error and raises ``ValueError``.
     """
+    return parse_event_and_object(raw, now=now, max_bytes=max_bytes, max_future=max_future)[0]
+
+
+def parse_event_and_object(
+    raw: str | bytes,
+    *,
+    now: datetime,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_future: timedelta = DEFAULT_MAX_FUTURE,
+) -> tuple[Event, dict[str, Any]]:
+    """:func:`parse_event`, and the JSON object the payload is (unknown fields and all, as
+    ``json.loads`` reads it), for a reader of more than the event, such as its signature."""
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("parse_event: `now` must be timezone-aware")
     try:
@@ -58,14 +70,16 @@ def parse_event(
             if type(obj) is dict and _plain(obj, text):
                 event: Event = _DECODER.decode(text)
                 if event.ended_at is None or event.ended_at <= now + max_future:
-                    return event
+                    return event, obj
     except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
         pass
     return _step_by_step(raw, now, max_bytes, max_future)
 
 
-def _step_by_step(raw: object, now: datetime, max_bytes: int, max_future: timedelta) -> Event:
-    """The event, or the InvalidEvent naming the first thing wrong with the payload."""
+def _step_by_step(
+    raw: object, now: datetime, max_bytes: int, max_future: timedelta
+) -> tuple[Event, dict[str, Any]]:
+    """The event and its object, or the InvalidEvent naming the first thing wrong."""
     obj = _load(raw, max_bytes)
     if not isinstance(obj, dict):
         raise InvalidEvent("not_an_object", f"payload is a JSON {_json_kind(obj)}, not an object")
@@ -101,7 +115,7 @@ def _step_by_step(raw: object, now: datetime, max_bytes: int, max_future: timede
             f"ended_at: {ended_at.isoformat()} is more than {max_future} after "
             f"now ({now.isoformat()})",
         )
-    return event
+    return event, obj
 
 
 def redact(payload: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 Well-formed JSON is decoded by msgspec into the event Structs in one call; anything that does
 not decode so is read step by step to name what is wrong. Both end in the same Structs, so an
 event accepted one way is accepted the other way as the same event, and a payload refused one
-way is refused the other way with the same reason and detail."""
+way is refused the other way with the same reason and detail. The JSON object handed on with
+the event (a signature is checked on it) is the one ``json.loads`` reads either way."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from hypothesis import strategies as st
 
 from schemas import DEFAULT_MAX_BYTES, DEFAULT_MAX_FUTURE, EXAMPLES, InvalidEvent, parse_event
 from schemas.events import GameFinished
-from schemas.parse import _step_by_step
+from schemas.parse import _step_by_step, parse_event_and_object
+from schemas.signing import canonical_body
 from tests.schema_strategy import from_schema
 from tests.unit.test_schema_agreement import NOW, SCHEMAS
 
@@ -25,18 +27,20 @@ Verdict = tuple[str, Any]
 
 def at_once(raw: str | bytes) -> Verdict:
     try:
-        event = parse_event(raw, now=NOW)
+        event, obj = parse_event_and_object(raw, now=NOW)
     except InvalidEvent as error:
         return "refused", (error.reason, error.detail, error.event_id, error.ladder)
-    return "accepted", (event, event.stored())
+    assert parse_event(raw, now=NOW) == event
+    return "accepted", (event, event.stored(), canonical_body(obj))
 
 
 def step_by_step(raw: str | bytes) -> Verdict:
+    """The reading of a payload that does not decode at once (its object by json.loads)."""
     try:
-        event = _step_by_step(raw, NOW, DEFAULT_MAX_BYTES, DEFAULT_MAX_FUTURE)
+        event, obj = _step_by_step(raw, NOW, DEFAULT_MAX_BYTES, DEFAULT_MAX_FUTURE)
     except InvalidEvent as error:
         return "refused", (error.reason, error.detail, error.event_id, error.ladder)
-    return "accepted", (event, event.stored())
+    return "accepted", (event, event.stored(), canonical_body(obj))
 
 
 def mutated(event: dict[str, Any], data: st.DataObject) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from typing import Any
 
 from engine.ladder import Event
 from schemas import Event as ContractEvent
-from schemas import InvalidEvent, parse_event, records
+from schemas import InvalidEvent, records
+from schemas.parse import parse_event_and_object
 from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
 from worker.ladders import Config
 
@@ -52,10 +53,9 @@ class Intake:
 
     def parse(self, raw: str | bytes, now: datetime) -> ContractEvent:
         """The event, if this worker accepts it; else InvalidEvent with the reason."""
-        event = parse_event(raw, now=now, max_bytes=self.max_event_bytes)
+        event, obj = parse_event_and_object(raw, now=now, max_bytes=self.max_event_bytes)
         if self.publisher_secrets or self.require_signature:
-            # parse_event accepted it, so it is a JSON object of bounded size and depth
-            problem = self._signature_problem(json.loads(raw))
+            problem = self._signature_problem(obj)
             if problem is not None:
                 raise InvalidEvent(
                     "bad_signature", problem, event_id=event.event_id, ladder=event.ladder
