@@ -17,7 +17,7 @@ import ipaddress
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Annotated, Any, Final, Literal, TypeAlias, get_args
+from typing import Annotated, Any, Final, Literal, TypeAlias, get_args, get_origin
 
 import msgspec
 from msgspec.structs import force_setattr
@@ -433,6 +433,19 @@ Event: TypeAlias = GameFinished | TournamentFinished | IdentityLinked | PlayerUp
 AnyEventModel: TypeAlias = (
     type[GameFinished] | type[TournamentFinished] | type[IdentityLinked] | type[PlayerUpdated]
 )
+
+
+def enumeration(model: type[msgspec.Struct], name: str) -> tuple[Any, ...] | None:
+    """The values a field of ``model`` is limited to, in the order its ``Literal`` lists
+    them; None for a field that is not an enumeration."""
+    for field in msgspec.structs.fields(model):
+        if field.name == name:
+            kind = field.type
+            while get_origin(kind) is Annotated:
+                kind = get_args(kind)[0]
+            return get_args(kind) if get_origin(kind) is Literal else None
+    return None
+
 
 #: ``type`` value → Struct, in publication order.
 EVENT_MODELS: Final[dict[str, AnyEventModel]] = {

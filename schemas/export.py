@@ -11,11 +11,18 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Any
 
 import msgspec
 
-from schemas.events import EVENT_MODELS, EXAMPLES, IDENTIFIER_RULE, TIMESTAMP_RULE, schema_hook
+from schemas.events import (
+    EVENT_MODELS,
+    EXAMPLES,
+    IDENTIFIER_RULE,
+    TIMESTAMP_RULE,
+    enumeration,
+    schema_hook,
+)
 from schemas.parse import DEFAULT_MAX_BYTES
 from schemas.receipt import DESCRIPTION as RECEIPT_DESCRIPTION
 from schemas.receipt import EXAMPLE as RECEIPT_EXAMPLE
@@ -110,12 +117,10 @@ def build_schema(event_type: str) -> dict[str, Any]:
 
 def _enums_as_written(model: type[msgspec.Struct], properties: dict[str, Any]) -> None:
     """Each enumeration in the order the Struct's ``Literal`` lists it (msgspec sorts it)."""
-    for field in msgspec.structs.fields(model):
-        kind = field.type
-        while get_origin(kind) is Annotated:
-            kind = get_args(kind)[0]
-        if get_origin(kind) is Literal and "enum" in properties.get(field.name, {}):
-            properties[field.name]["enum"] = list(get_args(kind))
+    for name, spec in properties.items():
+        values = enumeration(model, name)
+        if values is not None and "enum" in spec:
+            spec["enum"] = list(values)
 
 
 def _tidy(node: Any) -> Any:

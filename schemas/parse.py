@@ -24,6 +24,7 @@ from schemas.events import (
     SELF_PLAY,
     Event,
     decode_hook,
+    enumeration,
 )
 
 DEFAULT_MAX_BYTES = 65536
@@ -105,7 +106,7 @@ def _step_by_step(
     try:
         event: Event = msgspec.convert(_in_field_order(obj, model), model, dec_hook=decode_hook)
     except msgspec.ValidationError as exc:
-        raise invalid(*_describe(str(exc))) from None
+        raise invalid(*_describe(str(exc), model)) from None
     except RecursionError:
         raise invalid("invalid_json", "payload is nested too deeply") from None
     ended_at = event.ended_at
@@ -292,8 +293,9 @@ def _label(value: object) -> str | None:
     return value
 
 
-def _describe(message: str) -> tuple[str, str]:
-    """A msgspec validation error (``what - at `$.path```) as (reason, detail)."""
+def _describe(message: str, model: type[msgspec.Struct]) -> tuple[str, str]:
+    """A msgspec validation error (``what - at `$.path```) as (reason, detail); a value sent
+    is never echoed (it could be anything, a raw address too)."""
     what, _, where = message.partition(" - at `$")
     path = where.removesuffix("`").removeprefix(".")
     field, colon, rest = what.partition(": ")
@@ -306,6 +308,9 @@ def _describe(message: str) -> tuple[str, str]:
             f"{path}.{name}: field required" if path else f"{name}: field required",
         )
     what = what[:1].lower() + what[1:]
+    values = enumeration(model, path) if what.startswith("invalid enum value") else None
+    if values is not None:
+        what = "must be one of " + ", ".join(repr(value) for value in values)
     path = path or "payload"
     if what == SELF_PLAY:
         return "self_play", f"{path}: {what}"

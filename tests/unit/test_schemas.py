@@ -550,6 +550,22 @@ def test_a_bad_ip_is_invalid_field_without_echoing_the_value(ip: str) -> None:
     assert error.__cause__ is None and error.__suppress_context__
 
 
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [
+        ("mode", "'ranked', 'boosted', 'casual', 'tournament'"),
+        ("result", "'single', 'gammon', 'backgammon'"),
+        ("end_reason", "'normal', 'resign', 'leave', 'disconnect', 'timeout'"),
+    ],
+)
+def test_a_value_outside_an_enumeration_is_named_by_the_values_allowed_never_echoed(
+    path: str, allowed: str
+) -> None:
+    """The detail lists what the field accepts and leaves out what was sent (an address)."""
+    error = rejection(game(path, "203.0.113.9"))
+    assert (error.reason, error.detail) == ("invalid_field", f"{path}: must be one of {allowed}")
+
+
 @pytest.mark.parametrize("ip", ["203.0.113.9", "2001:db8::1", "::ffff:203.0.113.9", "fe80::1"])
 def test_valid_ipv4_and_ipv6_addresses_are_accepted(ip: str) -> None:
     """Any address ipaddress.ip_address accepts without a zone id is valid."""
