@@ -226,8 +226,14 @@ SELF_PLAY: Final[str] = "winner and loser are the same player"
 
 def _id(name: str, value: str) -> None:
     """Check an identifier; the ValueError names the field (``name: what``)."""
-    if value.isascii() and value.isprintable() and value[0] != " " and value[-1] != " ":
-        return  # the lengths are checked by msgspec (Identifier's Meta)
+    if (
+        0 < len(value) <= 128
+        and value.isascii()
+        and value.isprintable()
+        and value[0] != " "
+        and value[-1] != " "
+    ):
+        return
     try:
         check_identifier(value)
     except ValueError as exc:

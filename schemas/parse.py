@@ -296,8 +296,8 @@ def _label(value: object) -> str | None:
 def _describe(message: str, model: type[msgspec.Struct]) -> tuple[str, str]:
     """A msgspec validation error (``what - at `$.path```) as (reason, detail); a value sent
     is never echoed (it could be anything, a raw address too)."""
-    what, _, where = message.partition(" - at `$")
-    path = where.removesuffix("`").removeprefix(".")
+    head, at, where = message.rpartition(" - at `$")  # a value shown may hold the marker
+    what, path = (head, where.removesuffix("`").removeprefix(".")) if at else (message, "")
     field, colon, rest = what.partition(": ")
     if colon and " " not in field and "`" not in field:  # a Struct's own check: "name: what"
         path, what = f"{path}.{field}" if path else field, rest
@@ -308,8 +308,8 @@ def _describe(message: str, model: type[msgspec.Struct]) -> tuple[str, str]:
             f"{path}.{name}: field required" if path else f"{name}: field required",
         )
     what = what[:1].lower() + what[1:]
-    values = enumeration(model, path) if what.startswith("invalid enum value") else None
-    if values is not None:
+    if what.startswith("invalid enum value"):
+        values = enumeration(model, path) or ()
         what = "must be one of " + ", ".join(repr(value) for value in values)
     path = path or "payload"
     if what == SELF_PLAY:
