@@ -35,7 +35,7 @@ TIMERS: list[tuple[str, str, str]] = [
     ("inbox pump (claim + enqueue)", "worker.queue.inbox", "Inbox.drain"),
     ("job body: Service.process", "worker.service.batch", "Service.process"),
     ("  validation and stored form (Intake.valid)", "worker.service.intake", "Intake.valid"),
-    ("    of which Intake.decode", "worker.service.intake", "Intake.decode"),
+    ("    of which Intake.parse", "worker.service.intake", "Intake.parse"),
     ("    of which the stored payload", "schemas.records", "stored_payload"),
     ("    of which its digest", "schemas.records", "digest"),
     (

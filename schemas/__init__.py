@@ -1,9 +1,9 @@
-"""Event contracts for ladder: models, validation, reason codes and JSON Schema export.
+"""Event contracts for ladder: the event Structs, validation, reason codes and JSON Schema export.
 
 The contracts (``events``, ``parse``, ``errors``, ``receipt``, ``export``, ``ids``, ``signing``)
-import only the standard library and pydantic, so game servers can vendor them. ``wire``, the
-worker's decoder, needs msgspec besides. Two modules map the engine's values to and from them
-and import ``engine`` too: ``receipt_bodies`` (a receipt built from the engine's decision) and
+import only the standard library, msgspec (the events) and pydantic (the receipt), so game
+servers can vendor them. Two modules map the engine's values to and from them and import
+``engine`` too: ``receipt_bodies`` (a receipt built from the engine's decision) and
 ``records`` (the stored form of an event, and its engine event).
 """
 
@@ -15,6 +15,7 @@ from schemas.events import (
     Event,
     GameFinished,
     IdentityLinked,
+    Instant,
     PlayerRef,
     PlayerUpdated,
     TournamentFinished,
@@ -30,6 +31,7 @@ __all__ = [
     "REASONS",
     "Event",
     "GameFinished",
+    "Instant",
     "IdentityLinked",
     "InvalidEvent",
     "PlayerRef",

@@ -1,4 +1,11 @@
-"""Event contracts (SPEC section 3) as frozen pydantic models.
+"""Event contracts (SPEC section 3) as frozen msgspec Structs: the one definition of an event.
+
+Decoding a payload into these Structs checks it: msgspec checks the JSON types, the
+enumerations, the lengths and ranges (``Meta``) and fills in the defaults; each Struct's
+``__post_init__`` checks the rules that are not types (identifiers, the ladder name, the ip,
+self play, a distinct podium and link), and ``ended_at`` is read by :func:`parse_timestamp`.
+:func:`schemas.parse_event` decodes with them and names what is wrong with a refused payload;
+``python -m schemas.export`` writes the JSON Schema files from them.
 
 Field names are a public contract shared with game servers; do not rename them.
 Unknown extra fields are ignored so servers can add their own; an unknown ``type`` is not.
@@ -10,28 +17,21 @@ import ipaddress
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Annotated, Any, Final, Literal, TypeAlias
+from typing import Annotated, Any, Final, Literal, TypeAlias, get_args, get_origin
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictInt,
-    StrictStr,
-    ValidationInfo,
-    field_validator,
-)
-from pydantic_core import PydanticCustomError
+import msgspec
+from msgspec.structs import force_setattr
 
-# --- field types -----------------------------------------------------------------------
+# --- the rules -------------------------------------------------------------------------
 
+_CUBES: TypeAlias = Literal[1, 2, 4, 8, 16, 32, 64]
+_MODES: TypeAlias = Literal["ranked", "boosted", "casual", "tournament"]
+_RESULTS: TypeAlias = Literal["single", "gammon", "backgammon"]
+_END_REASONS: TypeAlias = Literal["normal", "resign", "leave", "disconnect", "timeout"]
 #: The doubling-cube values a game may end at (SPEC 2.1).
-CUBE_VALUES: Final[tuple[int, ...]] = (1, 2, 4, 8, 16, 32, 64)
+CUBE_VALUES: Final[tuple[int, ...]] = get_args(_CUBES)
 #: ``mode`` values servers may send; ``casual`` is the old name of ``boosted``.
-MODE_INPUTS: Final[tuple[str, ...]] = ("ranked", "boosted", "casual", "tournament")
+MODE_INPUTS: Final[tuple[str, ...]] = get_args(_MODES)
 
 # RFC 3339 ``date-time``: full date, "T", full time, fraction optional, offset REQUIRED.
 # Ranges as the worker checks them: year 0001-9999, no leap second (Python's datetime has
@@ -54,6 +54,7 @@ _RFC3339 = re.compile(
 )
 _NAIVE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?")
 LADDER_PATTERN: Final[str] = r"^[A-Za-z0-9_.-]+$"
+_LADDER: Final = re.compile(r"[A-Za-z0-9_.-]+")
 
 # Characters an identifier may not contain, because a person reading it could not tell two
 # ids apart or would see the text around it change: control characters (Cc: U+0000-U+001F,
@@ -85,7 +86,14 @@ IDENTIFIER_RULE: Final[str] = (
 )
 
 
-def _check_identifier(value: str) -> str:
+def check_identifier(value: str) -> str:
+    """``value`` if it is an identifier (1-128 characters, none forbidden, visible at both
+    ends, NFC); else ValueError saying what is wrong. Printable ASCII without a space at either
+    end is all of that, and is checked in C."""
+    if not 0 < len(value) <= 128:
+        raise ValueError("must be 1 to 128 characters long")
+    if value.isascii() and value.isprintable() and value[0] != " " and value[-1] != " ":
+        return value
     if not _VISIBLE.search(value):
         raise ValueError("must not be blank or only invisible characters")
     if not (_VISIBLE.match(value[0]) and _VISIBLE.match(value[-1])):
@@ -111,17 +119,9 @@ def is_ip_address(value: object) -> bool:
     return True
 
 
-def _check_ip(value: str) -> str:
-    # Never echo the value: raw addresses must not reach logs or the dead-letter queue.
-    if not is_ip_address(value):
-        raise ValueError("must be an IPv4 or IPv6 address") from None
-    return value
-
-
-def _check_cube(value: int) -> int:
-    if value not in CUBE_VALUES:
-        raise ValueError("must be one of 1, 2, 4, 8, 16, 32, 64")
-    return value
+class Instant(datetime):
+    """A moment in UTC, decoded from RFC 3339 text by :func:`parse_timestamp` (the type of
+    ``ended_at``: msgspec hands the JSON value to :func:`decode_hook`)."""
 
 
 def parse_timestamp(value: object) -> datetime:
@@ -151,7 +151,7 @@ def parse_timestamp(value: object) -> datetime:
                 raise ValueError("has an out-of-range UTC offset")
             offset = timedelta(hours=int(off_h), minutes=int(off_m))
             tz = timezone(-offset if sign == "-" else offset)
-        parsed = datetime(
+        parsed = Instant(
             int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tz
         )
     except ValueError as exc:
@@ -161,7 +161,7 @@ def parse_timestamp(value: object) -> datetime:
 
 def _to_utc(value: datetime) -> datetime:
     try:
-        utc = value.astimezone(UTC)
+        utc = value if value.tzinfo is UTC else value.astimezone(UTC)
     except OverflowError:
         raise ValueError("is out of the representable range") from None
     if utc < EARLIEST_ENDED_AT:
@@ -170,83 +170,151 @@ def _to_utc(value: datetime) -> datetime:
     return utc
 
 
-def _casual_is_boosted(value: object) -> object:
-    return "boosted" if value == "casual" else value
+def decode_hook(kind: type, value: Any) -> Any:
+    """msgspec's ``dec_hook``: an :class:`Instant` from its JSON value."""
+    if kind is Instant:
+        return parse_timestamp(value)  # an Instant, from JSON's text
+    raise NotImplementedError(f"no decoding for {kind!r}")
 
+
+def schema_hook(kind: type) -> dict[str, Any]:
+    """msgspec's ``schema_hook``: what JSON Schema says of an :class:`Instant`."""
+    if kind is Instant:
+        return {
+            "type": "string",
+            "format": "date-time",
+            "pattern": RFC3339_PATTERN,
+            "x-ladder-rule": TIMESTAMP_RULE,
+        }
+    raise NotImplementedError(f"no schema for {kind!r}")
+
+
+# --- field types ---------------------------------------------------------------------------
 
 Identifier = Annotated[
-    StrictStr,
-    Field(
+    str,
+    msgspec.Meta(
         min_length=1,
         max_length=128,
-        json_schema_extra={"pattern": IDENTIFIER_PATTERN, "x-ladder-rule": IDENTIFIER_RULE},
+        extra_json_schema={"pattern": IDENTIFIER_PATTERN, "x-ladder-rule": IDENTIFIER_RULE},
     ),
-    AfterValidator(_check_identifier),
 ]
-LadderName = Annotated[StrictStr, Field(min_length=1, max_length=64, pattern=LADDER_PATTERN)]
+LadderName = Annotated[
+    str, msgspec.Meta(min_length=1, max_length=64, extra_json_schema={"pattern": LADDER_PATTERN})
+]
+# An IPv6 zone id ("fe80::1%eth0") is not an ipv6 format, and the worker refuses it.
 IpAddress = Annotated[
-    StrictStr,
-    Field(
+    str,
+    msgspec.Meta(
         min_length=1,
         max_length=128,
-        # An IPv6 zone id ("fe80::1%eth0") is not an ipv6 format, and the worker refuses it.
-        json_schema_extra={"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
+        extra_json_schema={"anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]},
     ),
-    AfterValidator(_check_ip),
 ]
-Timestamp = Annotated[
-    datetime,
-    BeforeValidator(parse_timestamp),
-    Field(json_schema_extra={"pattern": RFC3339_PATTERN, "x-ladder-rule": TIMESTAMP_RULE}),
-]
-Mode = Annotated[
-    Literal["ranked", "boosted", "tournament"],
-    BeforeValidator(_casual_is_boosted),
-    Field(json_schema_extra={"enum": list(MODE_INPUTS)}),
-]
-Cube = Annotated[
-    StrictInt,
-    Field(json_schema_extra={"enum": list(CUBE_VALUES)}),
-    AfterValidator(_check_cube),
-]
-MatchLength = Annotated[StrictInt, Field(ge=1, le=64)]
-Result = Literal["single", "gammon", "backgammon"]
-EndReason = Literal["normal", "resign", "leave", "disconnect", "timeout"]
 
 
-# --- models ------------------------------------------------------------------------------
+_STRING: Final = msgspec.Meta(extra_json_schema={"type": "string"})
+Mode = Annotated[_MODES, _STRING]
+Cube = Annotated[_CUBES, msgspec.Meta(extra_json_schema={"type": "integer"})]
+MatchLength = Annotated[int, msgspec.Meta(ge=1, le=64)]
+Result = Annotated[_RESULTS, _STRING]
+EndReason = Annotated[_END_REASONS, _STRING]
+
+#: The detail of a game whose winner is its loser (the reason ``self_play``).
+SELF_PLAY: Final[str] = "winner and loser are the same player"
 
 
-class _Contract(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", hide_input_in_errors=True)
+def _id(name: str, value: str) -> None:
+    """Check an identifier; the ValueError names the field (``name: what``)."""
+    if (
+        0 < len(value) <= 128
+        and value.isascii()
+        and value.isprintable()
+        and value[0] != " "
+        and value[-1] != " "
+    ):
+        return
+    try:
+        check_identifier(value)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
-class PlayerRef(_Contract):
+def _utc_text(at: datetime | None) -> str | None:
+    """A UTC moment as it is stored (``Z``, microseconds when there are)."""
+    return None if at is None else at.isoformat().replace("+00:00", "Z")
+
+
+# --- the events ----------------------------------------------------------------------------
+
+
+class PlayerRef(msgspec.Struct, frozen=True):
     """One side of a finished game."""
 
-    player_id: Identifier = Field(description="Account id or device-generated anonymous id.")
-    is_bot: StrictBool = Field(default=False, description="True for a bot or the AI.")
-    network: Identifier | None = Field(
-        default=None,
-        description="Opaque network token chosen by the server (e.g. keyed hash of the /24).",
-    )
-    # exclude/repr=False: a dump or repr of the model never carries the raw address.
-    ip: IpAddress | None = Field(
-        default=None,
-        exclude=True,
-        repr=False,
-        description="Raw IP address; the worker hashes it and never stores it.",
-    )
+    player_id: Annotated[
+        Identifier, msgspec.Meta(description="Account id or device-generated anonymous id.")
+    ]
+    is_bot: Annotated[bool, msgspec.Meta(description="True for a bot or the AI.")] = False
+    network: Annotated[
+        Identifier | None,
+        msgspec.Meta(
+            description="Opaque network token chosen by the server (e.g. keyed hash of the /24)."
+        ),
+    ] = None
+    ip: Annotated[
+        IpAddress | None,
+        msgspec.Meta(description="Raw IP address; the worker hashes it and never stores it."),
+    ] = None
+
+    def __post_init__(self) -> None:
+        _id("player_id", self.player_id)
+        if self.network is not None:
+            _id("network", self.network)
+        # Never echo the value: raw addresses must not reach logs or the dead-letter queue.
+        if self.ip is not None and not is_ip_address(self.ip):
+            raise ValueError("ip: must be an IPv4 or IPv6 address")
+
+    def __repr__(self) -> str:  # never the raw address
+        shown = f"player_id={self.player_id!r}, is_bot={self.is_bot!r}, network={self.network!r}"
+        return f"PlayerRef({shown})"
+
+    def stored(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"player_id": self.player_id, "is_bot": self.is_bot}
+        if self.network is not None:
+            out["network"] = self.network
+        return out
 
 
-class GameFinished(_Contract):
+class _Event(msgspec.Struct, frozen=True, tag_field="type"):
+    event_id: Annotated[
+        Identifier, msgspec.Meta(description="Unique per event; duplicates have no effect.")
+    ]
+    ladder: LadderName
+
+    def _check(self) -> None:
+        _id("event_id", self.event_id)
+        if _LADDER.fullmatch(self.ladder) is None:
+            raise ValueError(f"ladder: must match the pattern {LADDER_PATTERN}")
+
+    @property
+    def type(self) -> str:
+        """The event's ``type`` (its tag)."""
+        tag: str = self.__struct_config__.tag  # type: ignore[assignment]
+        return tag
+
+    def _head(self) -> dict[str, Any]:
+        return {"type": self.type, "event_id": self.event_id, "ladder": self.ladder}
+
+
+class GameFinished(_Event, frozen=True, tag="game.finished"):
     """A game ended (SPEC 3 `game.finished`)."""
 
-    type: Literal["game.finished"]
-    event_id: Identifier = Field(description="Unique per event; duplicates have no effect.")
-    ladder: LadderName
-    ended_at: Timestamp = Field(description="RFC 3339 with offset; normalised to UTC.")
-    mode: Mode = Field(description="`casual` is accepted as the old name of `boosted`.")
+    ended_at: Annotated[
+        Instant, msgspec.Meta(description="RFC 3339 with offset; normalised to UTC.")
+    ]
+    mode: Annotated[
+        Mode, msgspec.Meta(description="`casual` is accepted as the old name of `boosted`.")
+    ]
     winner: PlayerRef
     loser: PlayerRef
     cube: Cube = 1
@@ -255,78 +323,137 @@ class GameFinished(_Contract):
     end_reason: EndReason = "normal"
     tournament_id: Identifier | None = None
 
-    @field_validator("loser")
-    @classmethod
-    def _not_self_play(cls, loser: PlayerRef, info: ValidationInfo) -> PlayerRef:
-        winner = info.data.get("winner")
-        if isinstance(winner, PlayerRef) and winner.player_id == loser.player_id:
-            raise PydanticCustomError("self_play", "winner and loser are the same player")
-        return loser
+    def __post_init__(self) -> None:
+        self._check()
+        if self.tournament_id is not None:
+            _id("tournament_id", self.tournament_id)
+        if self.mode == "casual":
+            force_setattr(self, "mode", "boosted")
+        if self.winner.player_id == self.loser.player_id:
+            raise ValueError(f"loser: {SELF_PLAY}")
+
+    def stored(self) -> dict[str, Any]:
+        """The event as stored: defaults filled in, ``casual`` as ``boosted``, ``ended_at`` in
+        UTC, never an ``ip``."""
+        out: dict[str, Any] = {
+            "type": "game.finished",
+            "event_id": self.event_id,
+            "ladder": self.ladder,
+            "ended_at": _utc_text(self.ended_at),
+            "mode": self.mode,
+            "winner": self.winner.stored(),
+            "loser": self.loser.stored(),
+            "cube": self.cube,
+            "match_length": self.match_length,
+            "result": self.result,
+            "end_reason": self.end_reason,
+        }
+        if self.tournament_id is not None:
+            out["tournament_id"] = self.tournament_id
+        return out
 
 
-class TournamentFinished(_Contract):
+class TournamentFinished(_Event, frozen=True, tag="tournament.finished"):
     """A tournament ended (SPEC 3 `tournament.finished`); public ones pay podium prizes."""
 
-    type: Literal["tournament.finished"]
-    event_id: Identifier
-    ladder: LadderName
     tournament_id: Identifier
-    public: StrictBool
-    podium: list[Identifier] = Field(
-        min_length=1,
-        max_length=3,
-        json_schema_extra={"uniqueItems": True},
-        description="Player ids: first, second, third (1 to 3 distinct entries).",
-    )
-    ended_at: Timestamp | None = None
+    public: bool
+    podium: Annotated[
+        list[Identifier],
+        msgspec.Meta(
+            min_length=1,
+            max_length=3,
+            extra_json_schema={"uniqueItems": True},
+            description="Player ids: first, second, third (1 to 3 distinct entries).",
+        ),
+    ]
+    ended_at: Instant | None = None
 
-    @field_validator("podium")
-    @classmethod
-    def _distinct(cls, podium: list[str]) -> list[str]:
-        if len(set(podium)) != len(podium):
-            raise ValueError("entries must be distinct players")
-        return podium
+    def __post_init__(self) -> None:
+        self._check()
+        _id("tournament_id", self.tournament_id)
+        for i, player_id in enumerate(self.podium):
+            _id(f"podium[{i}]", player_id)
+        if len(set(self.podium)) != len(self.podium):
+            raise ValueError("podium: entries must be distinct players")
+
+    def stored(self) -> dict[str, Any]:
+        """The event as stored (``ended_at`` in UTC when there is one)."""
+        out = self._head()
+        out["tournament_id"] = self.tournament_id
+        out["public"] = self.public
+        out["podium"] = list(self.podium)
+        if self.ended_at is not None:
+            out["ended_at"] = _utc_text(self.ended_at)
+        return out
 
 
-class IdentityLinked(_Contract):
+class IdentityLinked(_Event, frozen=True, tag="identity.linked"):
     """An anonymous id was linked to an account (SPEC 3 `identity.linked`)."""
 
-    type: Literal["identity.linked"]
-    event_id: Identifier
-    ladder: LadderName
     anonymous_id: Identifier
     account_id: Identifier
-    ended_at: Timestamp | None = None
+    ended_at: Instant | None = None
 
-    @field_validator("account_id")
-    @classmethod
-    def _distinct(cls, account_id: str, info: ValidationInfo) -> str:
-        if info.data.get("anonymous_id") == account_id:
-            raise ValueError("must differ from anonymous_id")
-        return account_id
+    def __post_init__(self) -> None:
+        self._check()
+        _id("anonymous_id", self.anonymous_id)
+        _id("account_id", self.account_id)
+        if self.anonymous_id == self.account_id:
+            raise ValueError("account_id: must differ from anonymous_id")
+
+    def stored(self) -> dict[str, Any]:
+        """The event as stored (``ended_at`` in UTC when there is one)."""
+        out = self._head()
+        out["anonymous_id"] = self.anonymous_id
+        out["account_id"] = self.account_id
+        if self.ended_at is not None:
+            out["ended_at"] = _utc_text(self.ended_at)
+        return out
 
 
-class PlayerUpdated(_Contract):
+class PlayerUpdated(_Event, frozen=True, tag="player.updated"):
     """A player's profile flags changed (SPEC 3 `player.updated`)."""
 
-    type: Literal["player.updated"]
-    event_id: Identifier
-    ladder: LadderName
     player_id: Identifier
-    email_verified: StrictBool
-    display_name_chosen: StrictBool
-    ended_at: Timestamp | None = None
+    email_verified: bool
+    display_name_chosen: bool
+    ended_at: Instant | None = None
+
+    def __post_init__(self) -> None:
+        self._check()
+        _id("player_id", self.player_id)
+
+    def stored(self) -> dict[str, Any]:
+        """The event as stored (``ended_at`` in UTC when there is one)."""
+        out = self._head()
+        out["player_id"] = self.player_id
+        out["email_verified"] = self.email_verified
+        out["display_name_chosen"] = self.display_name_chosen
+        if self.ended_at is not None:
+            out["ended_at"] = _utc_text(self.ended_at)
+        return out
 
 
-Event: TypeAlias = Annotated[
-    GameFinished | TournamentFinished | IdentityLinked | PlayerUpdated,
-    Field(discriminator="type"),
-]
+Event: TypeAlias = GameFinished | TournamentFinished | IdentityLinked | PlayerUpdated
 AnyEventModel: TypeAlias = (
     type[GameFinished] | type[TournamentFinished] | type[IdentityLinked] | type[PlayerUpdated]
 )
 
-#: ``type`` value → model, in publication order.
+
+def enumeration(model: type[msgspec.Struct], name: str) -> tuple[Any, ...] | None:
+    """The values a field of ``model`` is limited to, in the order its ``Literal`` lists
+    them; None for a field that is not an enumeration."""
+    for field in msgspec.structs.fields(model):
+        if field.name == name:
+            kind = field.type
+            while get_origin(kind) is Annotated:
+                kind = get_args(kind)[0]
+            return get_args(kind) if get_origin(kind) is Literal else None
+    return None
+
+
+#: ``type`` value → Struct, in publication order.
 EVENT_MODELS: Final[dict[str, AnyEventModel]] = {
     "game.finished": GameFinished,
     "tournament.finished": TournamentFinished,

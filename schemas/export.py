@@ -13,7 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from schemas.events import EVENT_MODELS, EXAMPLES, IDENTIFIER_RULE, TIMESTAMP_RULE
+import msgspec
+
+from schemas.events import (
+    EVENT_MODELS,
+    EXAMPLES,
+    IDENTIFIER_RULE,
+    TIMESTAMP_RULE,
+    enumeration,
+    schema_hook,
+)
 from schemas.parse import DEFAULT_MAX_BYTES
 from schemas.receipt import DESCRIPTION as RECEIPT_DESCRIPTION
 from schemas.receipt import EXAMPLE as RECEIPT_EXAMPLE
@@ -78,10 +87,16 @@ def file_name(event_type: str) -> str:
 
 
 def build_schema(event_type: str) -> dict[str, Any]:
-    """The published schema for one event type."""
+    """The published schema for one event type, generated from its Struct."""
     model = EVENT_MODELS[event_type]
-    generated = model.model_json_schema(mode="validation")
-    _strip_property_titles(generated)
+    (ref,), components = msgspec.json.schema_components(
+        [model], schema_hook=schema_hook, ref_template="#/$defs/{name}"
+    )
+    name = ref["$ref"].removeprefix("#/$defs/")
+    generated = _tidy(components.pop(name))
+    _enums_as_written(model, generated["properties"])
+    # The tag is a field like the others for a publisher: a string that must be the type.
+    generated["properties"]["type"] = {"const": event_type, "type": "string"}
     schema: dict[str, Any] = {
         "$schema": DRAFT,
         "$id": BASE_URL + file_name(event_type),
@@ -91,11 +106,37 @@ def build_schema(event_type: str) -> dict[str, Any]:
         ),
         "x-ladder-rule": RULES[event_type],
     }
+    if components:
+        schema["$defs"] = {key: _tidy(value) for key, value in sorted(components.items())}
     for key, value in generated.items():
         if key not in ("title", "description"):
             schema[key] = value
     schema["examples"] = [EXAMPLES[event_type]]
     return schema
+
+
+def _enums_as_written(model: type[msgspec.Struct], properties: dict[str, Any]) -> None:
+    """Each enumeration in the order the Struct's ``Literal`` lists it (msgspec sorts it)."""
+    for name, spec in properties.items():
+        values = enumeration(model, name)
+        if values is not None and "enum" in spec:
+            spec["enum"] = list(values)
+
+
+def _tidy(node: Any) -> Any:
+    """Each schema node's keywords in alphabetical order (the properties in field order)."""
+    if isinstance(node, list):
+        return [_tidy(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key in sorted(node):
+        value = node[key]
+        if key == "properties":
+            out[key] = {name: _tidy(spec) for name, spec in value.items()}
+        else:
+            out[key] = _tidy(value)
+    return out
 
 
 RECEIPT = "receipt"

@@ -1,21 +1,41 @@
-"""Turn a raw queue payload into a validated event, or an :class:`InvalidEvent`."""
+"""Turn a raw queue payload into a validated event, or an :class:`InvalidEvent`.
+
+The Structs of :mod:`schemas.events` decide: a payload is an event when it decodes into one of
+them. The worker's way in, :func:`parse_event`, decodes well-formed JSON with msgspec
+directly; a payload that does not decode so is read again step by step (size, UTF-8, JSON,
+object, ``type``, missing fields, then the Struct's own check), to name the first thing that
+is wrong as one of :data:`schemas.REASONS` and a detail that starts with the field's path.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
+import msgspec
 
 from schemas.errors import InvalidEvent
-from schemas.events import EVENT_MODELS, FORBIDDEN_CHARACTERS, Event
+from schemas.events import (
+    EVENT_MODELS,
+    FORBIDDEN_CHARACTERS,
+    SELF_PLAY,
+    Event,
+    decode_hook,
+    enumeration,
+)
 
 DEFAULT_MAX_BYTES = 65536
 DEFAULT_MAX_FUTURE = timedelta(minutes=5)
 _LABEL_MAX = 128
+# Every JSON string, escapes and all: what is left of valid JSON is its structure, where each
+# colon follows a key.
+_STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# With more objects and arrays than this (so possibly deeper), a payload is read step by step.
+_MAX_CONTAINERS: Final = 32
+_DECODER: Final = msgspec.json.Decoder(Event, dec_hook=decode_hook)
 
 
 def parse_event(
@@ -30,8 +50,37 @@ def parse_event(
     Raises :class:`InvalidEvent` (and nothing else) for every bad payload. ``now`` must be
     timezone-aware; a naive ``now`` is a programming error and raises ``ValueError``.
     """
+    return parse_event_and_object(raw, now=now, max_bytes=max_bytes, max_future=max_future)[0]
+
+
+def parse_event_and_object(
+    raw: str | bytes,
+    *,
+    now: datetime,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_future: timedelta = DEFAULT_MAX_FUTURE,
+) -> tuple[Event, dict[str, Any]]:
+    """:func:`parse_event`, and the JSON object the payload is (unknown fields and all, as
+    ``json.loads`` reads it), for a reader of more than the event, such as its signature."""
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("parse_event: `now` must be timezone-aware")
+    try:
+        text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8")
+        if len(text) <= max_bytes and len(text.encode("utf-8")) <= max_bytes:
+            obj = msgspec.json.decode(text)
+            if type(obj) is dict and _plain(obj, text):
+                event: Event = _DECODER.decode(text)
+                if event.ended_at is None or event.ended_at <= now + max_future:
+                    return event, obj
+    except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
+        pass
+    return _step_by_step(raw, now, max_bytes, max_future)
+
+
+def _step_by_step(
+    raw: object, now: datetime, max_bytes: int, max_future: timedelta
+) -> tuple[Event, dict[str, Any]]:
+    """The event and its object, or the InvalidEvent naming the first thing wrong."""
     obj = _load(raw, max_bytes)
     if not isinstance(obj, dict):
         raise InvalidEvent("not_an_object", f"payload is a JSON {_json_kind(obj)}, not an object")
@@ -51,14 +100,15 @@ def parse_event(
             "unknown_type",
             f"type: unknown event type {shown!r}" if shown else "type: unknown event type",
         )
+    missing = _missing(obj, model)
+    if missing is not None:
+        raise invalid("missing_field", f"{missing}: field required")
     try:
-        event = model.model_validate(obj)
-    except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_context=False, include_input=False)
-        raise invalid(*_describe(errors)) from None
+        event: Event = msgspec.convert(_in_field_order(obj, model), model, dec_hook=decode_hook)
+    except msgspec.ValidationError as exc:
+        raise invalid(*_describe(str(exc), model)) from None
     except RecursionError:
         raise invalid("invalid_json", "payload is nested too deeply") from None
-
     ended_at = event.ended_at
     if ended_at is not None and ended_at > now + max_future:
         raise invalid(
@@ -66,7 +116,7 @@ def parse_event(
             f"ended_at: {ended_at.isoformat()} is more than {max_future} after "
             f"now ({now.isoformat()})",
         )
-    return event
+    return event, obj
 
 
 def redact(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,6 +152,70 @@ def redact(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def _plain(obj: dict[str, Any], text: str) -> bool:
+    """No key repeated in any object (msgspec keeps the last one; the contract refuses the
+    payload) and no deep nesting: the text has as many keys, each a string before a colon, as
+    the decoded objects hold entries."""
+    if "\\" in text:  # a string may hold an escaped quote
+        structure = _STRINGS.sub("", text)
+    else:  # every quote opens or closes a string: strings are the odd pieces
+        structure = "".join(text.split('"')[0::2])
+    if structure.count("{") + structure.count("[") > _MAX_CONTAINERS:
+        return False
+    return structure.count(":") == _entries(obj)
+
+
+def _entries(value: dict[str, Any] | list[Any]) -> int:
+    count = len(value) if type(value) is dict else 0
+    for item in value.values() if type(value) is dict else value:
+        if type(item) is dict or type(item) is list:
+            count += _entries(item)
+    return count
+
+
+def _nested(model: type[msgspec.Struct]) -> dict[str, type[msgspec.Struct]]:
+    """The fields of ``model`` whose type is a Struct (or a Struct or None)."""
+    out = {}
+    for field in msgspec.structs.fields(model):
+        kinds = [field.type, *getattr(field.type, "__args__", ())]
+        structs = [k for k in kinds if isinstance(k, type) and issubclass(k, msgspec.Struct)]
+        if structs:
+            out[field.name] = structs[0]
+    return out
+
+
+def _missing(obj: dict[str, Any], model: type[msgspec.Struct], prefix: str = "") -> str | None:
+    """The path of the first required field ``obj`` lacks, in the Struct's field order."""
+    nested = _nested(model)
+    for field in msgspec.structs.fields(model):
+        if field.name not in obj:
+            if field.required:
+                return prefix + field.name
+        elif field.name in nested and isinstance(obj[field.name], dict):
+            found = _missing(obj[field.name], nested[field.name], f"{prefix}{field.name}.")
+            if found is not None:
+                return found
+    return None
+
+
+def _in_field_order(obj: dict[str, Any], model: type[msgspec.Struct]) -> dict[str, Any]:
+    """``obj`` with the Struct's fields first, in its order: msgspec checks fields in the
+    order it reads them, and the first field found wrong is the one reported."""
+    nested = _nested(model)
+    names = [f.name for f in msgspec.structs.fields(model)]
+    out = {"type": obj["type"]} if "type" in obj else {}
+    for name in names:
+        if name in obj:
+            value = obj[name]
+            if name in nested and isinstance(value, dict):
+                value = _in_field_order(value, nested[name])
+            out[name] = value
+    for name, value in obj.items():
+        if name not in out:
+            out[name] = value
+    return out
 
 
 def _load(raw: object, max_bytes: int) -> object:
@@ -179,27 +293,30 @@ def _label(value: object) -> str | None:
     return value
 
 
-def _path(loc: Sequence[int | str]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _describe(errors: list[ErrorDetails]) -> tuple[str, str]:
-    """Pick the error to report (missing fields first) and map it to (reason, detail)."""
-    missing = [e for e in errors if e["type"] == "missing"]
-    error = missing[0] if missing else errors[0]
-    path = _path(error["loc"]) or "payload"
-    message = error["msg"].removeprefix("Value error, ")
-    message = message[:1].lower() + message[1:]
-    if error["type"] == "missing":
-        return "missing_field", f"{path}: field required"
-    if error["type"] == "self_play":
-        return "self_play", f"{path}: {message}"
-    top = error["loc"][0] if error["loc"] else None
+def _describe(message: str, model: type[msgspec.Struct]) -> tuple[str, str]:
+    """A msgspec validation error (``what - at `$.path```) as (reason, detail); a value sent
+    is never echoed (it could be anything, a raw address too)."""
+    head, at, where = message.rpartition(" - at `$")  # a value shown may hold the marker
+    what, path = (head, where.removesuffix("`").removeprefix(".")) if at else (message, "")
+    field, colon, rest = what.partition(": ")
+    if colon and " " not in field and "`" not in field:  # a Struct's own check: "name: what"
+        path, what = f"{path}.{field}" if path else field, rest
+    elif what.startswith("Object missing required field `"):
+        name = what.removeprefix("Object missing required field `").removesuffix("`")
+        return (
+            "missing_field",
+            f"{path}.{name}: field required" if path else f"{name}: field required",
+        )
+    what = what[:1].lower() + what[1:]
+    if what.startswith("invalid enum value"):
+        values = enumeration(model, path) or ()
+        what = "must be one of " + ", ".join(repr(value) for value in values)
+    path = path or "payload"
+    if what == SELF_PLAY:
+        return "self_play", f"{path}: {what}"
+    top = re.split(r"[.\[]", path, maxsplit=1)[0]
     if top == "cube":
         return "invalid_cube", "cube: must be a JSON integer, one of 1, 2, 4, 8, 16, 32, 64"
     if top == "ended_at":
-        return "invalid_timestamp", f"{path}: {message}"
-    return "invalid_field", f"{path}: {message}"
+        return "invalid_timestamp", f"{path}: {what}"
+    return "invalid_field", f"{path}: {what}"

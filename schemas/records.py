@@ -27,17 +27,16 @@ from engine.ladder import (
     Side,
     TournamentFinished,
 )
-from schemas.wire import Decoded
-from schemas.wire import GameFinished as WireGame
+from schemas.events import Event as ContractEvent
+from schemas.events import GameFinished as ContractGame
 
 _CANONICAL = msgspec.json.Encoder(order="sorted")
 
 
-def stored_payload(decoded: Decoded, network_key: bytes) -> dict[str, Any]:
+def stored_payload(event: ContractEvent, network_key: bytes) -> dict[str, Any]:
     """The normalised event as stored: an ``ip`` becomes its ``network`` token."""
-    data = decoded.payload  # never the ip
-    event = decoded.event
-    if isinstance(event, WireGame):
+    data = event.stored()  # never the ip
+    if isinstance(event, ContractGame):
         for side, ref in (("winner", event.winner), ("loser", event.loser)):
             if ref.network is None and ref.ip is not None:
                 token = network_token(ref.ip, network_key)  # None: loopback, link-local

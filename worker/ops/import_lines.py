@@ -20,9 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
-
-from schemas.events import Identifier, parse_timestamp
+from schemas.events import check_identifier, parse_timestamp
 from worker.store.imports import Line
 
 CHUNK = 20_000  # lines parsed and staged per COPY
@@ -38,7 +36,6 @@ FIELDS = (
 )
 FUTURE_SLACK = timedelta(minutes=5)  # as for a game's ended_at (SPEC 3)
 MAX_COUNT = 2**31 - 1
-_IDENTIFIER: TypeAdapter[str] = TypeAdapter(Identifier)
 
 
 class ImportRefused(ValueError):
@@ -86,11 +83,12 @@ class Parser:
         if pid is None or pid == "":
             return "player_id: missing"
         if not _plain_ascii(pid):  # the contract's own check (a plain ASCII id passes it)
+            if not isinstance(pid, str):
+                return "player_id: must be a string"
             try:
-                _IDENTIFIER.validate_python(pid)
-            except ValidationError as exc:
-                message = exc.errors()[0]["msg"].removeprefix("Value error, ")
-                return f"player_id: {message}"
+                check_identifier(pid)
+            except ValueError as exc:
+                return f"player_id: {exc}"
         rating = _number(values.get("rating"))
         if rating is None:
             return f"rating: not a finite number: {values.get('rating')!r}"

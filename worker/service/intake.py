@@ -1,7 +1,7 @@
 """What a batch takes in: each raw event validated, mapped to its stored form and to the
 engine's event, or refused with the reason that sends it to the dead-letter queue.
 
-An event is decoded by ``schemas.wire.decode_event`` (the contract's rules, SPEC 3), its
+An event is decoded by ``schemas.parse_event`` (the contract's Structs, SPEC 3), its
 signature checked when publishers sign (``schemas.signing``), and its ladder looked up in
 the configuration; the stored payload replaces each raw ``ip`` by its network token and its
 digest tells a duplicate from an ``event_id`` conflict (``schemas.records``).
@@ -15,9 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from engine.ladder import Event
+from schemas import Event as ContractEvent
 from schemas import InvalidEvent, records
+from schemas.parse import parse_event_and_object
 from schemas.signing import PUBLISHER, SIGNATURE, attestation_key, verify
-from schemas.wire import Decoded, WireEvent, decode_event
 from worker.ladders import Config
 
 
@@ -50,16 +51,11 @@ class Intake:
         self.publisher_ladders = publisher_ladders or {}
         self.require_signature = require_signature
 
-    def parse(self, raw: str | bytes, now: datetime) -> WireEvent:
+    def parse(self, raw: str | bytes, now: datetime) -> ContractEvent:
         """The event, if this worker accepts it; else InvalidEvent with the reason."""
-        return self.decode(raw, now).event
-
-    def decode(self, raw: str | bytes, now: datetime) -> Decoded:
-        decoded = decode_event(raw, now=now, max_bytes=self.max_event_bytes)
-        event = decoded.event
+        event, obj = parse_event_and_object(raw, now=now, max_bytes=self.max_event_bytes)
         if self.publisher_secrets or self.require_signature:
-            # decode_event accepted it, so it is a JSON object of bounded size and depth
-            problem = self._signature_problem(json.loads(raw))
+            problem = self._signature_problem(obj)
             if problem is not None:
                 raise InvalidEvent(
                     "bad_signature", problem, event_id=event.event_id, ladder=event.ladder
@@ -71,11 +67,11 @@ class Intake:
                 event_id=event.event_id,
                 ladder=event.ladder,
             )
-        return decoded
+        return event
 
     def valid(self, raw: str | bytes, now: datetime) -> Valid:
         """The event's stored payload and engine event (InvalidEvent if it has none)."""
-        payload = records.stored_payload(self.decode(raw, now), self.network_key)
+        payload = records.stored_payload(self.parse(raw, now), self.network_key)
         return Valid(raw, payload, records.engine_event(payload, records.digest(payload)))
 
     def _signature_problem(self, obj: Any) -> str | None:
