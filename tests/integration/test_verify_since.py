@@ -66,9 +66,9 @@ def test_the_state_the_log_recorded_is_the_replays_checkpoint(runtime, monkeypat
         named = {p.player_id for p in read.players}
         assert named, ladder
         by_id = {p.player_id: p for p in replayed.players}
-        assert [replace(by_id[p.player_id], version=0, updated_at=None) for p in read.players] == list(
-            read.players
-        )
+        assert [
+            replace(by_id[p.player_id], version=0, updated_at=None) for p in read.players
+        ] == list(read.players)
         assert (read.after_seq, read.events, read.links, read.settled) == (
             replayed.after_seq,
             replayed.events,
@@ -111,9 +111,7 @@ def test_since_before_the_start_is_the_whole_verify(runtime, monkeypatch):
     report = _since(runtime, "gammon42", datetime(2020, 1, 1, tzinfo=UTC))
     whole = verify(runtime.engine, None, runtime.config.ladders["gammon42"])
     assert [] == report.mismatches and report.since is None
-    assert report.events == whole.events == sum(
-        len(lived[m]) for m in ("sep", "oct", "nov")
-    ) + 1
+    assert report.events == whole.events == sum(len(lived[m]) for m in ("sep", "oct", "nov")) + 1
 
 
 def test_since_after_an_archive_starts_from_the_checkpoint_and_the_log_after_it(
