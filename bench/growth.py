@@ -10,7 +10,9 @@ with ``--large``), and ``VACUUM ANALYZE``d. At each size:
   the last batch's ``processed_at`` of those events (the last batch's own time left out);
 - the duplicate check and the window reads of a batch of 200 hot games, each statement run
   alone on the filled log, median milliseconds over 20 runs;
-- ``ladder export gammon42`` (the rating board, from Redis and PostgreSQL), seconds.
+- ``ladder export gammon42`` (the rating board, from Redis and PostgreSQL), seconds;
+- ``ladder verify gammon42 --since T``, T one day before the last event processed (the hot
+  games just ingested: the part after T, whatever the log's size), seconds.
 
 Each figure is printed with its ratio to the empty log's (size 0). Goal: ingest at 10M events
 >= 0.9x the empty log's, each worker count. The ratios are plotted in
@@ -137,6 +139,31 @@ def export(target: env.Target) -> dict[str, Any]:
     return {"export_seconds": round(seconds, 3), "export_lines": done.stdout.count(b"\n")}
 
 
+def verify_since(target: env.Target) -> dict[str, Any]:
+    """Seconds for ``ladder verify gammon42 --since T``, T a day before the last event
+    processed, and the events it replayed and the mismatches it found (0 expected)."""
+    (last,) = target.sql("SELECT max(processed_at) FROM events WHERE ladder = 'gammon42'")[0]
+    since = (last - timedelta(days=1)).isoformat()
+    command = ["verify", "gammon42", "--since", since, "--json"]
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "worker.entrypoints.cli.main", *command],
+        env=target.subprocess_env(),
+        capture_output=True,
+        check=False,
+        cwd=env.ROOT,
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"bench: verify --since failed: {done.stderr.decode()[-500:]}")
+    report = json.loads(done.stdout)["ladders"]["gammon42"]
+    return {
+        "verify_since_seconds": round(seconds, 3),
+        "verify_since_events": report["events"],
+        "verify_since_mismatches": report["mismatch_count"],
+    }
+
+
 def run(
     target: env.Target,
     log: Path,
@@ -179,6 +206,7 @@ def run(
             entry[f"{count}w"] = ingest(target, size, count, games, log)
         entry.update(reads(target))
         entry.update(export(target))
+        entry.update(verify_since(target))
         entry["load_average"] = [round(x, 2) for x in os.getloadavg()]
         out["sizes"][str(size)] = entry
         print(f"bench: growth, {size:,} events: {json.dumps(entry)}", flush=True)
@@ -202,6 +230,7 @@ MEASURES = (
     ("duplicate_check_ms", "duplicate check"),
     ("window_reads_ms", "window reads"),
     ("export_seconds", "export"),
+    ("verify_since_seconds", "verify --since"),
 )
 
 

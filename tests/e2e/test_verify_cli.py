@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, datetime
 
 from sqlalchemy import update
 
@@ -47,3 +49,35 @@ def test_verify_of_an_unknown_ladder_exits_2_with_one_line(cli):
     result = cli.ladder("verify", "chess", check=False)
     assert 2 == result.returncode
     assert "no ladder named 'chess'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_verify_since_an_instant_and_its_refusals(cli):
+    """``--since`` with a ladder: the events processed since then, the instant on its line;
+    a date before the first event is the whole verify; a bad or future time is one line,
+    exit 2."""
+    cli.publish_with_redis_cli([event("s-1", "alice", "bob"), event("s-2", "bob", "carol")])
+    cli.ladder("worker", "--burst")
+    between = datetime.now(UTC)
+    time.sleep(0.05)
+    cli.publish_with_redis_cli([event("s-3", "carol", "alice")])
+    cli.ladder("worker", "--burst")
+    part = cli.ladder_json("verify", "gammon42", "--since", between.isoformat())
+    assert {"events": 1, "mismatches": [], "since": between.isoformat()} == {
+        k: part["ladders"]["gammon42"][k] for k in ("events", "mismatches", "since")
+    }
+    whole = cli.ladder_json("verify", "gammon42", "--since", "2001-01-01")
+    assert {"events": 3, "mismatches": [], "since": None} == {
+        k: whole["ladders"]["gammon42"][k] for k in ("events", "mismatches", "since")
+    }
+    now = cli.ladder("verify", "gammon42", "--since", "2001-01-01T00:00:00+00:00")
+    assert now.stdout.rstrip().endswith("everything agrees")
+    for bad, said in (
+        ("yesterday", "--since 'yesterday' is not a time"),
+        ("2999-01-01", "--since 2999-01-01 is in the future"),
+    ):
+        result = cli.ladder("verify", "gammon42", "--since", bad, check=False)
+        assert 2 == result.returncode, bad
+        assert said in result.stderr and "Traceback" not in result.stderr
+        assert 1 == len(result.stderr.strip().splitlines())
+    helped = " ".join(cli.ladder("verify", "--help").stdout.split())
+    assert "--since TIME" in helped and "trusted as recorded" in helped

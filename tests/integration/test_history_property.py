@@ -2,8 +2,12 @@
 
 SPEC 6 "One history": "A moderated ladder reads exactly as if voided games had never been
 published, adjustments applied." Random sequences of ingest, void, ban ``--void-since``,
-unban, adjust, import and erase run on gammon42, fibs and prostriker, with the worker
-draining after each published game (``ladder worker --burst``, in process). After every step:
+unban, adjust, import, erase and archive run on gammon42, fibs and prostriker, with the worker
+draining after each published game (``ladder worker --burst``, in process). The sequences
+live on a clock of their own (``Clock``: the batch's, the moderation commands' and the
+import's), months in the past, so that an archive step can move it to the next month and
+archive every month before (``ladder archive``): every later step (a void of a game left, a
+ban, verify, backtest, reconcile) replays from the checkpoint. After every step:
 ``ladder verify`` finds no mismatch (the receipts kept in Redis compared too), ``ladder
 reconcile`` is clean, a backtest with the stored
 parameters is the stored ladder, and the rating board equals ``Model``, written here from
@@ -35,8 +39,10 @@ from tests.conftest import drain, publish, record_figure
 from tests.events import game
 from tests.integration.helpers import board
 from tests.integration.test_moderation import ladder
-from worker.ops import backtest, importer
+from worker.ops import archiving, backtest, erase, importer, moderation, void
 from worker.ops.verify import verify
+from worker.service import batch
+from worker.store import partitions
 from worker.store.tables import metadata
 
 EXAMPLES = int(os.environ.get("HISTORY_EXAMPLES", "200"))
@@ -44,6 +50,10 @@ STEPS = 30
 SPACING = timedelta(minutes=50)  # no game ever falls on the 24-hour pair window's edge
 PLAYERS = ("p0", "p1", "p2", "p3")
 WINDOW = timedelta(hours=24)
+# Each sequence's clock starts here: gammon42's 1.3.1 in force (the model's), months to
+# archive before it after each archive step.
+BEGIN = datetime(2026, 10, 2, tzinfo=UTC)
+ARCHIVES = 3  # archive steps a sequence takes at most (each moves the clock a month)
 
 
 # -- the independent model (SPEC 2.1-2.4) ------------------------------------------------------
@@ -160,22 +170,51 @@ def _tier(games: int) -> int:
 # -- the sequences ------------------------------------------------------------------------------
 
 
+class Clock:
+    """The time the sequence's commands read (``datetime.now`` of the batch, the moderation
+    commands, the void, erase and import): ``now``, moved by the sequence."""
+
+    MODULES = (batch, moderation, void, erase, importer)
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.now = BEGIN
+        clock = self
+
+        class Then(datetime):
+            @classmethod
+            def now(cls, tz: Any = None) -> Any:
+                return clock.now
+
+        for module in self.MODULES:
+            monkeypatch.setattr(module, "datetime", Then)
+
+
 def reset(rt: Any) -> None:
-    """An empty ladder again: every table truncated, the Redis database flushed."""
+    """An empty ladder again: every table truncated, the archived months dropped, the Redis
+    database flushed."""
     names = ", ".join(f'"{t.name}"' for t in metadata.sorted_tables)
     with rt.engine.begin() as conn:
         conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+        archived = conn.execute(
+            text(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+                "AND tablename LIKE :prefix"
+            ),
+            {"prefix": partitions.ARCHIVED_PREFIX + "%"},
+        ).scalars()
+        for name in list(archived):
+            conn.execute(text(f'DROP TABLE "{name}"'))
+    partitions.forget()  # an archived month is made again when written to
     rt.redis.flushdb()
     if rt.leaderboard_redis is not rt.redis:
         rt.leaderboard_redis.flushdb()
 
 
-def checked(rt: Any, model: Model, step: tuple[Any, ...]) -> None:
+def checked(rt: Any, model: Model, step: tuple[Any, ...], since: datetime) -> None:
     """After a step: verify, reconcile, backtest and the model all agree with the store."""
     cfg = rt.config.ladders[model.ladder]
     # verify compares the boards with PostgreSQL through ``reconcile.check`` (what ``ladder
     # reconcile`` runs): its drift is among the mismatches.
-    since = datetime.now(UTC) - timedelta(days=1)  # every receipt of the sequence is kept
     report = verify(rt.engine, rt.leaderboard_redis, cfg, receipts=(rt.redis, since))
     assert [] == report.mismatches, (
         [s[:4] for s in model.steps],
@@ -195,18 +234,22 @@ def checked(rt: Any, model: Model, step: tuple[Any, ...]) -> None:
         assert expected == stored, step
 
 
-def sequence(rt: Any, data: Any, tmp: Path) -> int:
-    """One random sequence on one ladder; returns the steps taken."""
+def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]) -> int:
+    """One random sequence on one ladder; returns the steps taken (``totals["archives"]``
+    counts the archive steps, ``totals["after"]`` the steps that followed one)."""
     name = data.draw(st.sampled_from(["gammon42", "fibs", "prostriker"]), label="ladder")
     model = Model(name)
-    t0 = datetime.now(UTC).replace(microsecond=0) - SPACING * (STEPS + 2)
+    clock.now = BEGIN
+    partitions.ensure_ahead(rt.engine, clock.now)  # what every command makes at that time
+    archives = 0
     games: list[tuple[str, str, str, datetime]] = []  # event id, winner, loser, ended_at
     names = list(PLAYERS)
     known: set[str] = set()  # players the ladder has (an action needs one)
     banned: set[str] = set()
     count = data.draw(st.integers(1, STEPS), label="steps")
     for index in range(count):
-        at = t0 + SPACING * index
+        clock.now += SPACING
+        at = clock.now - timedelta(minutes=1)  # a game ends a minute before it is processed
         kinds = ["game", "game", "game", "import"]
         if games:
             kinds += ["void"]
@@ -214,6 +257,8 @@ def sequence(rt: Any, data: Any, tmp: Path) -> int:
             kinds += ["ban", "adjust", "erase"]
         if banned:
             kinds += ["unban"]
+        if games and archives < ARCHIVES:
+            kinds += ["archive"]
         kind = data.draw(st.sampled_from(kinds), label="kind")
         if kind == "game":
             w, lo = data.draw(st.permutations(names).map(lambda p: tuple(p[:2])), label="pair")
@@ -235,7 +280,7 @@ def sequence(rt: Any, data: Any, tmp: Path) -> int:
             step = ("void", eid)
         elif kind == "ban":
             pid = data.draw(st.sampled_from(sorted(known)), label="ban")
-            mine = [g[3] for g in games if pid in g[1:3]]
+            mine = [g[3] for g in games if pid in g[1:3]]  # games left (not archived)
             since = data.draw(st.sampled_from([None, *mine]), label="since")
             argv = ["ban", name, pid, "--reason", "t"]
             if since is not None:
@@ -267,6 +312,26 @@ def sequence(rt: Any, data: Any, tmp: Path) -> int:
             names.append(pid)
             known.add(pid)
             step = ("import", pid, rating, played, experience)
+        elif kind == "erase":
+            pid = data.draw(st.sampled_from(sorted(known)), label="erase")
+            assert 0 == ladder(rt, "player", "erase", name, pid, "--yes", "--by", "dpo")
+            known.discard(pid)
+            banned.discard(pid)
+            # Later games may name the id again: a new player, whose old games are not theirs.
+            games = [
+                (e, "#" if w == pid else w, "#" if lo == pid else lo, t) for e, w, lo, t in games
+            ]
+            step = ("erase", pid)
+        elif kind == "archive":
+            # The next month: every month before it archived, its games no longer voidable.
+            month = partitions.next_month(clock.now.date(), 1)
+            clock.now = datetime(month.year, month.month, 1, 1, tzinfo=UTC)
+            archiving.archive(rt.engine, rt.config, month, now=clock.now)
+            partitions.ensure_ahead(rt.engine, clock.now)
+            archives += 1
+            totals["archives"] += 1
+            games = []
+            step = ("archive", month)
         else:
             pid = data.draw(st.sampled_from(sorted(known)), label="erase")
             assert 0 == ladder(rt, "player", "erase", name, pid, "--yes", "--by", "dpo")
@@ -278,15 +343,17 @@ def sequence(rt: Any, data: Any, tmp: Path) -> int:
             ]
             step = ("erase", pid)
         model.steps.append(step)
-        checked(rt, model, step)
+        checked(rt, model, step, BEGIN)
+        totals["after"] += 1 if archives else 0
     return count
 
 
 def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     runtime, tmp_path, monkeypatch
 ):
-    """SPEC 6 "One history" on random sequences (up to 30 steps each) of all seven actions on
-    all three rulesets: verify 0 mismatches, reconcile clean, backtest = stored, board = model.
+    """SPEC 6 "One history" on random sequences (up to 30 steps each) of all seven actions and
+    archives on all three rulesets: verify 0 mismatches, reconcile clean, backtest = stored,
+    board = model.
     """
     from rq.worker.base import BaseWorker
 
@@ -295,7 +362,8 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     monkeypatch.setattr(BaseWorker, "subscribe", lambda self: None)
     monkeypatch.setattr(BaseWorker, "unsubscribe", lambda self: None)
     started = time.perf_counter()
-    totals = {"sequences": 0, "steps": 0}
+    totals = {"sequences": 0, "steps": 0, "archives": 0, "after": 0}
+    clock = Clock(monkeypatch)
 
     @settings(
         max_examples=EXAMPLES,
@@ -308,11 +376,13 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     @given(st.data())
     def run(data: Any) -> None:
         reset(runtime)
-        totals["steps"] += sequence(runtime, data, tmp_path)
+        totals["steps"] += sequence(runtime, data, tmp_path, clock, totals)
         totals["sequences"] += 1
 
     run()
+    assert totals["after"] > 0  # archives were taken, and steps checked after them
     record_figure(
-        f"history property: {totals['sequences']} sequences, {totals['steps']} steps, "
+        f"history property: {totals['sequences']} sequences, {totals['steps']} steps "
+        f"({totals['archives']} archives, {totals['after']} steps checked after one), "
         f"{time.perf_counter() - started:.0f} s"
     )

@@ -22,7 +22,6 @@ both values.
 from __future__ import annotations
 
 import multiprocessing
-import operator
 import os
 import time
 from collections.abc import Sequence
@@ -34,18 +33,16 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from sqlalchemy.engine import Engine
 
-from engine import Action, LedgerChange, Lived, Player
+from engine import Action, Lived
 from worker import gcpause
 from worker.ladders import LadderConfig
 from worker.ops import reconcile
 from worker.ops.keptreceipts import KeptReceipts
 from worker.ops.progress import Progress
-from worker.ops.rebuild import stream_players
+from worker.ops.verifycompare import check_players, compare_change
 from worker.ops.verifyreport import Advancing, LadderReport, Mismatch
-from worker.store import checkpoints, imports, moderation
+from worker.store import boundary, checkpoints, imports, moderation
 from worker.store.log import (
-    CHUNK,
-    STORED_LEDGER,
     Logged,
     Recorded,
     event_of,
@@ -53,12 +50,9 @@ from worker.store.log import (
     recorded_actions,
     stream_log,
 )
-from worker.store.statements import PLAYER_COLUMNS
 
 PROGRESS_EVERY = 1000  # events between progress reports
 Kept = tuple[Redis | RedisCluster, datetime]  # receipts' Redis, oldest processing kept
-LEDGER_FIELDS = ("player_id", "kind", "before", "after", "delta", "k", "expected")
-_STATE = operator.attrgetter(*PLAYER_COLUMNS)  # a Player's stored columns, as one tuple
 
 
 def verify_ladders(
@@ -68,21 +62,23 @@ def verify_ladders(
     progress: Progress | None = None,
     processes: int | None = None,
     receipts: Kept | None = None,
+    since: datetime | None = None,
 ) -> list[LadderReport]:
     """Verify each ladder; the ladders (independent of each other) are replayed in parallel,
     one process per CPU. Reports come back in the order of ``ladder_configs``. ``receipts``:
-    the Redis the receipts are kept on and the oldest processing a kept one can be."""
+    the Redis the receipts are kept on and the oldest processing a kept one can be;
+    ``since``: only the part of each log processed since then (``verify``)."""
     configs = list(ladder_configs)
     processes = processes or min(len(configs), os.cpu_count() or 1)
     if processes <= 1:
-        reports = [verify(engine, redis, c, progress, receipts) for c in configs]
+        reports = [verify(engine, redis, c, progress, receipts, since) for c in configs]
         if progress is not None:
             progress.finish(f"{sum(r.mismatch_count for r in reports)} mismatches")
         return reports
     global _SHARED
     context = multiprocessing.get_context("fork")
     done = context.Value("q", 0)
-    _SHARED = (engine, redis, {c.name: c for c in configs}, done, receipts)
+    _SHARED = (engine, redis, {c.name: c for c in configs}, done, receipts, since)
     try:
         with ProcessPoolExecutor(processes, mp_context=context, initializer=_child) as pool:
             futures = [pool.submit(_verify_shared, c.name) for c in configs]
@@ -101,7 +97,15 @@ def verify_ladders(
 
 # What a forked verifier inherits: engine, Redis client, ladders by name, events done so far.
 _SHARED: (
-    tuple[Engine, Redis | RedisCluster | None, dict[str, LadderConfig], Any, Kept | None] | None
+    tuple[
+        Engine,
+        Redis | RedisCluster | None,
+        dict[str, LadderConfig],
+        Any,
+        Kept | None,
+        datetime | None,
+    ]
+    | None
 ) = None
 
 
@@ -112,8 +116,8 @@ def _child() -> None:
 
 def _verify_shared(ladder: str) -> LadderReport:
     assert _SHARED is not None
-    engine, redis, configs, done, receipts = _SHARED
-    return verify(engine, redis, configs[ladder], _Share(done), receipts)
+    engine, redis, configs, done, receipts, since = _SHARED
+    return verify(engine, redis, configs[ladder], _Share(done), receipts, since)
 
 
 class _Share:
@@ -133,9 +137,16 @@ def verify(
     ladder_config: LadderConfig,
     progress: Advancing | None = None,
     receipts: Kept | None = None,
+    since: datetime | None = None,
 ) -> LadderReport:
     """Replay one ladder from PostgreSQL and compare; ``redis=None`` skips the boards, and
     ``receipts`` (Redis, since when) compares the receipts kept there (``keptreceipts``).
+
+    ``since``: only the part of the log processed since then, replayed from the ladder's state
+    at that instant as its log recorded it (``worker.store.boundary``); the players compared
+    at the end are those the replay knows, their ``version`` not, their ``updated_at`` where
+    the replay changed them. ``report.since`` says where it started (``None``: the ladder's
+    first event or archive checkpoint).
 
     The boards are compared with PostgreSQL in a thread beside the replay: that comparison
     mostly waits for Redis and PostgreSQL, the replay mostly computes, and neither reads
@@ -146,7 +157,7 @@ def verify(
         drift = None
         if redis is not None:
             drift = boards.submit(_boards, engine, redis, ladder_config)
-        _replay(engine, ladder_config, report, progress, receipts)
+        _replay(engine, ladder_config, report, progress, receipts, since)
         report.seconds = time.perf_counter() - started
         found: list[Mismatch] = []
         if drift is not None:
@@ -178,6 +189,7 @@ def _replay(
     report: LadderReport,
     progress: Advancing | None,
     receipts: Kept | None = None,
+    since: datetime | None = None,
 ) -> None:
     """The ladder's history through the one replay as it was lived (``engine.replay.Lived``):
     each audit and ledger row compared with what the replay derives where it was made, each
@@ -185,8 +197,15 @@ def _replay(
     ladder = ladder_config.name
     imported = imports.profiles(engine, ladder)  # what an import row's player starts with
     with engine.connect() as conn:
-        # months archived: the replay starts at their checkpoint
-        start = checkpoints.start(conn, ladder, moderation.history_actions(conn, ladder))
+        # months archived: the replay starts at their checkpoint; since: at the instant
+        taken = moderation.history_actions(conn, ladder)
+        if since is None:
+            start = checkpoints.start(conn, ladder, taken)
+        else:
+            first = ladder_config.rules_at(since).start
+            board = ladder_config.policy.boosted_board
+            start = boundary.start(conn, ladder, taken, since, first, boosted_board=board)
+            report.since = None if start.checkpoint is None else start.checkpoint.before
         actions = start.actions
         kept_rows = moderation.action_rows(conn, ladder) if actions else {}
         kept_effects = moderation.action_effects(conn, ladder) if actions else {}
@@ -197,7 +216,10 @@ def _replay(
         kept = KeptReceipts(*receipts, lambda *found: report.differ(Mismatch(*found)))
     with gcpause.paused():
         logged = stream_log(engine, ladder, start.after_seq)
-        log = history(logged, recorded_actions(engine, ladder), actions)
+        recorded = recorded_actions(engine, ladder)
+        if start.checkpoint is not None:  # the rows before it are in it
+            recorded = [r for r in recorded if r[1] >= start.checkpoint.before]
+        log = history(logged, recorded, actions)
         for entry in log:
             if isinstance(entry, Logged):
                 _check_event(replay, entry.row, entry.ledger, report, kept)
@@ -209,7 +231,7 @@ def _replay(
                 _check_recorded(replay, ladder, entry, report)
         if kept is not None:
             kept.flush()
-    _check_players(engine, ladder, replay.state.players, report)
+    check_players(engine, ladder, replay.state.players, report, since=since is not None)
 
 
 def _check_action(
@@ -291,34 +313,6 @@ def _check_event(
         )
 
 
-def compare_change(
-    event_id: str | None,
-    kept: Sequence[Any] | None,
-    made: LedgerChange | None,
-    report: LadderReport,
-) -> None:
-    if kept is None or made is None:
-        player = made.player_id if made is not None else kept[0] if kept is not None else None
-        report.differ(
-            Mismatch(event_id, player, "ledger row", _ledger(kept), _derived_ledger(made))
-        )
-        return
-    derived = (
-        made.player_id,
-        made.kind.value,
-        made.before,
-        made.after,
-        made.delta,
-        made.k,
-        made.expected,
-    )
-    if tuple(kept) == derived:
-        return
-    for name, a, b in zip(STORED_LEDGER, kept, derived, strict=True):
-        if a != b:
-            report.differ(Mismatch(event_id, made.player_id, name, a, b))
-
-
 def _check_recorded(replay: Lived, ladder: str, entry: Recorded, report: LadderReport) -> None:
     change = entry.change
     report.ledger_rows += 1
@@ -333,40 +327,3 @@ def _check_recorded(replay: Lived, ladder: str, entry: Recorded, report: LadderR
         change.expected,
     )
     compare_change(entry.event_id, kept, derived, report)
-
-
-def _check_players(
-    engine: Engine, ladder: str, derived: dict[tuple[str, str], Player], report: LadderReport
-) -> None:
-    seen: set[str] = set()
-    for part in stream_players(engine, ladder, chunk=CHUNK):
-        for row in part:
-            pid = row[1]
-            seen.add(pid)
-            player = derived.get((ladder, pid))
-            if player is None:
-                if row[2 + PLAYER_COLUMNS.index("version")] == 0:
-                    continue  # created for an event that was not applied; never changed
-                report.differ(Mismatch(None, pid, "player", "stored", None))
-                continue
-            stored = tuple(row[2:])
-            derived_state = _STATE(player)
-            if stored == derived_state:
-                continue
-            for name, value, made in zip(PLAYER_COLUMNS, stored, derived_state, strict=True):
-                if value != made:
-                    report.differ(Mismatch(None, pid, name, value, made))
-        report.players += len(part)
-    for _, pid in derived:
-        if pid not in seen:
-            report.differ(Mismatch(None, pid, "player", None, "derived"))
-
-
-def _ledger(row: Sequence[Any] | None) -> dict[str, Any] | None:
-    return None if row is None else dict(zip(LEDGER_FIELDS, row, strict=True))
-
-
-def _derived_ledger(change: LedgerChange | None) -> dict[str, Any] | None:
-    if change is None:
-        return None
-    return {name: getattr(change, name) for name in LEDGER_FIELDS}

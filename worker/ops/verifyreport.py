@@ -37,6 +37,7 @@ class LadderReport:
     mismatches: list[Mismatch] = field(default_factory=list)
     seconds: float = 0.0  # the replay and the comparison with PostgreSQL
     redis_seconds: float = 0.0  # the comparison of the boards with PostgreSQL
+    since: datetime | None = None  # where a verify since an instant started (None: the start)
 
     def differ(self, mismatch: Mismatch) -> None:
         self.mismatch_count += 1
@@ -57,6 +58,7 @@ class LadderReport:
             "seconds": round(self.seconds, 3),
             "events_per_second": round(self.rate),
             "redis_seconds": round(self.redis_seconds, 3),
+            "since": None if self.since is None else self.since.isoformat(),
         }
 
 

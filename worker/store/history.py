@@ -8,6 +8,11 @@ It reads as moderated (SPEC 6 "One history"): a game a void took back keeps its 
 ``voided`` (its change was never applied: the void's ``correction`` row, listed too, undid
 it), and each event's outcome is the one the one replay last derived for it
 (``event_effects``), so the rows end at the player's current rating.
+
+After ``ladder archive`` the rows before the ladder's boundary have left the log (their
+months are tables of their own, for the operator to dump and drop): the history reads the
+months left and says so (``archived``: "history before 2026-11 archived on 2026-12-03"), for
+every reader that shows it (``ladder history``, ``ladder player``, the console's player page).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from sqlalchemy.engine import Engine
 from schemas.errors import UnknownPlayer
 from schemas.ids import is_identifier
 from worker.store.tables import (
+    checkpoint_players,
+    checkpoints,
     event_effects,
     events,
     moderation_actions,
@@ -95,6 +102,34 @@ def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[C
         _change(row, player, notes.get(row["event_id"]), outcomes.get(row["event_id"]))
         for row in rows
     ]
+
+
+@dataclass(frozen=True)
+class Archived:
+    """Where a player's history as read begins: the ladder's archive boundary."""
+
+    before: datetime  # the rows processed before it were archived
+    made_at: datetime  # when
+
+    def note(self) -> str:
+        return f"history before {self.before:%Y-%m} archived on {self.made_at:%Y-%m-%d}"
+
+
+def archived(engine: Engine, ladder: str, player: str) -> Archived | None:
+    """The ladder's archive boundary when the player had a history before it (it is in the
+    checkpoint), else None: everything of theirs is in the log."""
+    query = (
+        select(checkpoints.c.before, checkpoints.c.made_at)
+        .select_from(
+            checkpoints.join(
+                checkpoint_players, checkpoint_players.c.ladder == checkpoints.c.ladder
+            )
+        )
+        .where(checkpoints.c.ladder == ladder, checkpoint_players.c.player_id == player)
+    )
+    with engine.connect() as conn:
+        found = conn.execute(query).first()
+    return None if found is None else Archived(found[0], found[1])
 
 
 VOIDED = "voided"

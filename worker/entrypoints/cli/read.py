@@ -197,13 +197,18 @@ def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
         lines.append(("linked to", found.linked_to))
     if found.banned:
         lines.append(("banned", f"since {found.banned_since or '-'}"))
+    from worker.store.history import archived
+
+    before = archived(rt.engine, args.ladder, args.player)
+    if before is not None:
+        lines.append(("history", before.note()))
     for label, value in lines:
         print(f"{label:<11} {safe(value)}")
     return 0
 
 
 def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
-    from worker.store.history import history
+    from worker.store.history import archived, history
 
     ladder_config = board_ladder(rt, args)
     changes = history(rt.engine, args.ladder, args.player, args.limit)
@@ -228,6 +233,9 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
         )
     if not changes:
         print("  (no rating changes yet)")
+    before = archived(rt.engine, args.ladder, args.player)
+    if before is not None:
+        print(f"  ({before.note()})")
     return 0
 
 

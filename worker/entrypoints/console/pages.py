@@ -297,6 +297,7 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
         "chart": chart,
         "points": len(points),
         "capped": len(changes) >= CHART_GAMES,
+        "archived": _archived(stores, name, player_id),
         "games": listed[:LISTED_GAMES],
     }
 
@@ -311,6 +312,12 @@ _CHANGE_WORDS = {
     "correction": "correction",
     "adjustment": "adjustment",
 }
+
+
+def _archived(stores: Stores, name: str, player_id: str) -> str:
+    """The note of the player's history archived before the ladder's boundary, or ""."""
+    found = history.archived(stores.engine, name, player_id)
+    return "" if found is None else found.note()
 
 
 def _detail(lc: LadderConfig, g: games.Game) -> str:

@@ -1,0 +1,280 @@
+"""A ladder's state at an instant as its log recorded it: a checkpoint built on the fly
+(``ladder verify --since``).
+
+``at(conn, ladder, boundary, ...)`` reads, without replaying anything, what the log recorded
+before ``boundary`` of the players the log names from then on (the others are not read: no
+later entry can change them), and returns it as the ``Checkpoint`` an archive at that instant
+would have written (``worker.store.checkpoints``), so that a replay starts from it exactly as
+it starts from an archive's. It starts from the ladder's archive checkpoint when there is one
+and adds what was recorded between the two. Each player's
+
+- rating: the ``after`` of its last ledger row before the boundary;
+- rated games: the ``games`` its last ledger row recorded that records them;
+- experience and last game: its rated games before the boundary (the game rows of events no
+  void took back): their match lengths summed, the latest end;
+- boosted points: its boosted wins before the boundary (when the ladder keeps that board);
+- listed: a rating row before the boundary (a game, prize, import or adoption), and not linked;
+- e-mail and display-name flags: its last ``player.updated`` before the boundary;
+- link: the links made before it; ban: its last ban, unban or erase before it.
+
+The links, the settled tournaments and the games of the fair-play windows (ranked games that
+ended ``WINDOW_DAYS`` or less before the boundary, not voided) are read the same way.
+
+What the log does not record is not invented: a player's ``version`` and ``updated_at`` at the
+boundary (they start at 0 and unset: a comparison reads only what changed since); what a void
+before the boundary did to the counts of a player's rated games after the last row that
+records them (the count is taken as recorded); the profile an account adopted from its
+anonymous id before the boundary (its experience and boosted points are its own games').
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+from engine import Player
+from engine.ladder import RESULT_POINTS
+from engine.replay import Action
+from worker.store.checkpoints import WINDOW_DAYS, Checkpoint, Start, load
+
+
+class Interleaved(Exception):
+    """Events processed before and after the instant interleave in scoring order."""
+
+
+_LAST_BEFORE = """
+SELECT max(seq), count(*) FROM events
+WHERE ladder = :ladder AND processed_at >= :since AND processed_at < :before
+"""
+_FIRST_AFTER = "SELECT min(seq) FROM events WHERE ladder = :ladder AND processed_at >= :before"
+# Every id the log names from the boundary on: the events' (as sent and as resolved), the
+# ledger rows', the moderation actions' targets.
+_NAMED = """
+SELECT winner_id FROM events WHERE ladder = :ladder AND processed_at >= :before
+    AND winner_id IS NOT NULL
+UNION SELECT loser_id FROM events WHERE ladder = :ladder AND processed_at >= :before
+    AND loser_id IS NOT NULL
+UNION SELECT n FROM events
+    CROSS JOIN LATERAL (VALUES (payload->'winner'->>'player_id'),
+        (payload->'loser'->>'player_id'), (payload->>'player_id'),
+        (payload->>'anonymous_id'), (payload->>'account_id')) AS v(n)
+    WHERE ladder = :ladder AND processed_at >= :before AND n IS NOT NULL
+UNION SELECT jsonb_array_elements_text(payload->'podium') FROM events
+    WHERE ladder = :ladder AND processed_at >= :before AND type = 'tournament.finished'
+UNION SELECT player_id FROM rating_changes WHERE ladder = :ladder AND at >= :before
+UNION SELECT target FROM moderation_actions WHERE ladder = :ladder AND at >= :before
+    AND target IS NOT NULL
+"""
+_LAST_ROWS = """
+SELECT DISTINCT ON (player_id) player_id, rating_after FROM rating_changes
+WHERE ladder = :ladder AND player_id = ANY(:ids) AND at >= :since AND at < :before
+ORDER BY player_id, id DESC
+"""
+_LAST_GAMES = """
+SELECT DISTINCT ON (player_id) player_id, games FROM rating_changes
+WHERE ladder = :ladder AND player_id = ANY(:ids) AND at >= :since AND at < :before
+    AND games IS NOT NULL
+ORDER BY player_id, id DESC
+"""
+_LISTED_KINDS = ("game", "prize", "import", "link")
+_RATED_ROWS = """
+SELECT DISTINCT player_id FROM rating_changes
+WHERE ladder = :ladder AND player_id = ANY(:ids) AND at >= :since AND at < :before
+    AND kind = ANY(:kinds)
+"""
+# An event's outcome now: the newest effect a moderation action gave it, else its audit row's.
+_NOW = """
+coalesce((SELECT x.outcome FROM event_effects x WHERE x.ladder = e.ladder
+          AND x.event_id = e.event_id ORDER BY x.action_id DESC LIMIT 1), e.outcome)
+"""
+_PLAYED = f"""
+SELECT r.player_id, sum(coalesce(e.match_length, 1)), max(e.ended_at)
+FROM rating_changes r JOIN events e ON e.ladder = r.ladder AND e.event_id = r.event_id
+WHERE r.ladder = :ladder AND r.player_id = ANY(:ids) AND r.kind = 'game'
+    AND r.at >= :since AND r.at < :before AND e.processed_at < :before
+    AND {_NOW} <> 'voided'
+GROUP BY r.player_id
+"""
+_BOOSTED = f"""
+SELECT e.winner_id, payload->>'result', coalesce(e.cube, 1) FROM events e
+WHERE e.ladder = :ladder AND e.winner_id = ANY(:ids) AND e.mode = 'boosted'
+    AND e.processed_at >= :since AND e.processed_at < :before
+    AND e.outcome = 'unrated' AND coalesce(e.reason, '') <> 'banned' AND {_NOW} <> 'voided'
+"""
+_PROFILES = """
+SELECT DISTINCT ON (winner_id) winner_id, payload FROM events
+WHERE ladder = :ladder AND winner_id = ANY(:ids) AND type = 'player.updated'
+    AND outcome = 'applied' AND processed_at >= :since AND processed_at < :before
+ORDER BY winner_id, seq DESC
+"""
+_BANS = """
+SELECT DISTINCT ON (target) target, kind FROM moderation_actions
+WHERE ladder = :ladder AND target = ANY(:ids) AND kind IN ('ban', 'unban', 'erase')
+    AND at >= :since AND at < :before
+ORDER BY target, id DESC
+"""
+_LINKS = "SELECT anonymous_id, account_id FROM links WHERE ladder = :ladder AND linked_at < :before"
+_SETTLED = "SELECT tournament_id FROM tournaments WHERE ladder = :ladder AND settled_at < :before"
+_WINDOW_GAMES = f"""
+SELECT e.winner_id, e.loser_id, e.ended_at, {_NOW} FROM events e
+WHERE e.ladder = :ladder AND e.type = 'game.finished' AND e.mode = 'ranked'
+    AND e.processed_at >= :since AND e.processed_at < :before AND e.ended_at >= :window
+    AND e.outcome IN ('rated', 'unrated')
+ORDER BY e.seq
+"""
+
+
+def at(
+    conn: Connection,
+    ladder: str,
+    before: datetime,
+    start: float,
+    earlier: Checkpoint | None,
+    *,
+    boosted_board: bool = True,
+) -> Checkpoint:
+    """The ladder's checkpoint at ``before`` as its log recorded it, from ``earlier`` (its
+    archive checkpoint, before ``before``) when there is one; ``start``: a new player's rating.
+    Raises ``Interleaved`` when an event processed before ``before`` was scored after one
+    processed at or after it (a batch straddling the instant: choose another)."""
+    since = earlier.before if earlier is not None else datetime.min.replace(tzinfo=before.tzinfo)
+    window = before - timedelta(days=WINDOW_DAYS)
+    args: dict[str, Any] = {"ladder": ladder, "before": before, "since": since}
+    last, count = conn.execute(text(_LAST_BEFORE), args).one()
+    first = conn.execute(text(_FIRST_AFTER), args).scalar()
+    after_seq = int(last) if last is not None else (earlier.after_seq if earlier else 0)
+    if last is not None and first is not None and int(first) < int(last):
+        raise Interleaved(
+            f"events processed before and after {before.isoformat()} interleave in scoring "
+            f"order (event {first} after it was scored before event {last}): choose another time"
+        )
+    links = dict(earlier.links) if earlier is not None else {}
+    links.update({str(a): str(b) for a, b in conn.execute(text(_LINKS), args)})
+    named = {str(r[0]) for r in conn.execute(text(_NAMED), args)}
+    named |= {a for a, b in links.items() if b in named} | {links[a] for a in named & set(links)}
+    args["ids"] = sorted(named)
+    known = {p.player_id: p for p in (earlier.players if earlier is not None else ())}
+    players = {pid: _copy(known[pid]) for pid in named if pid in known}
+
+    def player(pid: str) -> Player:
+        if pid not in players:
+            players[pid] = Player(ladder, pid, start)
+        return players[pid]
+
+    for pid, rating in conn.execute(text(_LAST_ROWS), args):
+        player(pid).rating = float(rating)
+    for pid, games in conn.execute(text(_LAST_GAMES), args):
+        player(pid).rated_games = int(games)
+    for (pid,) in conn.execute(text(_RATED_ROWS), {**args, "kinds": list(_LISTED_KINDS)}):
+        player(pid).listed = True
+    for pid, length, last_game in conn.execute(text(_PLAYED), args):
+        one = player(pid)
+        one.experience += int(length)
+        one.last_game_at = last_game
+    if boosted_board:
+        for pid, result, cube in conn.execute(text(_BOOSTED), args):
+            player(pid).boosted_points += RESULT_POINTS.get(result or "single", 1) * int(cube)
+    for pid, payload in conn.execute(text(_PROFILES), args):
+        one = player(pid)
+        one.email_verified = bool(payload.get("email_verified", False))
+        one.display_name_chosen = bool(payload.get("display_name_chosen", False))
+    for pid, kind in conn.execute(text(_BANS), args):
+        player(pid).banned = kind in ("ban", "erase")
+    for anon, account in links.items():
+        if anon in named:
+            player(anon).linked_to = account
+            player(anon).listed = False
+        if account in named:
+            player(account)
+    for one in players.values():
+        one.version, one.updated_at = 0, None
+    ranked, pairs = _windows(conn, args, window, earlier)
+    settled = set(earlier.settled) if earlier is not None else set()
+    settled |= {str(r[0]) for r in conn.execute(text(_SETTLED), args)}
+    return Checkpoint(
+        ladder=ladder,
+        before=before,
+        after_seq=after_seq,
+        events=int(count) + (earlier.events if earlier is not None else 0),
+        players=tuple(players[p] for p in sorted(players)),
+        links=links,
+        settled=frozenset(settled),
+        ranked=ranked,
+        rated_pairs=pairs,
+    )
+
+
+def _windows(
+    conn: Connection, args: dict[str, Any], window: datetime, earlier: Checkpoint | None
+) -> tuple[dict[str, list[datetime]], dict[tuple[str, str], list[datetime]]]:
+    """The games of the fair-play windows at the boundary: ranked games (and the rated ones
+    by pair) that ended within ``WINDOW_DAYS`` of it, each list in time order."""
+    ranked: dict[str, list[datetime]] = {}
+    pairs: dict[tuple[str, str], list[datetime]] = {}
+    if earlier is not None:
+        for pid, times in earlier.ranked.items():
+            ranked[pid] = [t for t in times if t >= window]
+        for pair, times in earlier.rated_pairs.items():
+            pairs[pair] = [t for t in times if t >= window]
+    for winner, loser, ended, outcome in conn.execute(
+        text(_WINDOW_GAMES), {**args, "window": window}
+    ):
+        if outcome == "voided":
+            continue
+        for pid in (winner, loser):
+            ranked.setdefault(pid, []).append(ended)
+        if outcome == "rated":
+            pair = (winner, loser) if winner <= loser else (loser, winner)
+            pairs.setdefault(pair, []).append(ended)
+    return _sorted(ranked), _sorted(pairs)
+
+
+def _sorted(table: dict[Any, list[datetime]]) -> dict[Any, list[datetime]]:
+    return {key: sorted(times) for key, times in sorted(table.items()) if times}
+
+
+def _copy(player: Player) -> Player:
+    return replace(player, dirty=False)
+
+
+_VOIDED_FIRST = """
+SELECT min(processed_at) FROM events
+WHERE ladder = :ladder AND event_id = ANY(:ids) AND processed_at < :before
+"""
+
+
+def start(
+    conn: Connection,
+    ladder: str,
+    actions: Sequence[Action],
+    before: datetime,
+    start_rating: float,
+    *,
+    boosted_board: bool = True,
+) -> Start:
+    """Where a replay of the ladder's log processed since ``before`` starts: the checkpoint
+    at ``before`` as the log recorded it (``at``), moved back to the first game a void taken
+    since then takes back (that void is derived from the game on); the ladder's archive
+    checkpoint or its first event (``checkpoints.start``) when nothing was processed before
+    that instant since them. ``actions``: the ladder's moderation actions."""
+    earlier = load(conn, ladder)
+    while True:
+        voided = sorted({e for a in actions if a.at >= before for e in a.voided})
+        if not voided:
+            break
+        args = {"ladder": ladder, "ids": voided, "before": before}
+        first = conn.execute(text(_VOIDED_FIRST), args).scalar()
+        if first is None:
+            break
+        before = first
+    if earlier is not None and before <= earlier.before:
+        return Start(earlier, earlier.after_seq, [a for a in actions if a.at >= earlier.before])
+    point = at(conn, ladder, before, start_rating, earlier, boosted_board=boosted_board)
+    if point.events == 0:  # nothing processed before the instant: the whole log
+        return Start(None, 0, list(actions))
+    return Start(point, point.after_seq, [a for a in actions if a.at >= before])
