@@ -71,9 +71,14 @@ demo: install
 
 # LADDER_TEST_DATABASE_URL / LADDER_TEST_REDIS_URL, when set, name the servers the tests use
 # (passed through as they are); unset, the tests start embedded ones (tests/conftest.py).
+# The tests run in TEST_WORKERS processes (pytest-xdist; each leases its own Redis database and
+# makes its own PostgreSQL schemas); most of a test's time is spent waiting on the servers and
+# on the workers it starts, so more processes than cores still shortens the run. 1: one
+# process, in collection order.
+TEST_WORKERS ?= 3
 test: install
 	$(BIN)/python -m tests.prerequisites
-	$(BIN)/pytest -m "not soak" --durations=15
+	$(BIN)/pytest -m "not soak" --durations=15 $(if $(filter 1,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist worksteal)
 
 # The long variants, and the moderation property over 1,000 sequences (make test runs 200).
 soak: install

@@ -145,12 +145,35 @@ def drain(rt: Any) -> None:
     runner.run_burst(rt)
 
 
-FIGURES: list[str] = []
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` run first (in their order), the rest after them as collected: run
+    in parallel (``make test``'s ``-n``), each long one starts at once on a worker of its own
+    instead of keeping the run waiting after everything else has finished."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
+FIGURES: list[str] = []  # printed at the end of the run
+_TAKEN: list[str] = []  # this process's, until its test's report carries them
 
 
 def record_figure(line: str) -> None:
     """Note what a reliability test survived; printed at the end of the run."""
-    FIGURES.append(line)
+    _TAKEN.append(line)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A test's figures travel in its report, so that they reach the process that prints the
+    summary when the tests run in parallel worker processes."""
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when == "call" and _TAKEN:
+        report.user_properties.extend(("figure", line) for line in _TAKEN)
+        _TAKEN.clear()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    FIGURES.extend(str(value) for name, value in report.user_properties if name == "figure")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -85,6 +85,7 @@ def test_make_demo_refuses_a_redis_database_holding_keys_it_did_not_write(
     assert not (tmp_path / "data").exists()  # no embedded server was started
 
 
+@pytest.mark.long
 def test_make_demo_on_embedded_servers_leaves_the_given_servers_alone_and_runs_twice(
     redis_url, database_url, tmp_path
 ):

@@ -165,6 +165,7 @@ def test_voided_games_leave_the_ladder_as_if_never_published(cli, database_url, 
     assert again["action"] is None and set(again["refused"]) == set(voids["gammon42"])
 
 
+@pytest.mark.long
 def test_moderation_while_workers_score_a_steady_stream_loses_nothing(cli, database_url):
     """workers may wait on the ladder while a correction commits, but lose
     nothing, double nothing and never fail for it: two real ``ladder worker`` processes

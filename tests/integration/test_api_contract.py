@@ -14,6 +14,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import drain, publish
 from tests.e2e.private import free_port
 from tests.events import game
@@ -54,6 +56,7 @@ def _serve(runtime: Any) -> tuple[subprocess.Popen[bytes], str]:
             time.sleep(0.2)
 
 
+@pytest.mark.long
 def test_ladder_serve_passes_every_schemathesis_check(runtime, tmp_path):
     """`schemathesis run --checks all` against `ladder serve`, over drained games and a season:
     documented statuses and bodies only, schema-valid input accepted, invalid input refused,

@@ -348,6 +348,7 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
     return count
 
 
+@pytest.mark.long
 def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     runtime, tmp_path, monkeypatch
 ):
