@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in NEEDS_DATABASE:
             from worker.store.migrate import require_current
 
-            require_current(rt.engine)
+            for engine in rt.databases.all():  # every primary (``worker.store.routes``)
+                require_current(engine)
         started()  # the collector back on, if the console script paused it for start-up
         return dispatch(rt, args)
     except ConfigError as exc:
@@ -126,7 +127,8 @@ def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
         return EXIT_FAILED, str(exc)
     if isinstance(exc, ProgrammingError):  # a missing table: an unmigrated database, said so
         try:
-            require_current(rt.engine)
+            for engine in rt.databases.all():
+                require_current(engine)
         except NotMigrated as behind:
             exc = behind
         except Exception:  # the first failure is the one to report
@@ -248,8 +250,9 @@ def _version() -> str:
 def cmd_migrate(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.store.migrate import shown_url, upgrade
 
-    done = upgrade(rt.engine)
-    print(f"ladder: {done.describe()} ({shown_url(rt.engine)})")
+    for engine in rt.databases.all():  # every primary once, the default first
+        done = upgrade(engine)
+        print(f"ladder: {done.describe()} ({shown_url(engine)})")
     return 0
 
 
