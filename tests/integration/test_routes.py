@@ -161,3 +161,19 @@ def test_the_readiness_check_asks_every_primary(routed):
         conn.execute(text("UPDATE alembic_version SET version_num = 'old'"))
     checks = {c.name: c.ok for c in health.ready(routed.settings)}
     assert (True, False) == (checks["database"], checks["database:fibs"])
+
+
+def test_an_unreachable_routed_primary_is_one_line_without_its_password(
+    database_url, redis_url, monkeypatch, capsys
+):
+    """A routed server that refuses connections: one line, exit 1, the password not shown."""
+    engine = create_engine(database_url)
+    migrate.upgrade(engine)
+    engine.dispose()
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("LADDER_DATABASE_ROUTES", "fibs=postgresql://u:hunter2@127.0.0.1:1/x")
+    assert 1 == cli.main(["verify", "fibs"])
+    said = capsys.readouterr().err
+    assert said.startswith("ladder: a database failed: ") and 1 == said.count("\n")
+    assert "hunter2" not in said and "127.0.0.1" in said

@@ -143,6 +143,9 @@ def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
         url = rt.__dict__.get("redis_url", rt.given.redis_url)
         return EXIT_FAILED, f"Redis at {_hide_password(url)} failed: {_first(exc)}"
     if isinstance(exc, OperationalError | DBAPIError):
+        databases = rt.__dict__.get("databases")
+        if databases is not None and databases.routes:  # which primary: the driver's line says
+            return EXIT_FAILED, f"a database failed: {_hide_password(_first(exc.orig or exc))}"
         url = rt.__dict__.get("database_url", rt.given.database_url)
         where = _hide_password(url).replace("+psycopg", "", 1)
         return EXIT_FAILED, f"the database at {where} failed: {_first(exc.orig or exc)}"
