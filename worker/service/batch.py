@@ -171,6 +171,8 @@ class Service(Intake):
         windows are all on its primary, so each part is whole on its own: a crash after some
         parts committed leaves those applied and the rest not; the batch tried again finds
         the committed parts' events already applied (duplicates, which change nothing)."""
+        if not self.databases.routes:  # one primary: the batch's one transaction
+            return self._apply_with_retries(self.databases.default, items, now)
         groups = self.databases.grouped(dict.fromkeys(item.event.ladder for item in items))
         if len(groups) == 1:
             return self._apply_with_retries(groups[0][0], items, now)
