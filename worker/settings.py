@@ -88,10 +88,10 @@ class Settings(BaseModel):
     # then serve (``worker.embedded``, started by the Runtime when first needed).
     redis_url: str = ""
     leaderboard_redis_url: str | None = None  # leaderboards elsewhere (may be a Redis Cluster)
-    database_url: str = ""
+    database_url: str = Field("", repr=False)  # may hold a password: never shown
     # LADDER_DATABASE_ROUTES: a ladder's own PostgreSQL; the Runtime adds the ladders whose
     # TOML table names a ``database`` variable (``worker.store.routes``). Never printed.
-    database_routes: dict[str, str] = {}
+    database_routes: dict[str, str] = Field({}, repr=False)
     data_dir: Path = DEFAULT_DATA_DIR  # LADDER_DATA_DIR
     ladder_config: Path | None = None
     network_key: SecretBytes = SecretBytes(DEV_NETWORK_KEY)

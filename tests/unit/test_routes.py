@@ -154,3 +154,8 @@ def test_one_primary_is_one_group_and_the_default_is_made_only_when_needed():
 
 def test_the_shipped_configuration_routes_nothing():
     assert all(c.database is None for c in load_config().ladders.values())
+
+
+def test_the_settings_never_show_a_database_password():
+    settings = Settings.from_env({"DATABASE_URL": MAIN, "LADDER_DATABASE_ROUTES": f"fibs={FIBS}"})
+    assert SECRET not in repr(settings) and SECRET not in str(settings)
