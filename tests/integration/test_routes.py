@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tests.events import game
 from tests.integration.helpers import board
 from worker.bootstrap import Runtime
 from worker.entrypoints.cli import main as cli
+from worker.ladders import load_config
 from worker.observability import health
 from worker.store import migrate
 from worker.store.tables import events, moderation_actions, players
@@ -177,3 +179,28 @@ def test_an_unreachable_routed_primary_is_one_line_without_its_password(
     said = capsys.readouterr().err
     assert said.startswith("ladder: a database failed: ") and 1 == said.count("\n")
     assert "hunter2" not in said and "127.0.0.1" in said
+
+
+def test_a_ladders_database_key_routes_it_as_the_variable_does(
+    settings, second_database_url, tmp_path
+):
+    """``database = "FIBS_DATABASE_URL"`` in the fibs table: fibs's rows on that server."""
+    text_ = Path(load_config().path).read_text(encoding="utf-8")
+    routed_toml = text_.replace(
+        "[ladders.fibs]\n", '[ladders.fibs]\ndatabase = "FIBS_DATABASE_URL"\n'
+    )
+    assert routed_toml != text_
+    path = tmp_path / "ladders.toml"
+    path.write_text(routed_toml, encoding="utf-8")
+    rt = Runtime(
+        settings.replace(ladder_config=path), environ={"FIBS_DATABASE_URL": second_database_url}
+    )
+    try:
+        for engine in rt.databases.all():
+            migrate.upgrade(engine)
+        sent = mixed(2)
+        rt.service.process([json.dumps(e) for e in sent], on_invalid=pytest.fail)
+        first, second = rt.databases.all()
+        assert ({"gammon42"}, {"fibs"}) == (set(stored(first)), set(stored(second)))
+    finally:
+        rt.close()
