@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.engine import Engine
 
+from schemas import InvalidEvent
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board
@@ -47,6 +48,10 @@ def mixed(n: int) -> list[dict[str, Any]]:
     return out
 
 
+def refuse(raw: str | bytes, error: InvalidEvent) -> None:
+    raise AssertionError(f"dead-lettered: {error}")
+
+
 def stored(engine: Engine) -> dict[str, set[str]]:
     """Each ladder's audited event ids on one server."""
     found: dict[str, set[str]] = {}
@@ -66,7 +71,7 @@ def test_a_mixed_batch_puts_each_ladders_rows_on_its_own_primary_only(routed):
     """One batch of both ladders: fibs's audit rows and players are on the second server
     only, gammon42's on the first only; the outcomes come back in the batch's order."""
     sent = mixed(6)
-    outcomes = routed.service.process([json.dumps(e) for e in sent], on_invalid=pytest.fail)
+    outcomes = routed.service.process([json.dumps(e) for e in sent], on_invalid=refuse)
     assert [e["event_id"] for e in sent] == [o.event_id for o in outcomes]
     assert {"rated"} == {o.outcome for o in outcomes}
     first, second = routed.databases.all()
@@ -82,9 +87,9 @@ def test_a_mixed_batch_puts_each_ladders_rows_on_its_own_primary_only(routed):
 def test_a_batch_tried_again_applies_nothing_twice_on_either_primary(routed):
     """The second attempt of a batch finds every event of both primaries a duplicate."""
     raws = [json.dumps(e) for e in mixed(4)]
-    routed.service.process(raws, on_invalid=pytest.fail)
+    routed.service.process(raws, on_invalid=refuse)
     before = {name: board(routed, name) for name in ("gammon42", "fibs")}
-    again = routed.service.process(raws, on_invalid=pytest.fail)
+    again = routed.service.process(raws, on_invalid=refuse)
     assert {"duplicate"} == {o.outcome for o in again}
     assert before == {name: board(routed, name) for name in ("gammon42", "fibs")}
     first, second = routed.databases.all()
@@ -199,7 +204,7 @@ def test_a_ladders_database_key_routes_it_as_the_variable_does(
         for engine in rt.databases.all():
             migrate.upgrade(engine)
         sent = mixed(2)
-        rt.service.process([json.dumps(e) for e in sent], on_invalid=pytest.fail)
+        rt.service.process([json.dumps(e) for e in sent], on_invalid=refuse)
         first, second = rt.databases.all()
         assert ({"gammon42"}, {"fibs"}) == (set(stored(first)), set(stored(second)))
     finally:
