@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -65,6 +68,21 @@ def run(rt: Runtime, capsys: Any, *argv: str) -> tuple[int, str]:
     capsys.readouterr()
     code = cli.dispatch(rt, cli.parser_for(argv).parse_args(list(argv)))
     return code, capsys.readouterr().out
+
+
+def ladder(database_url: str, redis_url: str, routes: str, *argv: str) -> tuple[int, str]:
+    """The ``ladder`` command in a process of its own (its logging set up as a command's):
+    its exit code and standard error."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
+    env.update(DATABASE_URL=database_url, REDIS_URL=redis_url, LADDER_DATABASE_ROUTES=routes)
+    done = subprocess.run(
+        [sys.executable, "-m", "worker.entrypoints.cli.main", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return done.returncode, done.stderr
 
 
 def test_a_mixed_batch_puts_each_ladders_rows_on_its_own_primary_only(routed):
@@ -142,17 +160,15 @@ def test_migrate_creates_the_schema_on_every_primary(settings, second_database_u
 
 
 def test_a_command_stops_on_an_unmigrated_routed_primary(
-    database_url, second_database_url, redis_url, monkeypatch, capsys
+    database_url, second_database_url, redis_url
 ):
     """The first server migrated, the routed one not: the command says which, exit 2."""
     engine = create_engine(database_url)
     migrate.upgrade(engine)
     engine.dispose()
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("REDIS_URL", redis_url)
-    monkeypatch.setenv("LADDER_DATABASE_ROUTES", f"fibs={second_database_url}")
-    assert 2 == cli.main(["verify"])
-    said = capsys.readouterr().err
+    routes = f"fibs={second_database_url}"
+    code, said = ladder(database_url, redis_url, routes, "verify")
+    assert 2 == code
     assert "is not migrated: run `ladder migrate`" in said
     assert "postgresql://postgres@/ladder?host=" in said  # the second server's socket
 
@@ -170,18 +186,14 @@ def test_the_readiness_check_asks_every_primary(routed):
     assert (True, False) == (checks["database"], checks["database:fibs"])
 
 
-def test_an_unreachable_routed_primary_is_one_line_without_its_password(
-    database_url, redis_url, monkeypatch, capsys
-):
+def test_an_unreachable_routed_primary_is_one_line_without_its_password(database_url, redis_url):
     """A routed server that refuses connections: one line, exit 1, the password not shown."""
     engine = create_engine(database_url)
     migrate.upgrade(engine)
     engine.dispose()
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("REDIS_URL", redis_url)
-    monkeypatch.setenv("LADDER_DATABASE_ROUTES", "fibs=postgresql://u:hunter2@127.0.0.1:1/x")
-    assert 1 == cli.main(["verify", "fibs"])
-    said = capsys.readouterr().err
+    routes = "fibs=postgresql://u:hunter2@127.0.0.1:1/x"
+    code, said = ladder(database_url, redis_url, routes, "verify", "fibs")
+    assert 1 == code
     assert said.startswith("ladder: a database failed: ") and 1 == said.count("\n")
     assert "hunter2" not in said and "127.0.0.1" in said
 
