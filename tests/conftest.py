@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -77,15 +79,40 @@ def redis_db(base_redis_url: str) -> Iterator[int]:
 @pytest.fixture
 def database_url(base_database_url: str) -> Iterator[str]:
     """A fresh, empty PostgreSQL schema, dropped afterwards."""
+    yield from _schema_on(base_database_url)
+
+
+def _schema_on(base_url: str) -> Iterator[str]:
     schema = f"t_{uuid.uuid4().hex[:16]}"
-    admin = create_engine(base_database_url, isolation_level="AUTOCOMMIT")
+    admin = create_engine(base_url, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    sep = "&" if "?" in base_database_url else "?"
-    yield f"{base_database_url}{sep}options={quote(f'-csearch_path={schema}')}"
+    sep = "&" if "?" in base_url else "?"
+    yield f"{base_url}{sep}options={quote(f'-csearch_path={schema}')}"
     with admin.connect() as conn:
         conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
     admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def second_base_database_url() -> Iterator[str]:
+    """A second PostgreSQL server, for ladders routed to a primary of their own: an embedded
+    one in a temporary directory of this session (its own data and socket), stopped at the
+    end of the session."""
+    where = Path(tempfile.mkdtemp(prefix="ladder-second-primary-"))
+    where.chmod(0o755)  # run as root, PostgreSQL runs as its own user, who must reach it
+    server = embedded.postgres(where)
+    try:
+        yield normalise_database_url(server.url)
+    finally:
+        embedded.stop(where)
+        shutil.rmtree(where, ignore_errors=True)
+
+
+@pytest.fixture
+def second_database_url(second_base_database_url: str) -> Iterator[str]:
+    """A fresh, empty schema on the second PostgreSQL server, dropped afterwards."""
+    yield from _schema_on(second_base_database_url)
 
 
 @pytest.fixture

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -24,7 +25,7 @@ from worker.queue.deadletter import DeadLetters
 from worker.queue.inbox import Inbox
 from worker.service.batch import Service
 from worker.settings import Settings, normalise_database_url
-from worker.store.tables import make_engine
+from worker.store.routes import Databases, resolve
 
 
 def _say(line: str) -> None:
@@ -42,6 +43,8 @@ class Runtime:
     # empty then waits a moment for the next event (``worker.queue.jobs``).
     serving: threading.Event = field(default_factory=threading.Event)
     say: Callable[[str], None] = _say
+    # Where a ladder's ``database`` key finds its URL: the environment as the process started.
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
     @cached_property
     def redis_url(self) -> str:
@@ -65,7 +68,11 @@ class Runtime:
     def settings(self) -> Settings:
         """The settings with both URLs filled in (so both servers started): for what is handed
         them whole, such as the health checks."""
-        return self.given.replace(redis_url=self.redis_url, database_url=self.database_url)
+        return self.given.replace(
+            redis_url=self.redis_url,
+            database_url=self.database_url,
+            database_routes=self.databases.routes,
+        )
 
     @cached_property
     def config(self) -> Config:
@@ -87,8 +94,18 @@ class Runtime:
         return leaderboard_client(url)
 
     @cached_property
+    def databases(self) -> Databases:
+        """Each ladder's PostgreSQL (``worker.store.routes``); the routes are checked against
+        the ladder configuration when first asked for."""
+        routes = resolve(self.given.database_routes, self.config, self.environ)
+        return Databases(lambda: self.database_url, routes)
+
+    @property
     def engine(self) -> Engine:
-        return make_engine(self.database_url)
+        """The default primary: dead letters, and the ladders not routed elsewhere. An
+        operation on one ladder uses ``databases.for_ladder``; one over every ladder,
+        ``databases.all()``."""
+        return self.databases.default
 
     @cached_property
     def dead_letters(self) -> DeadLetters:
@@ -132,7 +149,7 @@ class Runtime:
     def service(self) -> Service:
         return Service(
             self.config,
-            self.engine,
+            self.databases,
             self.projection,
             network_key=self.given.network_key.get_secret_value(),
             max_event_bytes=self.given.max_event_bytes,
@@ -150,8 +167,8 @@ class Runtime:
         self.dead_letters.add(payload, error, traceback=scrub(traceback))
 
     def close(self) -> None:
-        if "engine" in self.__dict__:
-            self.engine.dispose()
+        if "databases" in self.__dict__:
+            self.databases.dispose()
         if "leaderboard_redis" in self.__dict__ and self.leaderboard_redis is not self.redis:
             self.leaderboard_redis.close()
         if "redis" in self.__dict__:

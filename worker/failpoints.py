@@ -16,6 +16,7 @@ import time
 POINTS = (
     "inbox.after_claim",
     "service.before_commit",
+    "service.between_primaries",
     "service.after_commit",
     "runner.before_loop",
 )

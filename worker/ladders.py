@@ -58,6 +58,9 @@ class LadderConfig:
     linking: bool = True
     season: SeasonConfig = SeasonConfig()
     active_days: int | None = None  # [ladders.<name>.board] active_days: the active board
+    # the environment variable holding the URL of this ladder's own PostgreSQL (unset: the
+    # default one, or LADDER_DATABASE_ROUTES's; ``worker.store.routes``)
+    database: str | None = None
 
     def rules_at(self, when: datetime) -> Ruleset:
         """The parameters in force at ``when`` (the first version for anything earlier)."""
@@ -80,7 +83,9 @@ class LadderConfig:
     def as_table(self) -> dict[str, Any]:
         """Every setting in force, as the ``[ladders.<name>]`` table and its sub-tables name
         them (what ``ladder config show`` prints), each version with all its parameters."""
+        database = {"database": self.database} if self.database else {}
         return {
+            **database,
             "ruleset": self.ruleset,
             "boosted_board": self.boosted_board,
             "public_board": self.public_board,
@@ -189,6 +194,7 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
         public_board=checked.public_board,
         linking=checked.linking,
         active_days=checked.board.active_days,
+        database=checked.database,
     )
 
 
@@ -218,6 +224,7 @@ class _LadderTable(BaseModel):
     season: _SeasonTable = _SeasonTable()
     board: _BoardTable = _BoardTable()
     versions: list[Any] = Field(min_length=1)
+    database: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
 
     @field_validator("ruleset")
     @classmethod
@@ -256,6 +263,8 @@ def _refusal(
         return fail(field, "at least one [[ladders.<name>.versions]] entry is needed")
     if kind == "bool_type":
         return fail(field, "must be true or false")
+    if field == "database":
+        return fail(field, "must name an environment variable that holds a postgresql:// URL")
     return fail(field, "must be a table")
 
 

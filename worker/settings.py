@@ -88,7 +88,10 @@ class Settings(BaseModel):
     # then serve (``worker.embedded``, started by the Runtime when first needed).
     redis_url: str = ""
     leaderboard_redis_url: str | None = None  # leaderboards elsewhere (may be a Redis Cluster)
-    database_url: str = ""
+    database_url: str = Field("", repr=False)  # may hold a password: never shown
+    # LADDER_DATABASE_ROUTES: a ladder's own PostgreSQL; the Runtime adds the ladders whose
+    # TOML table names a ``database`` variable (``worker.store.routes``). Never printed.
+    database_routes: dict[str, str] = Field({}, repr=False)
     data_dir: Path = DEFAULT_DATA_DIR  # LADDER_DATA_DIR
     ladder_config: Path | None = None
     network_key: SecretBytes = SecretBytes(DEV_NETWORK_KEY)
@@ -128,6 +131,10 @@ class Settings(BaseModel):
         """A copy with ``changes``, checked like the original."""
         return type(self)(**{**dict(self), **changes})
 
+    def database_urls(self) -> list[str]:
+        """Every primary once, the default (``database_url``) first."""
+        return list(dict.fromkeys([self.database_url, *self.database_routes.values()]))
+
     def secrets(self) -> dict[str, bytes]:
         """Each publisher's signing secret, for the service that verifies signatures."""
         return {name: secret.get_secret_value() for name, secret in self.publisher_secrets.items()}
@@ -150,6 +157,7 @@ class Settings(BaseModel):
                 )
         if database_url:
             check_database_url(database_url)
+        routes = parse_routes(env.get(ROUTES, ""))
         whole = {name: setting.read(env) for name, setting in WHOLE.items()}
         intervals = DEFAULT_RETRY_INTERVALS
         if env.get(RETRY_INTERVALS):
@@ -175,6 +183,7 @@ class Settings(BaseModel):
                 redis_url=redis_url,
                 leaderboard_redis_url=env.get("LEADERBOARD_REDIS_URL") or None,
                 database_url=normalise_database_url(database_url),
+                database_routes=routes,
                 data_dir=Path(env.get("LADDER_DATA_DIR") or DEFAULT_DATA_DIR)
                 .expanduser()
                 .absolute(),
@@ -229,6 +238,26 @@ def parse_publishers(spec: str) -> tuple[dict[str, bytes], dict[str, frozenset[s
     return secrets, scopes
 
 
+ROUTES = "LADDER_DATABASE_ROUTES"
+_ROUTES_FORM = f"{ROUTES} must look like ladder=postgresql://...,ladder=postgresql://..."
+
+
+def parse_routes(spec: str) -> dict[str, str]:
+    """``ladder=url,...``: the PostgreSQL each named ladder's rows go to. A ladder named twice
+    with two URLs is refused; no message repeats a URL (it may hold a password)."""
+    routes: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        ladder, sep, url = (part.strip() for part in item.partition("="))
+        if not sep or not ladder or not url:
+            raise SettingsError(_ROUTES_FORM)
+        check_database_url(url, f"{ROUTES} ({ladder})")
+        url = normalise_database_url(url)
+        if routes.get(ladder, url) != url:
+            raise SettingsError(f"{ROUTES} routes ladder {ladder!r} twice, to two databases")
+        routes[ladder] = url
+    return routes
+
+
 def retry_intervals(retries: int, intervals: tuple[int, ...]) -> tuple[int, ...]:
     """One back-off per retry: extra values are dropped, the last one repeats if too few.
 
@@ -240,16 +269,18 @@ def retry_intervals(retries: int, intervals: tuple[int, ...]) -> tuple[int, ...]
     return (intervals + (intervals[-1],) * retries)[:retries]
 
 
-def check_database_url(url: str) -> None:
-    """PostgreSQL is the only store: a URL of any other database is refused."""
-    scheme = url.partition(":")[0].lower()
+def check_database_url(url: str, variable: str = "DATABASE_URL") -> None:
+    """PostgreSQL is the only store: a URL of any other database is refused (``variable``
+    names where it was read; the message shows the scheme only, never the URL)."""
+    scheme, colon, _ = url.partition(":")
+    scheme = scheme.lower() if colon else "no"
     if scheme.startswith("sqlite"):
         raise SettingsError(
-            "DATABASE_URL names an SQLite file: PostgreSQL is the only store "
+            f"{variable} names an SQLite file: PostgreSQL is the only store "
             "(unset DATABASE_URL for the embedded PostgreSQL under LADDER_DATA_DIR)"
         )
     if scheme.partition("+")[0] not in ("postgresql", "postgres"):
-        raise SettingsError(f"DATABASE_URL must be a postgresql:// URL, not {scheme}://")
+        raise SettingsError(f"{variable} must be a postgresql:// URL, not {scheme}://")
 
 
 def normalise_database_url(url: str) -> str:

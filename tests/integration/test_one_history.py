@@ -137,7 +137,7 @@ def test_case_4_the_console_card_and_history_show_the_ladder_as_moderated(runtim
     their voided games are marked ``voided`` with no change applied; the chart and the
     current rating agree with the board; a victim's corrections are listed."""
     cheater_and_victims(runtime)
-    stores = pages.Stores(runtime.config, runtime.leaderboard_redis, runtime.engine)
+    stores = pages.Stores(runtime.config, runtime.leaderboard_redis, runtime.databases)
     shown = pages.player(stores, "gammon42", "c")
     facts = dict(shown["facts"])
     assert ("1500", "0") == (facts["Rating"], facts["Rated games"])

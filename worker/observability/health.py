@@ -10,6 +10,7 @@ server that accepts connections and then stays silent.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +52,9 @@ def ready(settings: Settings, timeout: float = DEFAULT_TIMEOUT) -> list[Check]:
     if url and url != settings.redis_url:
         checks.append(_run("leaderboard_redis", lambda: _ping_leaderboards(url, timeout)))
     checks.append(_run("database", lambda: _schema(settings.database_url, timeout)))
+    for other in settings.database_urls()[1:]:  # each other primary, named by its ladders
+        ladders = ",".join(sorted(n for n, u in settings.database_routes.items() if u == other))
+        checks.append(_run(f"database:{ladders}", functools.partial(_schema, other, timeout)))
     return checks
 
 
@@ -117,8 +121,8 @@ def probes(settings: Settings, timeout: float = 3.0) -> dict[str, Callable[[], o
             _ping_queue(settings.redis_url, timeout),
             _ping_leaderboards(url, timeout),
         )
-    if settings.database_url.startswith("postgresql"):
-        checks["postgresql"] = lambda: _select_one(settings.database_url, timeout)
+    if settings.database_url.startswith("postgresql"):  # every primary
+        checks["postgresql"] = lambda: [_select_one(u, timeout) for u in settings.database_urls()]
     return checks
 
 

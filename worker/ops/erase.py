@@ -51,7 +51,7 @@ def _boards(rt: Any, ladder: str) -> dict[str, str]:
     found["boosted"] = keys.boosted(ladder)
     found["active"] = keys.active(ladder)
     found["active:since"] = keys.active_since(ladder)
-    for season in list_seasons(rt.engine, ladder):
+    for season in list_seasons(rt.databases.for_ladder(ladder), ladder):
         if season["key"]:
             found[f"season:{season['name']}"] = season["key"]
     return found
@@ -74,8 +74,12 @@ def _letters(rt: Any, ladder: str, player_id: str) -> list[Any]:
 
 def export(rt: Any, ladder: str, player_id: str) -> dict[str, Any]:
     """Everything stored about the player on the ladder, as plain JSON values."""
-    with rt.engine.connect() as conn:
+    engine = rt.databases.for_ladder(ladder)
+    with engine.connect() as conn:
         rows = store.rows_naming(conn, ladder, player_id)
+    if engine is not rt.databases.default:  # the dead letters are on the default primary
+        with rt.databases.default.connect() as conn:
+            rows["dead_letters"] = store.letters_naming(conn, ladder, player_id)
     if not any(r["player_id"] == player_id for r in rows["players"]):
         raise ModerationError(f"no player {player_id!r} on {ladder}")
     redis: Redis | RedisCluster = rt.leaderboard_redis
@@ -109,7 +113,8 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
     base = pseudonym(rt.settings.network_key.get_secret_value(), ladder, player_id)
     new = base
     resumed = False
-    with rt.engine.begin() as conn:
+    engine = rt.databases.for_ladder(ladder)
+    with engine.begin() as conn:
         moderated.lock_ladder(conn, ladder)
         if moderated.load_one(conn, ladder, player_id) is None:
             done = store.last_erase(conn, ladder, base)
@@ -144,6 +149,9 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
                     projected=True,  # the erase writes Redis itself
                 ),
             )
+    if engine is not rt.databases.default:  # its dead letters, on the default primary
+        with rt.databases.default.begin() as conn:
+            rows += store.rename_letters(conn, ladder, player_id, new)
     try:
         written = _erase_in_redis(rt, ladder_config, player_id, new, player)
     except RedisError as exc:

@@ -182,14 +182,15 @@ def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
     if not ladders:
         return
     try:
-        with rt.engine.connect() as conn:
-            marked = moderation.unprojected(conn, sorted(ladders))
-        for ladder, through in sorted(marked.items()):
-            config = rt.config.ladders[ladder]
-            healed = reconcile.heal(
-                rt.engine, rt.leaderboard_redis, config, through, receipts=rt.receipts
-            )
-            log.warning("moderation_healed", ladder=ladder, action=through, players=healed)
+        for engine, named in rt.databases.grouped(sorted(ladders)):  # each primary's ladders
+            with engine.connect() as conn:
+                marked = moderation.unprojected(conn, named)
+            for ladder, through in sorted(marked.items()):
+                config = rt.config.ladders[ladder]
+                healed = reconcile.heal(
+                    engine, rt.leaderboard_redis, config, through, receipts=rt.receipts
+                )
+                log.warning("moderation_healed", ladder=ladder, action=through, players=healed)
     except Exception as exc:
         log.warning("moderation_heal_failed", error=f"{type(exc).__name__}: {exc}"[:300])
 

@@ -17,7 +17,9 @@ Failures::
 
 A batch is a unit of work around the engine, which holds every ladder rule
 (``engine.ladder.apply``): validate every event and map it to its stored form and engine
-event (``worker.service.intake``); in one transaction read the links, create the missing
+event (``worker.service.intake``); then, for each PostgreSQL primary that holds some of the
+batch's ladders (``worker.store.routes``; one, unless ladders are routed), in one
+transaction on that primary read the links, create the missing
 players and lock every player in sorted key order, check the links did not move meanwhile,
 load the event ids already applied (with their digests) and the window counts
 (``worker.service.needs``); apply the engine's decision event by event in memory; write
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -53,6 +55,7 @@ from worker.service.rows import Rows, text
 from worker.store import partitions
 from worker.store import receipts as stored_receipts
 from worker.store import statements as store
+from worker.store.routes import Databases
 
 log = structlog.get_logger("ladder")
 
@@ -84,7 +87,7 @@ class Service(Intake):
     def __init__(
         self,
         config: Config,
-        engine: Engine,
+        databases: Databases,
         projection: Projection,
         *,
         network_key: bytes,
@@ -105,7 +108,7 @@ class Service(Intake):
             require_signature=require_signature,
         )
         self.receipt_ttl = receipt_ttl
-        self.engine = engine
+        self.databases = databases
         self.projection = projection
         self.policies: dict[str, Policy] = {n: c.policy for n, c in config.ladders.items()}
 
@@ -129,7 +132,7 @@ class Service(Intake):
                     Processed(exc.event_id, exc.ladder, str(Outcome.DEAD_LETTERED), exc.reason)
                 )
         if valid:
-            written = self._apply_with_retries(valid, now)
+            written = self._apply_per_primary(valid, now)
             failpoints.hit("service.after_commit")
             for item, decision in written.conflicts:
                 self._conflict(item, decision, on_invalid)
@@ -161,11 +164,41 @@ class Service(Intake):
             InvalidEvent(reason, detail, event_id=decision.event_id, ladder=decision.ladder),
         )
 
-    def _apply_with_retries(self, items: list[Valid], now: datetime) -> _Written:
+    def _apply_per_primary(self, items: list[Valid], now: datetime) -> _Written:
+        """Each primary's part of the batch in its own transaction, one after the other.
+
+        A part holds every event of its ladders, and a ladder's event ids, links, players and
+        windows are all on its primary, so each part is whole on its own: a crash after some
+        parts committed leaves those applied and the rest not; the batch tried again finds
+        the committed parts' events already applied (duplicates, which change nothing)."""
+        if not self.databases.routes:  # one primary: the batch's one transaction
+            return self._apply_with_retries(self.databases.default, items, now)
+        groups = self.databases.grouped(dict.fromkeys(item.event.ladder for item in items))
+        if len(groups) == 1:
+            return self._apply_with_retries(groups[0][0], items, now)
+        parts: list[_Written] = []
+        outcomes: dict[str, Iterator[Processed]] = {}  # each part's, in its events' order
+        for index, (engine, ladders) in enumerate(groups):
+            if index:
+                failpoints.hit("service.between_primaries")
+            named = set(ladders)
+            part = self._apply_with_retries(
+                engine, [item for item in items if item.event.ladder in named], now
+            )
+            parts.append(part)
+            outcomes.update(dict.fromkeys(ladders, iter(part.outcomes)))
+        return _Written(
+            [next(outcomes[item.event.ladder]) for item in items],  # the batch's order
+            [p for w in parts for p in w.players],
+            [c for w in parts for c in w.conflicts],
+            [r for w in parts for r in w.receipts],
+        )
+
+    def _apply_with_retries(self, engine: Engine, items: list[Valid], now: datetime) -> _Written:
         """Conflicts between concurrent workers (deadlock, duplicate insert) are retried here."""
         for attempt in range(CONFLICT_RETRIES):
             try:
-                return self._apply(items, now)
+                return self._apply(engine, items, now)
             except (IntegrityError, _LinksMoved):
                 if attempt == CONFLICT_RETRIES - 1:
                     raise
@@ -175,11 +208,11 @@ class Service(Intake):
             time.sleep(0.01 * (2**attempt))
         raise AssertionError("unreachable")
 
-    def _apply(self, items: list[Valid], now: datetime) -> _Written:
+    def _apply(self, engine: Engine, items: list[Valid], now: datetime) -> _Written:
         events = [item.event for item in items]
         named = needs.named_players(events)
-        partitions.ready(self.engine, now)  # the audit log's partition for ``now``'s month
-        with self.engine.begin() as conn:
+        partitions.ready(engine, now)  # the audit log's partition for ``now``'s month
+        with engine.begin() as conn:
             links = store.load_links(conn, named)
             players = store.claim_players(conn, needs.starts(self.config, events, links, now), now)
             found = store.after_claim(

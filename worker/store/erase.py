@@ -102,18 +102,24 @@ def rows_naming(conn: Connection, ladder: str, player_id: str) -> dict[str, list
                 ),
             ),
         ),
-        "dead_letters": _rows(
-            conn,
-            select(dead_letters).where(
-                or_(dead_letters.c.ladder == ladder, dead_letters.c.ladder.is_(None)),
-                or_(
-                    dead_letters.c.payload.contains(player_id, autoescape=True),
-                    dead_letters.c.detail.contains(player_id, autoescape=True),
-                    dead_letters.c.traceback.contains(player_id, autoescape=True),
-                ),
+        "dead_letters": letters_naming(conn, ladder, player_id),
+    }
+
+
+def letters_naming(conn: Connection, ladder: str, player_id: str) -> list[dict[str, Any]]:
+    """The archived dead letters of the ladder (or of none) that mention the id: on the
+    default primary, which holds every dead letter (``worker.store.routes``)."""
+    return _rows(
+        conn,
+        select(dead_letters).where(
+            or_(dead_letters.c.ladder == ladder, dead_letters.c.ladder.is_(None)),
+            or_(
+                dead_letters.c.payload.contains(player_id, autoescape=True),
+                dead_letters.c.detail.contains(player_id, autoescape=True),
+                dead_letters.c.traceback.contains(player_id, autoescape=True),
             ),
         ),
-    }
+    )
 
 
 def in_json(value: Any, old: str, new: str) -> Any:
@@ -171,8 +177,21 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
                 details=in_json(row["details"], old, new),
             )
         )
+    _rename_letters(conn, found["dead_letters"], old, new)
+    return count
+
+
+def rename_letters(conn: Connection, ladder: str, old: str, new: str) -> int:
+    """Replace ``old`` by ``new`` in the archived dead letters of the ladder (or of none):
+    those on the default primary, for a ladder whose rows are on another."""
+    found = letters_naming(conn, ladder, old)
+    _rename_letters(conn, found, old, new)
+    return len(found)
+
+
+def _rename_letters(conn: Connection, found: list[dict[str, Any]], old: str, new: str) -> None:
     text: Callable[[str], str] = lambda value: in_text(value, old, new)  # noqa: E731
-    for row in found["dead_letters"]:
+    for row in found:
         conn.execute(
             update(dead_letters)
             .where(dead_letters.c.id == row["id"])
@@ -182,7 +201,6 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
                 traceback=text(row["traceback"]),
             )
         )
-    return count
 
 
 def _archives(conn: Connection, ladder: str, old: str, new: str) -> None:

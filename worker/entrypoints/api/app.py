@@ -29,6 +29,7 @@ from worker.entrypoints.api.params import ENCODED, EXCLUSIVE
 from worker.entrypoints.api.reads import Reads
 from worker.entrypoints.console.routes import add_routes as add_console
 from worker.ladders import Config
+from worker.store.routes import Databases, as_databases
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -47,12 +48,13 @@ ROUTERS: tuple[APIRouter, ...] = (
 def create_app(
     config: Config,
     redis: reader.Client,
-    engine: Engine,
+    engine: Engine | Databases,
     receipts: Redis | None = None,
     *,
     access: Access,
 ) -> ASGIApp:
-    """The API over these leaderboards (``redis``) and this audit store (``engine``);
+    """The API over these leaderboards (``redis``) and this audit store (``engine``: one
+    PostgreSQL, or each ladder's, ``worker.store.routes``);
     ``receipts``: the queue's Redis, where receipts lend their ranks while they are kept;
     ``access``: the tokens and public scopes it answers by (``auth``)."""
     app = FastAPI(
@@ -66,13 +68,14 @@ def create_app(
         docs_url=None,
         redoc_url=None,
     )
-    app.state.reads = Reads(config, redis, engine)
+    databases = as_databases(engine)
+    app.state.reads = Reads(config, redis, databases)
     auth.install(app, access)
-    event_receipts.install(app, config, engine, receipts)
+    event_receipts.install(app, config, databases, receipts)
     _contract_routes(app)
     for router in ROUTERS:
         app.include_router(router)
-    add_console(app, config, redis, engine)  # the HTML console, outside the OpenAPI document
+    add_console(app, config, redis, databases)  # the HTML console, outside the OpenAPI document
     for kind, handler in HANDLERS.items():
         app.add_exception_handler(kind, handler)
     auth.check_every_route(app)

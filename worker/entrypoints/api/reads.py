@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Depends, Request
-from sqlalchemy.engine import Engine
 
 from engine import PlayerState
 from worker.boards import reader
@@ -36,6 +35,7 @@ from worker.ladders import Config, LadderConfig
 from worker.service import cards
 from worker.service import preview as previews
 from worker.store import history
+from worker.store.routes import Databases
 
 POSTGRESQL_THREADS = 8
 POSTGRESQL_SECONDS = 4.0  # so the 503 is out within 5 s
@@ -71,10 +71,10 @@ class Lane:
 
 
 class Reads:
-    def __init__(self, config: Config, redis: reader.Client, engine: Engine) -> None:
+    def __init__(self, config: Config, redis: reader.Client, databases: Databases) -> None:
         self.config = config
         self.redis = redis
-        self.engine = engine
+        self.databases = databases
         self.postgresql = Lane(POSTGRESQL_THREADS, POSTGRESQL_SECONDS)
 
     def ladders(self) -> Ladders:
@@ -117,7 +117,9 @@ class Reads:
 
     def card(self, ladder: str, player: str) -> Card:
         name = self.ladder(ladder).name
-        return Card(**cards.card(self.redis, self.engine, name, player).as_json())
+        return Card(
+            **cards.card(self.redis, self.databases.for_ladder(name), name, player).as_json()
+        )
 
     def rank(self, ladder: str, player: str, board: str) -> Entry:
         name = self.board(ladder, board)
@@ -135,7 +137,10 @@ class Reads:
 
     def history(self, ladder: str, player: str, limit: int) -> list[Change]:
         name = self.ladder(ladder).name
-        return [Change(**c.as_json()) for c in history.history(self.engine, name, player, limit)]
+        return [
+            Change(**c.as_json())
+            for c in history.history(self.databases.for_ladder(name), name, player, limit)
+        ]
 
     def preview(
         self, ladder: str, sides: tuple[Given, Given], cube: int, match_length: int
@@ -156,7 +161,11 @@ class Reads:
             hours = rules.k_window_hours
             if recent is None and hours is not None:
                 recent = history.recent_ranked_games(
-                    self.engine, ladder.name, given.player, datetime.now(UTC), hours
+                    self.databases.for_ladder(ladder.name),
+                    ladder.name,
+                    given.player,
+                    datetime.now(UTC),
+                    hours,
                 )
         if given.rating is not None:
             state = replace(state, rating=given.rating)

@@ -15,7 +15,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from redis import Redis
 from redis.exceptions import RedisError
-from sqlalchemy.engine import Engine
 
 from schemas.receipt import Receipt
 from schemas.receipt_bodies import with_ranks
@@ -29,6 +28,7 @@ from worker.entrypoints.api.reads import Api
 from worker.ladders import Config
 from worker.service.dead_letter_receipts import dead_letter_receipt
 from worker.store.receipts import stored_receipt
+from worker.store.routes import Databases
 
 MAX_EVENT_ID = 128
 
@@ -37,16 +37,18 @@ EventId = Annotated[str, path_id("event_id", "g-000123", MAX_EVENT_ID)]
 
 
 class _Receipts:
-    def __init__(self, config: Config, engine: Engine, redis: Redis | None) -> None:
+    def __init__(self, config: Config, databases: Databases, redis: Redis | None) -> None:
         self.config = config
-        self.engine = engine
+        self.databases = databases
         self.redis = redis
 
     def receipt(self, ladder: str, event_id: str) -> Receipt:
         found_ladder = self.config.ladder(ladder)
         if found_ladder is None:
             raise NotFound(f"no ladder named {ladder!r}")
-        found = stored_receipt(self.engine, found_ladder.name, event_id)
+        found = stored_receipt(
+            self.databases.for_ladder(found_ladder.name), found_ladder.name, event_id
+        )
         if found is not None:
             return Receipt(**with_ranks(found, self._copy(event_id)))
         letter = self._dead_letter(found_ladder.name, event_id)
@@ -59,7 +61,8 @@ class _Receipts:
         it is kept, else built from the dead-letter queue (Redis or its PostgreSQL archive)."""
         if self.redis is None:
             return None
-        return dead_letter_receipt(self.redis, self.engine, ladder, event_id)
+        # every dead letter is on the default primary (``worker.store.routes``)
+        return dead_letter_receipt(self.redis, self.databases.default, ladder, event_id)
 
     def _copy(self, event_id: str) -> dict[str, Any] | None:
         if self.redis is None:
@@ -76,9 +79,9 @@ def receipts_of(request: Request) -> _Receipts:
     return found
 
 
-def install(app: FastAPI, config: Config, engine: Engine, redis: Redis | None) -> None:
+def install(app: FastAPI, config: Config, databases: Databases, redis: Redis | None) -> None:
     """Give the app what ``router`` reads through: the audit store and the queue's Redis."""
-    app.state.receipts = _Receipts(config, engine, redis)
+    app.state.receipts = _Receipts(config, databases, redis)
 
 
 router = APIRouter()

@@ -76,7 +76,13 @@ def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
                 f"ladder {args.ladder!r} has no version {args.version!r} (has: {', '.join(known)})"
             )
             return EXIT_USAGE
-    found = calibrate(rt.engine, ladder_config, args.since, args.until, args.version)
+    found = calibrate(
+        rt.databases.for_ladder(ladder_config.name),
+        ladder_config,
+        args.since,
+        args.until,
+        args.version,
+    )
     if args.plot is not None:
         from worker.entrypoints.console.charts import Series, calibration_svg
 
@@ -106,7 +112,9 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
     except BadParameter as exc:
         _say(str(exc))
         return EXIT_USAGE
-    found = backtest(rt.engine, ladder_config, overrides, args.start)
+    found = backtest(
+        rt.databases.for_ladder(ladder_config.name), ladder_config, overrides, args.start
+    )
     if args.plot is not None:
         from worker.entrypoints.console.charts import Series, calibration_svg
 

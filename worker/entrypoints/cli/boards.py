@@ -112,7 +112,7 @@ def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
 
     try:
         report = importer.import_file(
-            rt.engine,
+            rt.databases.for_ladder(ladder_config.name),
             rt.leaderboard_redis,
             ladder_config,
             args.file,

@@ -84,7 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command in NEEDS_DATABASE:
             from worker.store.migrate import require_current
 
-            require_current(rt.engine)
+            for engine in rt.databases.all():  # every primary (``worker.store.routes``)
+                require_current(engine)
         started()  # the collector back on, if the console script paused it for start-up
         return dispatch(rt, args)
     except ConfigError as exc:
@@ -126,7 +127,8 @@ def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
         return EXIT_FAILED, str(exc)
     if isinstance(exc, ProgrammingError):  # a missing table: an unmigrated database, said so
         try:
-            require_current(rt.engine)
+            for engine in rt.databases.all():
+                require_current(engine)
         except NotMigrated as behind:
             exc = behind
         except Exception:  # the first failure is the one to report
@@ -141,6 +143,9 @@ def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
         url = rt.__dict__.get("redis_url", rt.given.redis_url)
         return EXIT_FAILED, f"Redis at {_hide_password(url)} failed: {_first(exc)}"
     if isinstance(exc, OperationalError | DBAPIError):
+        databases = rt.__dict__.get("databases")
+        if databases is not None and databases.routes:  # which primary: the driver's line says
+            return EXIT_FAILED, f"a database failed: {_hide_password(_first(exc.orig or exc))}"
         url = rt.__dict__.get("database_url", rt.given.database_url)
         where = _hide_password(url).replace("+psycopg", "", 1)
         return EXIT_FAILED, f"the database at {where} failed: {_first(exc.orig or exc)}"
@@ -248,8 +253,9 @@ def _version() -> str:
 def cmd_migrate(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.store.migrate import shown_url, upgrade
 
-    done = upgrade(rt.engine)
-    print(f"ladder: {done.describe()} ({shown_url(rt.engine)})")
+    for engine in rt.databases.all():  # every primary once, the default first
+        done = upgrade(engine)
+        print(f"ladder: {done.describe()} ({shown_url(engine)})")
     return 0
 
 

@@ -126,10 +126,11 @@ def _void(
     from worker.ops import void
     from worker.store.log import count_events
 
-    progress = Progress(f"void {args.ladder}", count_events(rt.engine, args.ladder), unit="events")
+    engine = rt.databases.for_ladder(args.ladder)
+    progress = Progress(f"void {args.ladder}", count_events(engine, args.ladder), unit="events")
     report = _run(
         lambda: void.void(
-            rt.engine,
+            engine,
             rt.leaderboard_redis,
             ladder_config,
             event_ids,
@@ -168,7 +169,7 @@ def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
     by = _operator(args)
     report = _run(
         lambda: moderation.ban(
-            rt.engine,
+            rt.databases.for_ladder(args.ladder),
             rt.leaderboard_redis,
             ladder_config,
             args.player,
@@ -184,7 +185,7 @@ def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
     if args.void_since is not None:
         from worker.store.moderation import games_since
 
-        with rt.engine.connect() as conn:
+        with rt.databases.for_ladder(args.ladder).connect() as conn:
             ids = games_since(conn, args.ladder, args.player, args.void_since)
         if ids:
             details = {"ban": args.player, "since": args.void_since.isoformat()}
@@ -210,7 +211,7 @@ def cmd_unban(rt: Runtime, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     report = _run(
         lambda: moderation.ban(
-            rt.engine,
+            rt.databases.for_ladder(args.ladder),
             rt.leaderboard_redis,
             ladder_config,
             args.player,
@@ -238,7 +239,7 @@ def cmd_adjust(rt: Runtime, args: argparse.Namespace) -> int:
         return EXIT_USAGE
     report = _run(
         lambda: moderation.adjust(
-            rt.engine,
+            rt.databases.for_ladder(args.ladder),
             rt.leaderboard_redis,
             ladder_config,
             args.player,
@@ -302,7 +303,10 @@ def _player_verbs(card: Any) -> Any:
         if args.ladder in PLAYER_VERBS and args.target is not None:
             from worker.store.migrate import require_current
 
-            require_current(rt.engine)  # unmigrated: one line and exit 2, as for every command
+            for (
+                engine
+            ) in rt.databases.all():  # unmigrated: one line and exit 2, as for every command
+                require_current(engine)
             verb, args.ladder, args.player = args.ladder, args.player, args.target
             return cmd_player_export(rt, args) if verb == "export" else cmd_player_erase(rt, args)
         if args.target is not None:

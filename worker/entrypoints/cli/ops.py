@@ -59,8 +59,9 @@ def cmd_rebuild(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.rebuild import count_players, rebuild
 
     ladder_config = configured_ladder(rt.config, args.ladder)
-    progress = Progress(f"rebuild {args.ladder}", count_players(rt.engine, args.ladder))
-    report = rebuild(rt.engine, rt.leaderboard_redis, ladder_config, progress)
+    engine = rt.databases.for_ladder(args.ladder)
+    progress = Progress(f"rebuild {args.ladder}", count_players(engine, args.ladder))
+    report = rebuild(engine, rt.leaderboard_redis, ladder_config, progress)
     if args.json:
         print(json.dumps(report.as_json()))
     else:
@@ -87,21 +88,22 @@ def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
     redis = rt.leaderboard_redis
     for ladder_config in ladders:
         name = ladder_config.name
-        progress = Progress(f"reconcile {name}", count_players(rt.engine, name))
+        engine = rt.databases.for_ladder(name)
+        progress = Progress(f"reconcile {name}", count_players(engine, name))
         # A moderation action marked not projected (its Redis write failed) is healed by the
         # repair (and, for a void, the receipts it changed made true): its mark comes off once
         # the ladder is clean.
-        through = marked(rt.engine, name) if args.repair else None
-        report = check(rt.engine, redis, ladder_config, progress)
+        through = marked(engine, name) if args.repair else None
+        report = check(engine, redis, ladder_config, progress)
         after = report
         if args.repair and not report.clean:
-            repair(rt.engine, redis, ladder_config, report)
-            after = check(rt.engine, redis, ladder_config)
+            repair(engine, redis, ladder_config, report)
+            after = check(engine, redis, ladder_config)
             remaining.merge(after)
         if through is not None and after.clean:
             if rt.receipts is not None:  # a void's receipts too
-                refresh_receipts(rt.engine, ladder_config, rt.receipts)
-            settle(rt.engine, name, through)
+                refresh_receipts(engine, ladder_config, rt.receipts)
+            settle(engine, name, through)
         total.merge(report)
     if args.json:
         shown = total.as_json()
@@ -141,7 +143,8 @@ def cmd_season_close(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = configured_ladder(rt.config, args.ladder)
     try:
         policy, source = seasons.choose_policy(ladder_config, args.reset, args.fraction)
-        closed = seasons.close(rt.engine, rt.leaderboard_redis, ladder_config, args.name, policy)
+        engine = rt.databases.for_ladder(args.ladder)
+        closed = seasons.close(engine, rt.leaderboard_redis, ladder_config, args.name, policy)
     except seasons.SeasonError as exc:
         error(str(exc))
         return 2
@@ -165,7 +168,7 @@ def cmd_season_list(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import seasons
 
     configured_ladder(rt.config, args.ladder)
-    shown = seasons.list_seasons(rt.engine, args.ladder)
+    shown = seasons.list_seasons(rt.databases.for_ladder(args.ladder), args.ladder)
     if args.json:
         print(json.dumps(shown))
         return 0

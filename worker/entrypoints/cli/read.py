@@ -176,7 +176,9 @@ def cmd_around(rt: Runtime, args: argparse.Namespace) -> int:
 
 def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
     ladder_config = board_ladder(rt, args)
-    found = cards.card(rt.leaderboard_redis, rt.engine, args.ladder, args.player)
+    found = cards.card(
+        rt.leaderboard_redis, rt.databases.for_ladder(args.ladder), args.ladder, args.player
+    )
     if args.json:
         print_json(found.as_json())
         return 0
@@ -199,7 +201,7 @@ def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
         lines.append(("banned", f"since {found.banned_since or '-'}"))
     from worker.store.history import archived
 
-    before = archived(rt.engine, args.ladder, args.player)
+    before = archived(rt.databases.for_ladder(args.ladder), args.ladder, args.player)
     if before is not None:
         lines.append(("history", before.note()))
     for label, value in lines:
@@ -211,7 +213,7 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.store.history import archived, history
 
     ladder_config = board_ladder(rt, args)
-    changes = history(rt.engine, args.ladder, args.player, args.limit)
+    changes = history(rt.databases.for_ladder(args.ladder), args.ladder, args.player, args.limit)
     if args.json:
         print_json([c.as_json() for c in changes])
         return 0
@@ -233,7 +235,7 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
         )
     if not changes:
         print("  (no rating changes yet)")
-    before = archived(rt.engine, args.ladder, args.player)
+    before = archived(rt.databases.for_ladder(args.ladder), args.ladder, args.player)
     if before is not None:
         print(f"  ({before.note()})")
     return 0
@@ -272,7 +274,7 @@ def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
     refuse_open_bind(rt.settings, args.host, args.insecure)
     access = Access(rt.settings.api_tokens, rt.settings.public_scopes)
     app = operations_app(
-        create_app(rt.config, rt.leaderboard_redis, rt.engine, rt.redis, access=access),
+        create_app(rt.config, rt.leaderboard_redis, rt.databases, rt.redis, access=access),
         alive=lambda: bool(rt.leaderboard_redis.ping()),
     )
     if args.access_log:
@@ -342,7 +344,8 @@ def _preview_side(
         if recent is None and hours is not None:
             from worker.store.history import recent_ranked_games
 
-            recent = recent_ranked_games(rt.engine, args.ladder, value, datetime.now(UTC), hours)
+            engine = rt.databases.for_ladder(args.ladder)
+            recent = recent_ranked_games(engine, args.ladder, value, datetime.now(UTC), hours)
     state = replace(
         state,
         rated_games=state.rated_games if games is None else games,

@@ -40,7 +40,7 @@ def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.store.receipts import stored_receipt
 
     configured_ladder(rt.config, args.ladder)
-    found = stored_receipt(rt.engine, args.ladder, args.event_id)
+    found = stored_receipt(rt.databases.for_ladder(args.ladder), args.ladder, args.event_id)
     if found is not None:
         try:
             copy = stored(rt.redis, args.event_id)
@@ -48,6 +48,7 @@ def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
             copy = None
         receipt = with_ranks(found, copy)
     else:  # never applied: a dead letter's receipt, if it is one
+        # dead letters are on the default primary (``worker.store.routes``)
         letter = dead_letter_receipt(rt.redis, rt.engine, args.ladder, args.event_id)
         if letter is None:
             print(f"ladder: no event {args.event_id!r} on {args.ladder}", file=sys.stderr)

@@ -53,21 +53,25 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
         ladders = [configured_ladder(rt.config, args.ladder)]
     else:
         ladders = list(rt.config.ladders.values())
-    counts = {c.name: count_events(rt.engine, c.name) for c in ladders}
+    counts = {c.name: count_events(rt.databases.for_ladder(c.name), c.name) for c in ladders}
     ladders.sort(key=lambda c: -counts[c.name])  # the longest first, when run side by side
-    names = ", ".join(c.name for c in ladders)
-    progress = Progress(f"verify {names}", sum(counts.values()), unit="events")
     started = time.perf_counter()
     kept = None  # the receipts kept in Redis, when receipts are on
     if rt.receipts is not None:
         oldest = datetime.now(UTC) - timedelta(seconds=rt.receipts.ttl)
         kept = (rt.receipts.redis, oldest)
-    try:
-        reports = verify_ladders(
-            rt.engine, rt.leaderboard_redis, ladders, progress, receipts=kept, since=since
-        )
-    except Interleaved as exc:
-        raise Refused(f"--since {args.since}: {exc}") from None
+    reports = []
+    by_name = {c.name: c for c in ladders}
+    for engine, names in rt.databases.grouped(by_name):  # each primary's ladders together
+        total = sum(counts[n] for n in names)
+        progress = Progress(f"verify {', '.join(names)}", total, unit="events")
+        group = [by_name[n] for n in names]
+        try:
+            reports += verify_ladders(
+                engine, rt.leaderboard_redis, group, progress, receipts=kept, since=since
+            )
+        except Interleaved as exc:
+            raise Refused(f"--since {args.since}: {exc}") from None
     seconds = time.perf_counter() - started
     events = sum(r.events for r in reports)
     rate = events / seconds if seconds > 0 else 0.0

@@ -13,8 +13,6 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from sqlalchemy.engine import Engine
-
 from engine import display_rating
 from engine.reasons import Reason
 from worker.boards import reader
@@ -24,6 +22,7 @@ from worker.ops import seasons
 from worker.ops.calibrate import calibrate
 from worker.service import cards
 from worker.store import games, history
+from worker.store.routes import Databases
 
 PAGE_SIZE = 25
 SEARCH_RADIUS = 10
@@ -48,7 +47,7 @@ class Missing(LookupError):
 class Stores:
     config: Config
     redis: reader.Client
-    engine: Engine
+    databases: Databases  # each ladder's PostgreSQL (``worker.store.routes``)
 
 
 def player_url(ladder: str, player: str) -> str:
@@ -111,7 +110,7 @@ def index(stores: Stores) -> dict[str, Any]:
 
 def boards(stores: Stores, lc: LadderConfig) -> list[str]:
     names = [b for b in reader.BOARDS if reader.board_available(lc, b)]
-    for season in seasons.list_seasons(stores.engine, lc.name):
+    for season in seasons.list_seasons(stores.databases.for_ladder(lc.name), lc.name):
         if not season["open"]:
             names.append(f"{reader.SEASON_PREFIX}{season['name']}")
     return names
@@ -203,8 +202,8 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
     moderation rows that changed the rating."""
     lc = _ladder(stores, name)
     rules = lc.current
-    card = cards.card(stores.redis, stores.engine, name, player_id)
-    changes = history.history(stores.engine, name, player_id, CHART_GAMES)
+    card = cards.card(stores.redis, stores.databases.for_ladder(name), name, player_id)
+    changes = history.history(stores.databases.for_ladder(name), name, player_id, CHART_GAMES)
     applied = [c for c in reversed(changes) if not c.voided]
     points = [
         Point(
@@ -226,7 +225,7 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
         lambda r: display_rating(rules, r),
     )
     listed: list[dict[str, Any]] = []
-    for g in games.games(stores.engine, name, player_id, LISTED_GAMES):
+    for g in games.games(stores.databases.for_ladder(name), name, player_id, LISTED_GAMES):
         counted = g.delta is not None
         voided = g.outcome == VOIDED
         why = "voided" if voided else REASON_WORDS.get(g.reason or "", g.reason or "unrated")
@@ -316,7 +315,7 @@ _CHANGE_WORDS = {
 
 def _archived(stores: Stores, name: str, player_id: str) -> str:
     """The note of the player's history archived before the ladder's boundary, or ""."""
-    found = history.archived(stores.engine, name, player_id)
+    found = history.archived(stores.databases.for_ladder(name), name, player_id)
     return "" if found is None else found.note()
 
 
@@ -335,7 +334,7 @@ def _closing(high: float) -> str:
 def calibration(stores: Stores, name: str) -> dict[str, Any]:
     lc = _ladder(stores, name)
     rules = lc.current
-    found = calibrate(stores.engine, lc)
+    found = calibrate(stores.databases.for_ladder(lc.name), lc)
     series = [Series(f"version {v}", m["buckets"]) for v, m in found.versions.items()]
     chart = calibration_svg(series, f"{name}: observed against expected")
     versions = []

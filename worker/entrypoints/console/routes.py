@@ -24,7 +24,6 @@ from jinja2 import Environment, PackageLoader
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeout
 
@@ -36,6 +35,7 @@ from worker.entrypoints.api.params import ENCODED
 from worker.entrypoints.api.reads import Lane
 from worker.entrypoints.console import login, pages
 from worker.ladders import Config
+from worker.store.routes import Databases
 
 CACHE_OK = "public, max-age=5, stale-while-revalidate=30"
 NO_STORE = "no-store"
@@ -53,9 +53,9 @@ def environment() -> Environment:
     )
 
 
-def add_routes(app: FastAPI, config: Config, redis: reader.Client, engine: Engine) -> None:
+def add_routes(app: FastAPI, config: Config, redis: reader.Client, databases: Databases) -> None:
     """Add the console's pages to ``app``, reading these stores."""
-    stores = pages.Stores(config, redis, engine)
+    stores = pages.Stores(config, redis, databases)
     templates = environment()
     reads = Lane(READ_THREADS, READ_SECONDS)
     heavy = Lane(CALIBRATE_THREADS, CALIBRATE_SECONDS)
