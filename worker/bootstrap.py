@@ -20,6 +20,7 @@ from worker.boards.projection import Projection
 from worker.boards.receipts import ReceiptSink
 from worker.boards.redis_clients import leaderboard_client
 from worker.ladders import Config, load_config
+from worker.observability import health
 from worker.privacy import scrub, storable_payload
 from worker.queue.deadletter import DeadLetters
 from worker.queue.inbox import Inbox
@@ -106,6 +107,12 @@ class Runtime:
         operation on one ladder uses ``databases.for_ladder``; one over every ladder,
         ``databases.all()``."""
         return self.databases.default
+
+    @cached_property
+    def probes(self) -> dict[str, Callable[[], object]]:
+        """A quick check of each store, each raising when its store does not answer: a batch's
+        failure is an outage when one of them fails right after it (``worker.queue.faults``)."""
+        return health.probes(self.settings)
 
     @cached_property
     def dead_letters(self) -> DeadLetters:

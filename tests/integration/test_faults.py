@@ -122,3 +122,18 @@ def test_ladder_store_up_is_0_while_a_store_is_lost_and_1_once_it_is_back():
         )
     finally:
         faults.outages = saved
+
+
+def test_each_runtime_probes_its_own_stores(make_runtime, settings):
+    """The outage probes belong to the runtime: one whose PostgreSQL does not answer (probed
+    first, in the same process) does not make another runtime's failures outages."""
+    from tests.e2e.private import free_port
+    from worker.bootstrap import Runtime
+
+    gone = Runtime(
+        settings.replace(database_url=f"postgresql+psycopg://root@127.0.0.1:{free_port()}/test")
+    )
+    assert "postgresql" == faults.classify(ValueError("a bug"), gone.probes)
+    here = make_runtime()
+    assert faults.classify(ValueError("a bug"), here.probes) is None
+    gone.close()

@@ -38,7 +38,6 @@ from engine import Outcome, Reason
 from schemas import InvalidEvent
 from worker import keys
 from worker.bootstrap import Runtime
-from worker.observability import health
 from worker.queue import faults
 from worker.queue.letters import guess_ids
 from worker.service.batch import Processed
@@ -153,7 +152,7 @@ def _process_batch(rt: Runtime, payloads: list[str]) -> int:
             with _job_clock():
                 outcomes = apply_isolating(rt, payloads, on_invalid)
         except Exception as exc:
-            store = faults.classify(exc, _probes(rt))
+            store = faults.classify(exc, rt.probes)
             if store is None:  # not an outage: RQ's retries, then per-event dead letters
                 job = get_current_job()
                 if job is not None and not job.retries_left:
@@ -209,7 +208,7 @@ def apply_isolating(
     try:
         return rt.service.process(payloads, on_invalid=on_invalid)
     except Exception as exc:
-        if faults.classify(exc, _probes(rt)) is not None:
+        if faults.classify(exc, rt.probes) is not None:
             raise
         if len(payloads) == 1:
             return [_processing_error(rt, payloads[0], exc)]
@@ -257,16 +256,6 @@ def _once(
             done.add(raw)
 
     return on_invalid
-
-
-_probe_cache: dict[str, Callable[[], object]] | None = None
-
-
-def _probes(rt: Runtime) -> dict[str, Callable[[], object]]:
-    global _probe_cache
-    if _probe_cache is None:
-        _probe_cache = health.probes(rt.settings)
-    return _probe_cache
 
 
 @contextmanager
