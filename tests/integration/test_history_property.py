@@ -312,16 +312,6 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
             names.append(pid)
             known.add(pid)
             step = ("import", pid, rating, played, experience)
-        elif kind == "erase":
-            pid = data.draw(st.sampled_from(sorted(known)), label="erase")
-            assert 0 == ladder(rt, "player", "erase", name, pid, "--yes", "--by", "dpo")
-            known.discard(pid)
-            banned.discard(pid)
-            # Later games may name the id again: a new player, whose old games are not theirs.
-            games = [
-                (e, "#" if w == pid else w, "#" if lo == pid else lo, t) for e, w, lo, t in games
-            ]
-            step = ("erase", pid)
         elif kind == "archive":
             # The next month: every month before it archived, its games no longer voidable.
             month = partitions.next_month(clock.now.date(), 1)
@@ -333,6 +323,7 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
             games = []
             step = ("archive", month)
         else:
+            assert kind == "erase", kind
             pid = data.draw(st.sampled_from(sorted(known)), label="erase")
             assert 0 == ladder(rt, "player", "erase", name, pid, "--yes", "--by", "dpo")
             known.discard(pid)
