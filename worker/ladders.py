@@ -83,10 +83,9 @@ class LadderConfig:
     def as_table(self) -> dict[str, Any]:
         """Every setting in force, as the ``[ladders.<name>]`` table and its sub-tables name
         them (what ``ladder config show`` prints), each version with all its parameters."""
-        database = {"database": self.database} if self.database else {}
         return {
-            **database,
             "ruleset": self.ruleset,
+            "database": self.database,  # the variable naming its PostgreSQL; None: the default
             "boosted_board": self.boosted_board,
             "public_board": self.public_board,
             "linking": self.linking,
