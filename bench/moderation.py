@@ -110,7 +110,16 @@ def _build(games: int, players: int, voids: int) -> None:
         rt.redis.rpush(keys.INBOX, *part)
         runner.run_burst(rt)
         chosen = f"v-{first + rng.randrange(len(part))}"
-        void(rt.engine, rt.leaderboard_redis, config, [chosen], "bench", "bench")
+        # As ``ladder void`` does: the kept receipts the void changed are rewritten too.
+        void(
+            rt.engine,
+            rt.leaderboard_redis,
+            config,
+            [chosen],
+            "bench",
+            "bench",
+            receipt_sink=rt.receipts,
+        )
 
 
 if __name__ == "__main__":
