@@ -110,9 +110,8 @@ def _build(games: int, players: int, voids: int) -> None:
         rt.redis.rpush(keys.INBOX, *part)
         runner.run_burst(rt)
         chosen = f"v-{first + rng.randrange(len(part))}"
-        # As ``ladder void`` does: the kept receipts the void changed are rewritten too.
         void(
-            rt.engine,
+            rt.databases.for_ladder("gammon42"),
             rt.leaderboard_redis,
             config,
             [chosen],

@@ -291,7 +291,15 @@ def test_a_void_after_an_archive_replays_from_the_checkpoint(runtime, monkeypatc
     archive(runtime.engine, runtime.config, date(2026, 11, 1))
     cfg = runtime.config.ladders["gammon42"]
     chosen = lived["nov"][7]["event_id"]
-    report = void(runtime.engine, runtime.leaderboard_redis, cfg, [chosen], "t", "op")
+    report = void(
+        runtime.engine,
+        runtime.leaderboard_redis,
+        cfg,
+        [chosen],
+        "t",
+        "op",
+        receipt_sink=runtime.receipts,
+    )
     assert [chosen] == report.done
     assert len(report.players) <= 2 + len(PLAYERS)  # its players, and later games' only
     found = verify(runtime.engine, runtime.leaderboard_redis, cfg)

@@ -144,7 +144,15 @@ def test_a_void_since_the_instant_is_derived(runtime, monkeypatch, voided):
     lived = _lived(runtime, _Clock(monkeypatch))
     cfg = runtime.config.ladders["gammon42"]
     chosen = lived["nov"][5] if voided == "after" else lived["oct"][-3]
-    done = void(runtime.engine, runtime.leaderboard_redis, cfg, [chosen["event_id"]], "t", "op")
+    done = void(
+        runtime.engine,
+        runtime.leaderboard_redis,
+        cfg,
+        [chosen["event_id"]],
+        "t",
+        "op",
+        receipt_sink=runtime.receipts,
+    )
     assert [chosen["event_id"]] == done.done
     report = _since(runtime, "gammon42", NOV)
     assert [] == report.mismatches

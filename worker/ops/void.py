@@ -44,15 +44,17 @@ def void(
     reason: str,
     by: str,
     *,
+    receipt_sink: ReceiptSink | None,
     dry_run: bool = False,
     progress: Progress | None = None,
     details: dict[str, Any] | None = None,
-    receipt_sink: ReceiptSink | None = None,
 ) -> Report:
     """Void these games exactly; an unknown id is refused (``ModerationError``) before any.
 
     With ``receipt_sink`` (receipts on), the receipts the void changed are made true after the
-    commit (``_refresh``)."""
+    commit (``_refresh``); ``None``: receipts are off. It has no default: a caller that left
+    it out by mistake would leave those kept receipts stale, and ``ladder verify`` would say
+    so."""
     started = time.perf_counter()
     ladder = ladder_config.name
     policy, rules_at = ladder_config.policy, ladder_config.rules_at
