@@ -347,12 +347,6 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     archives on all three rulesets: verify 0 mismatches, reconcile clean, backtest = stored,
     board = model.
     """
-    from rq.worker.base import BaseWorker
-
-    # Each drain is a whole burst worker; RQ's command channel (a pub/sub thread it joins on
-    # the way out, 0.4 s a burst, most of a step) is all it goes without here.
-    monkeypatch.setattr(BaseWorker, "subscribe", lambda self: None)
-    monkeypatch.setattr(BaseWorker, "unsubscribe", lambda self: None)
     started = time.perf_counter()
     totals = {"sequences": 0, "steps": 0, "archives": 0, "after": 0}
     clock = Clock(monkeypatch)

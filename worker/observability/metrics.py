@@ -42,7 +42,7 @@ from prometheus_client import (
     make_wsgi_app,
 )
 from redis import Redis
-from rq import Queue, SimpleWorker
+from rq import Queue
 from rq.job import Job
 
 if TYPE_CHECKING:
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
     from worker.bootstrap import Runtime
 from worker.observability.collectors import DeadLetterCollector, QueueCollector, StoreCollector
+from worker.queue.rqworker import Worker
 
 log = structlog.get_logger("ladder")
 DEFAULT_PORT = 9108
@@ -163,8 +164,8 @@ def install_log_observer(metrics: Metrics) -> None:
     structlog.configure(processors=[metrics.observe_event, *processors])
 
 
-class MeteredWorker(SimpleWorker):
-    """RQ's in-process worker, timing every job and counting retries."""
+class MeteredWorker(Worker):
+    """ladder's RQ worker (``worker.queue.rqworker``), timing every job and counting retries."""
 
     metrics: Metrics | None = None
 
@@ -256,7 +257,7 @@ class WorkerMetrics:
     server: MetricsServer | None
 
     def worker(self, queues: list[Queue], connection: Redis, job_class: type[Job]) -> MeteredWorker:
-        """An RQ worker (in-process, like ``SimpleWorker``) that reports to these metrics."""
+        """ladder's RQ worker, reporting to these metrics."""
         worker = MeteredWorker(queues, connection=connection, job_class=job_class)
         worker.metrics = self.metrics
         return worker

@@ -16,7 +16,6 @@ from typing import Any, cast
 
 import structlog
 from redis.exceptions import RedisError
-from rq import SimpleWorker
 from rq.exceptions import StopRequested
 from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.utils import now as rq_now
@@ -28,16 +27,20 @@ from worker.observability import logs
 from worker.queue import jobs
 from worker.queue.liveness import Liveness
 from worker.queue.recovery import maintain
+from worker.queue.rqworker import Worker
 
 log = structlog.get_logger("ladder")
 MAINTAIN_EVERY_SECONDS = 15.0
 
 
-def _worker(rt: Runtime) -> SimpleWorker:
-    return SimpleWorker([rt.inbox.queue], connection=rt.redis, job_class=jobs.job_class(rt))
+def _burst_worker(rt: Runtime) -> Worker:
+    """A burst worker's RQ loop ends and starts again each round: it listens to no commands."""
+    worker = Worker([rt.inbox.queue], connection=rt.redis, job_class=jobs.job_class(rt))
+    worker.listening = False
+    return worker
 
 
-def _work(worker: SimpleWorker, *, burst: bool) -> None:
+def _work(worker: Worker, *, burst: bool) -> None:
     """Run RQ's loop. Its start-up maintenance is skipped: ``maintain`` ran just before and
     handles abandoned batches itself (at once, not on RQ's retry back-off). RQ's scheduler
     (a forked child) is not started: ``worker.queue.liveness`` schedules on a thread instead."""
@@ -45,7 +48,7 @@ def _work(worker: SimpleWorker, *, burst: bool) -> None:
     worker.work(burst=burst, logging_level=logs.rq_level(), with_scheduler=False)
 
 
-def _hand_back_on_stop(worker: SimpleWorker) -> None:
+def _hand_back_on_stop(worker: Worker) -> None:
     """RQ's own SIGTERM handler also tells a batch held through an outage to hand it back."""
     request_stop = worker.request_stop
 
@@ -80,7 +83,7 @@ def _in_flight(rt: Runtime) -> int:
 def run_burst(rt: Runtime) -> int:
     """Drain the inbox and the queue, including batches waiting for a retry or left running by
     a worker that died; then return how many events were moved from the inbox."""
-    worker = _worker(rt)
+    worker = _burst_worker(rt)
     liveness = Liveness(rt.redis, rt.inbox.queue, worker, sweeper(rt.leaderboard_redis, rt.config))
     liveness.start()
     try:
@@ -91,7 +94,7 @@ def run_burst(rt: Runtime) -> int:
         liveness.close()
 
 
-def _burst(rt: Runtime, worker: SimpleWorker) -> int:
+def _burst(rt: Runtime, worker: Worker) -> int:
     moved = 0
     last_maintenance = 0.0
     while True:
@@ -109,7 +112,7 @@ def _burst(rt: Runtime, worker: SimpleWorker) -> int:
         time.sleep(0.2)  # a retry back-off, or an abandoned batch not yet noticed
 
 
-def _stop_was_requested(worker: SimpleWorker) -> bool:
+def _stop_was_requested(worker: Worker) -> bool:
     """RQ records every SIGTERM/SIGINT's time; ``_stop_requested`` is set only when busy."""
     return bool(worker._stop_requested or worker._shutdown_requested_date)
 
@@ -122,7 +125,7 @@ def run_forever(rt: Runtime) -> None:
     observed = metrics.start(rt, rt.settings.metrics_port)  # first: before anything logs
 
     stop = threading.Event()
-    current: list[SimpleWorker] = []  # the worker whose loop is about to run, once built
+    current: list[Worker] = []  # the worker whose loop is about to run, once built
 
     def stop_requested(*_: Any) -> None:
         """A stop request outside RQ's loop (start-up, a restart): ours to keep. The worker
@@ -136,7 +139,7 @@ def run_forever(rt: Runtime) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, stop_requested)
 
-    def new_worker() -> SimpleWorker | None:
+    def new_worker() -> Worker | None:
         """RQ's worker talks to Redis as it is built: wait for Redis rather than die."""
         delay = 1.0
         while not stop.is_set():
@@ -172,11 +175,11 @@ def run_forever(rt: Runtime) -> None:
 
 def _serve(
     rt: Runtime,
-    worker: SimpleWorker,
+    worker: Worker,
     liveness: Liveness,
     stop: threading.Event,
-    current: list[SimpleWorker],
-    new_worker: Callable[[], SimpleWorker | None],
+    current: list[Worker],
+    new_worker: Callable[[], Worker | None],
     keep_stop_requests: Callable[[], None],
 ) -> None:
     """The inbox pump on a thread, RQ's loop here, until a stop request."""
