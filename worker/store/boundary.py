@@ -18,7 +18,10 @@ and adds what was recorded between the two. Each player's
 - link: the links made before it; ban: its last ban, unban or erase before it.
 
 The links, the settled tournaments and the games of the fair-play windows (ranked games that
-ended ``WINDOW_DAYS`` or less before the boundary, not voided) are read the same way.
+ended ``WINDOW_DAYS`` or less before the boundary, not voided) are read the same way. The
+checkpoint's ``events`` is the count its archive recorded (0 without one): the events processed
+since are not counted, the last one before the boundary is found by one probe of the scoring
+order's index per month.
 
 What the log does not record is not invented: a player's ``version`` and ``updated_at`` at the
 boundary (they start at 0 and unset: a comparison reads only what changed since); what a void
@@ -47,8 +50,10 @@ class Interleaved(Exception):
     """Events processed before and after the instant interleave in scoring order."""
 
 
+# The last event processed before the boundary: in each month, the scoring order's index read
+# from its end (a month wholly before the boundary answers with its first entry).
 _LAST_BEFORE = """
-SELECT max(seq), count(*) FROM events
+SELECT max(seq) FROM events
 WHERE ladder = :ladder AND processed_at >= :since AND processed_at < :before
 """
 _FIRST_AFTER = "SELECT min(seq) FROM events WHERE ladder = :ladder AND processed_at >= :before"
@@ -145,7 +150,7 @@ def at(
     since = earlier.before if earlier is not None else datetime.min.replace(tzinfo=before.tzinfo)
     window = before - timedelta(days=WINDOW_DAYS)
     args: dict[str, Any] = {"ladder": ladder, "before": before, "since": since}
-    last, count = conn.execute(text(_LAST_BEFORE), args).one()
+    last = conn.execute(text(_LAST_BEFORE), args).scalar()
     first = conn.execute(text(_FIRST_AFTER), args).scalar()
     after_seq = int(last) if last is not None else (earlier.after_seq if earlier else 0)
     if last is not None and first is not None and int(first) < int(last):
@@ -200,7 +205,7 @@ def at(
         ladder=ladder,
         before=before,
         after_seq=after_seq,
-        events=int(count) + (earlier.events if earlier is not None else 0),
+        events=earlier.events if earlier is not None else 0,
         players=tuple(players[p] for p in sorted(players)),
         links=links,
         settled=frozenset(settled),
@@ -275,6 +280,6 @@ def start(
     if earlier is not None and before <= earlier.before:
         return Start(earlier, earlier.after_seq, [a for a in actions if a.at >= earlier.before])
     point = at(conn, ladder, before, start_rating, earlier, boosted_board=boosted_board)
-    if point.events == 0:  # nothing processed before the instant: the whole log
+    if point.after_seq == 0:  # nothing processed before the instant, nor archived: the whole log
         return Start(None, 0, list(actions))
     return Start(point, point.after_seq, [a for a in actions if a.at >= before])
