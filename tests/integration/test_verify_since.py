@@ -50,9 +50,9 @@ def _tamper(rt: Any, row_id: int) -> None:
 
 def test_the_state_the_log_recorded_is_the_replays_checkpoint(runtime, monkeypatch):
     """The checkpoint read from the log at an instant (no replay) holds what the one replay
-    up to that instant holds, for every player the log names after it; only the version and
-    its time, which the log does not record, are left unset, and the events before the
-    instant are not counted (the count is the archive's: none)."""
+    up to that instant holds, for every player the log names after it, their windows too; only
+    the version and its time, which the log does not record, are left unset, and the events
+    before the instant are not counted (the count is the archive's: none)."""
     _lived(runtime, _Clock(monkeypatch))
     for ladder in ("gammon42", "fibs"):
         cfg = runtime.config.ladders[ladder]
@@ -76,8 +76,10 @@ def test_the_state_the_log_recorded_is_the_replays_checkpoint(runtime, monkeypat
             replayed.settled,
         )
         assert 0 == read.events
-        assert read.ranked == {p: t for p, t in replayed.ranked.items() if t}
-        assert read.rated_pairs == {p: t for p, t in replayed.rated_pairs.items() if t}
+        assert read.ranked == {p: t for p, t in replayed.ranked.items() if t and p in named}
+        assert read.rated_pairs == {
+            (a, b): t for (a, b), t in replayed.rated_pairs.items() if t and {a, b} <= named
+        }
 
 
 def test_since_verifies_the_part_after_and_catches_a_row_tampered_there(runtime, monkeypatch):

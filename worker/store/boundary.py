@@ -4,9 +4,9 @@
 ``at(conn, ladder, boundary, ...)`` reads, without replaying anything, what the log recorded
 before ``boundary`` of the players the log names from then on (the others are not read: no
 later entry can change them), and returns it as the ``Checkpoint`` an archive at that instant
-would have written (``worker.store.checkpoints``), so that a replay starts from it exactly as
-it starts from an archive's. It starts from the ladder's archive checkpoint when there is one
-and adds what was recorded between the two. Each player's
+would have written (``worker.store.checkpoints``) for those players, so that a replay starts
+from it exactly as it starts from an archive's. It starts from the ladder's archive checkpoint
+when there is one and adds what was recorded between the two. Each player's
 
 - rating: the ``after`` of its last ledger row before the boundary;
 - rated games: the ``games`` its last ledger row recorded that records them;
@@ -15,13 +15,15 @@ and adds what was recorded between the two. Each player's
 - boosted points: its boosted wins before the boundary (when the ladder keeps that board);
 - listed: a rating row before the boundary (a game, prize, import or adoption), and not linked;
 - e-mail and display-name flags: its last ``player.updated`` before the boundary;
-- link: the links made before it; ban: its last ban, unban or erase before it.
+- link: the links made before it; ban: its last ban, unban or erase before it;
+- fair-play windows: its ranked games that ended ``WINDOW_DAYS`` or less before the boundary
+  (not voided), and its rated games with each other player named.
 
-The links, the settled tournaments and the games of the fair-play windows (ranked games that
-ended ``WINDOW_DAYS`` or less before the boundary, not voided) are read the same way. The
-checkpoint's ``events`` is the count its archive recorded (0 without one): the events processed
-since are not counted, the last one before the boundary is found by one probe of the scoring
-order's index per month.
+The links and the settled tournaments are read the same way. The checkpoint's ``events`` is
+the count its archive recorded (0 without one): the events processed since are not counted,
+the last one before the boundary is found by one probe of the scoring order's index per month.
+The windows are read by index probes of each named player's rows, in the window's months only
+(``windows.PROCESSED_MARGIN``).
 
 What the log does not record is not invented: a player's ``version`` and ``updated_at`` at the
 boundary (they start at 0 and unset: a comparison reads only what changed since); what a void
@@ -44,6 +46,7 @@ from engine import Player
 from engine.ladder import RESULT_POINTS
 from engine.replay import Action
 from worker.store.checkpoints import WINDOW_DAYS, Checkpoint, Start, load
+from worker.store.windows import PROCESSED_MARGIN
 
 
 class Interleaved(Exception):
@@ -125,12 +128,24 @@ ORDER BY target, id DESC
 """
 _LINKS = "SELECT anonymous_id, account_id FROM links WHERE ladder = :ladder AND linked_at < :before"
 _SETTLED = "SELECT tournament_id FROM tournaments WHERE ladder = :ladder AND settled_at < :before"
+_IDS = "unnest(CAST(:ids AS text[])) AS p(id)"
+# A named player's ranked games in the window, from each side: the window index's range of the
+# player, in the months from ``:processed`` on (a game ended at or after the window's start was
+# processed after it, less ``PROCESSED_MARGIN``: the months before are never read).
+_WINDOW_SIDE = """
+SELECT ladder, event_id, outcome, ended_at, {side} AS player, {other} AS other, {won} AS won
+FROM events
+WHERE ladder = :ladder AND {side} = p.id AND ended_at >= :window
+    AND processed_at >= :processed AND processed_at < :before
+    AND type = 'game.finished' AND mode = 'ranked' AND outcome IN ('rated', 'unrated')
+"""
 _WINDOW_GAMES = f"""
-SELECT e.winner_id, e.loser_id, e.ended_at, {_NOW} FROM events e
-WHERE e.ladder = :ladder AND e.type = 'game.finished' AND e.mode = 'ranked'
-    AND e.processed_at >= :since AND e.processed_at < :before AND e.ended_at >= :window
-    AND e.outcome IN ('rated', 'unrated')
-ORDER BY e.seq
+SELECT e.player, e.other, e.won, e.ended_at, {_NOW} FROM {_IDS}
+CROSS JOIN LATERAL (
+    {_WINDOW_SIDE.format(side="winner_id", other="loser_id", won="true")}
+    UNION ALL
+    {_WINDOW_SIDE.format(side="loser_id", other="winner_id", won="false")}
+) AS e
 """
 
 
@@ -198,7 +213,7 @@ def at(
             player(account)
     for one in players.values():
         one.version, one.updated_at = 0, None
-    ranked, pairs = _windows(conn, args, window, earlier)
+    ranked, pairs = _windows(conn, args, window, named, earlier)
     settled = set(earlier.settled) if earlier is not None else set()
     settled |= {str(r[0]) for r in conn.execute(text(_SETTLED), args)}
     return Checkpoint(
@@ -215,26 +230,32 @@ def at(
 
 
 def _windows(
-    conn: Connection, args: dict[str, Any], window: datetime, earlier: Checkpoint | None
+    conn: Connection,
+    args: dict[str, Any],
+    window: datetime,
+    named: set[str],
+    earlier: Checkpoint | None,
 ) -> tuple[dict[str, list[datetime]], dict[tuple[str, str], list[datetime]]]:
-    """The games of the fair-play windows at the boundary: ranked games (and the rated ones
-    by pair) that ended within ``WINDOW_DAYS`` of it, each list in time order."""
+    """The games of the fair-play windows of the players ``named`` at the boundary: their
+    ranked games (and their rated games with each other, by pair) that ended within
+    ``WINDOW_DAYS`` of it, each list in time order."""
     ranked: dict[str, list[datetime]] = {}
     pairs: dict[tuple[str, str], list[datetime]] = {}
     if earlier is not None:
         for pid, times in earlier.ranked.items():
-            ranked[pid] = [t for t in times if t >= window]
-        for pair, times in earlier.rated_pairs.items():
-            pairs[pair] = [t for t in times if t >= window]
-    for winner, loser, ended, outcome in conn.execute(
-        text(_WINDOW_GAMES), {**args, "window": window}
-    ):
+            if pid in named:
+                ranked[pid] = [t for t in times if t >= window]
+        for (a, b), times in earlier.rated_pairs.items():
+            if a in named and b in named:
+                pairs[a, b] = [t for t in times if t >= window]
+    processed = max(args["since"], window - PROCESSED_MARGIN)
+    found = conn.execute(text(_WINDOW_GAMES), {**args, "window": window, "processed": processed})
+    for pid, other, won, ended, outcome in found:
         if outcome == "voided":
             continue
-        for pid in (winner, loser):
-            ranked.setdefault(pid, []).append(ended)
-        if outcome == "rated":
-            pair = (winner, loser) if winner <= loser else (loser, winner)
+        ranked.setdefault(pid, []).append(ended)
+        if won and outcome == "rated" and other in named:  # once: from its winner's side
+            pair = (pid, other) if pid <= other else (other, pid)
             pairs.setdefault(pair, []).append(ended)
     return _sorted(ranked), _sorted(pairs)
 
