@@ -20,10 +20,15 @@ when there is one and adds what was recorded between the two. Each player's
   (not voided), and its rated games with each other player named.
 
 The links and the settled tournaments are read the same way. The checkpoint's ``events`` is
-the count its archive recorded (0 without one): the events processed since are not counted,
-the last one before the boundary is found by one probe of the scoring order's index per month.
-The windows are read by index probes of each named player's rows, in the window's months only
-(``windows.PROCESSED_MARGIN``).
+the count its archive recorded (0 without one): the events processed since are not counted.
+
+What this reads of the log before the boundary does not grow with it: each player named is
+read by a lateral query of its own, index probes of its rows in each month's partition (its
+whole history for its experience, a sum over its games); the windows by the same probes in
+the window's months only (``windows.PROCESSED_MARGIN``); the last event before the boundary by
+one probe of the scoring order's index per month. Not a list (``player_id = ANY(:ids)``): the
+planner takes each id for an average player and plans thousands of them as a scan of every
+month, however few rows they have there.
 
 What the log does not record is not invented: a player's ``version`` and ``updated_at`` at the
 boundary (they start at 0 and unset: a comparison reads only what changed since); what a void
@@ -78,47 +83,74 @@ UNION SELECT player_id FROM rating_changes WHERE ladder = :ladder AND at >= :bef
 UNION SELECT target FROM moderation_actions WHERE ladder = :ladder AND at >= :before
     AND target IS NOT NULL
 """
-_LAST_ROWS = """
-SELECT DISTINCT ON (player_id) player_id, rating_after FROM rating_changes
-WHERE ladder = :ladder AND player_id = ANY(:ids) AND at >= :since AND at < :before
-ORDER BY player_id, id DESC
+# Each named player, read by the lateral query that follows it (its ``LIMIT`` or ``OFFSET 0``
+# keeps the planner from folding it into one join of every player's rows).
+_IDS = "unnest(CAST(:ids AS text[])) AS p(id)"
+_LAST_ROWS = f"""
+SELECT p.id, r.rating_after FROM {_IDS}
+CROSS JOIN LATERAL (SELECT rating_after FROM rating_changes
+    WHERE ladder = :ladder AND player_id = p.id AND at >= :since AND at < :before
+    ORDER BY id DESC LIMIT 1) AS r
 """
-_LAST_GAMES = """
-SELECT DISTINCT ON (player_id) player_id, games FROM rating_changes
-WHERE ladder = :ladder AND player_id = ANY(:ids) AND at >= :since AND at < :before
-    AND games IS NOT NULL
-ORDER BY player_id, id DESC
+_LAST_GAMES = f"""
+SELECT p.id, r.games FROM {_IDS}
+CROSS JOIN LATERAL (SELECT games FROM rating_changes
+    WHERE ladder = :ladder AND player_id = p.id AND at >= :since AND at < :before
+        AND games IS NOT NULL
+    ORDER BY id DESC LIMIT 1) AS r
 """
 _LISTED_KINDS = ("game", "prize", "import", "link")
-_RATED_ROWS = """
-SELECT DISTINCT player_id FROM rating_changes
-WHERE ladder = :ladder AND player_id = ANY(:ids) AND at >= :since AND at < :before
-    AND kind = ANY(:kinds)
+_RATED_ROWS = f"""
+SELECT p.id FROM {_IDS}
+CROSS JOIN LATERAL (SELECT FROM rating_changes
+    WHERE ladder = :ladder AND player_id = p.id AND at >= :since AND at < :before
+        AND kind = ANY(:kinds)
+    LIMIT 1) AS r
 """
 # An event's outcome now: the newest effect a moderation action gave it, else its audit row's.
 _NOW = """
 coalesce((SELECT x.outcome FROM event_effects x WHERE x.ladder = e.ladder
           AND x.event_id = e.event_id ORDER BY x.action_id DESC LIMIT 1), e.outcome)
 """
+# A game row's event, one row (``event_ids`` holds each id once across the months): a batch
+# writes a game's ledger rows with its audit row, both at its ``processed_at``
+# (``worker.service.rows``), so the first probe, of that month alone, finds it; the second,
+# of every month before the boundary, runs only for a row written otherwise.
+_GAME_EVENT = """
+(SELECT ladder, event_id, outcome, match_length, ended_at FROM events
+    WHERE ladder = :ladder AND event_id = r.event_id AND processed_at = r.at)
+UNION ALL
+(SELECT ladder, event_id, outcome, match_length, ended_at FROM events
+    WHERE ladder = :ladder AND event_id = r.event_id AND processed_at < :before)
+LIMIT 1
+"""
 _PLAYED = f"""
-SELECT r.player_id, sum(coalesce(e.match_length, 1)), max(e.ended_at)
-FROM rating_changes r JOIN events e ON e.ladder = r.ladder AND e.event_id = r.event_id
-WHERE r.ladder = :ladder AND r.player_id = ANY(:ids) AND r.kind = 'game'
-    AND r.at >= :since AND r.at < :before AND e.processed_at < :before
-    AND {_NOW} <> 'voided'
-GROUP BY r.player_id
+SELECT p.id, sum(coalesce(e.match_length, 1)), max(e.ended_at) FROM {_IDS}
+CROSS JOIN LATERAL (SELECT event_id, at FROM rating_changes
+    WHERE ladder = :ladder AND player_id = p.id AND kind = 'game'
+        AND at >= :since AND at < :before
+    OFFSET 0) AS r
+CROSS JOIN LATERAL ({_GAME_EVENT}) AS e
+WHERE {_NOW} <> 'voided'
+GROUP BY p.id
 """
 _BOOSTED = f"""
-SELECT e.winner_id, payload->>'result', coalesce(e.cube, 1) FROM events e
-WHERE e.ladder = :ladder AND e.winner_id = ANY(:ids) AND e.mode = 'boosted'
-    AND e.processed_at >= :since AND e.processed_at < :before
-    AND e.outcome = 'unrated' AND coalesce(e.reason, '') <> 'banned' AND {_NOW} <> 'voided'
+SELECT p.id, e.payload->>'result', coalesce(e.cube, 1) FROM {_IDS}
+CROSS JOIN LATERAL (SELECT ladder, event_id, outcome, payload, cube FROM events
+    WHERE ladder = :ladder AND winner_id = p.id AND mode = 'boosted'
+        AND processed_at >= :since AND processed_at < :before
+        AND outcome = 'unrated' AND coalesce(reason, '') <> 'banned'
+    OFFSET 0) AS e
+WHERE {_NOW} <> 'voided'
 """
-_PROFILES = """
-SELECT DISTINCT ON (winner_id) winner_id, payload FROM events
-WHERE ladder = :ladder AND winner_id = ANY(:ids) AND type = 'player.updated'
-    AND outcome = 'applied' AND processed_at >= :since AND processed_at < :before
-ORDER BY winner_id, seq DESC
+# A player's rows as winner, all of them (no index holds a player's rows in ``seq`` order).
+_PROFILES = f"""
+SELECT DISTINCT ON (p.id) p.id, u.payload FROM {_IDS}
+CROSS JOIN LATERAL (SELECT seq, payload FROM events
+    WHERE ladder = :ladder AND winner_id = p.id AND type = 'player.updated'
+        AND outcome = 'applied' AND processed_at >= :since AND processed_at < :before
+    OFFSET 0) AS u
+ORDER BY p.id, u.seq DESC
 """
 _BANS = """
 SELECT DISTINCT ON (target) target, kind FROM moderation_actions
@@ -128,7 +160,6 @@ ORDER BY target, id DESC
 """
 _LINKS = "SELECT anonymous_id, account_id FROM links WHERE ladder = :ladder AND linked_at < :before"
 _SETTLED = "SELECT tournament_id FROM tournaments WHERE ladder = :ladder AND settled_at < :before"
-_IDS = "unnest(CAST(:ids AS text[])) AS p(id)"
 # A named player's ranked games in the window, from each side: the window index's range of the
 # player, in the months from ``:processed`` on (a game ended at or after the window's start was
 # processed after it, less ``PROCESSED_MARGIN``: the months before are never read).
