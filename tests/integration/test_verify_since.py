@@ -4,17 +4,22 @@ state its log recorded at that instant (``worker.store.boundary``)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import event, func, select, update
 
-from tests.integration.test_archive import _Clock, _lived
+from bench.history_fill import fill
+from tests.conftest import drain, publish
+from tests.events import game
+from tests.integration.test_archive import _Clock, _lived, _month_of_games, _nodes, _plan
 from worker.ops.archiving import archive, checkpoint
 from worker.ops.verify import verify
-from worker.store import boundary
+from worker.store import boundary, partitions
+from worker.store.checkpoints import WINDOW_DAYS
 from worker.store.tables import events, rating_changes
+from worker.store.windows import PROCESSED_MARGIN
 
 NOV = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -165,3 +170,66 @@ def test_a_void_since_the_instant_is_derived(runtime, monkeypatch, voided):
         assert report.since is not None and report.since < NOV
     whole = verify(runtime.engine, None, cfg)
     assert [] == whole.mismatches
+
+
+def _rows_read(node: dict[str, Any]) -> float:
+    """The rows a plan node read, every loop together (those its filters dropped too)."""
+    each = node.get("Actual Rows", 0) + node.get("Rows Removed by Filter", 0)
+    return float(each + node.get("Rows Removed by Index Recheck", 0)) * node.get("Actual Loops", 0)
+
+
+def test_the_state_at_an_instant_reads_the_months_before_it_by_index_probes(runtime, monkeypatch):
+    """docs/operations.md, verifying since an instant: 'in time proportional to that part
+    rather than to the whole log'. In the months of history before the instant, each statement
+    ``boundary.at`` runs reads by index probes of the players named after it (none of the
+    history's rows: one row at most a month), and the window read never runs a month before
+    the window's."""
+    clock = _Clock(monkeypatch)
+    instant = datetime(2026, 11, 15, tzinfo=UTC)
+    history = datetime(2026, 9, 10, tzinfo=UTC)  # its last game; its players never play again
+    fill(runtime.engine, "gammon42", "gammon42", 20_000, until=history, months=4, players=2000)
+    _month_of_games(runtime, clock, datetime(2026, 10, 20, tzinfo=UTC), 8)  # in the window
+    _month_of_games(runtime, clock, datetime(2026, 11, 20, tzinfo=UTC), 8)  # after the instant
+    # and 1,000 players new after it: read as one list, the planner scanned every month for them
+    later = datetime(2026, 11, 21, tzinfo=UTC)
+    clock.at(later)
+    publish(runtime, *(game(f"q{n}", f"q{n + 1}", ended_at=later) for n in range(0, 1000, 2)))
+    drain(runtime)
+    clock.real()
+    first_window_month = partitions.month_of(
+        instant - timedelta(days=WINDOW_DAYS) - PROCESSED_MARGIN
+    )
+    ran: list[tuple[str, Any]] = []
+
+    def record(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        ran.append((statement, params))
+
+    with runtime.engine.connect() as conn:
+        conn.exec_driver_sql("ANALYZE events; ANALYZE rating_changes")
+        months = [m for _, m in partitions.attached(conn, "events") if m <= history.date()]
+        event.listen(conn, "before_cursor_execute", record)
+        boundary.at(conn, "gammon42", instant, 1500.0, None)
+        event.remove(conn, "before_cursor_execute", record)
+        history_months = {
+            partitions.partition_name(table, m)
+            for table in ("events", "rating_changes")
+            for m in months
+        }
+        before_window = {
+            partitions.partition_name("events", m) for m in months if m < first_window_month
+        }
+        assert len(months) >= 4 and before_window and len(ran) >= 10
+        wide: dict[str, Any] = {}  # statement -> what it read of the history
+        for statement, params in ran:
+            nodes = _nodes(_plan(conn, statement, params, run=True))
+            read: dict[str, float] = {}
+            for node in nodes:
+                name = node.get("Relation Name")
+                if name in history_months:
+                    read[name] = read.get(name, 0.0) + _rows_read(node)
+            if max(read.values(), default=0.0) > 1:
+                wide[statement] = read
+            executed = {n.get("Relation Name") for n in nodes if n.get("Actual Loops", 0) > 0}
+            if "window" in params and executed & before_window:
+                wide[statement] = sorted(executed & before_window)
+    assert {} == wide
