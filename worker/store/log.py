@@ -177,7 +177,10 @@ def read_rows(
 def recorded_actions(source: Engine | Connection, ladder: str) -> list[Sequence[Any]]:
     """The ladder's recorded ledger actions (season resets, imports), oldest first: event_id,
     at, then ``STORED_LEDGER``; read on ``source``'s connection when it is one (inside its
-    transaction, as a void does under the ladder's lock)."""
+    transaction, as a void does under the ladder's lock).
+
+    They are found by the index of the rows that are no event's (``rating_changes_actions``,
+    migration 0010): a probe of each month, however many games the ledger holds."""
     query = (
         select(
             rating_changes.c.event_id,

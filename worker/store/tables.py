@@ -126,6 +126,8 @@ event_ids = Table(
     Column("processed_at", UTCDateTime(), nullable=False),
 )
 
+# The ledger rows no event wrote (seasons, imports, moderation): few, indexed apart (0010).
+ACTION_ROWS = "kind IN ('adjustment', 'correction', 'import', 'season')"
 rating_changes = Table(
     "rating_changes",
     metadata,
@@ -145,6 +147,7 @@ rating_changes = Table(
     Column("games", Integer, nullable=True),
     Column("provisional", Boolean, nullable=True),
     Index("rating_changes_player", "ladder", "player_id", "id"),
+    Index("rating_changes_actions", "ladder", "id", postgresql_where=text(ACTION_ROWS)),
     postgresql_partition_by="RANGE (at)",
 )
 
