@@ -215,10 +215,12 @@ def _replay(
     if receipts is not None:
         kept = KeptReceipts(*receipts, lambda *found: report.differ(Mismatch(*found)))
     with gcpause.paused():
-        logged = stream_log(engine, ladder, start.after_seq)
-        recorded = recorded_actions(engine, ladder)
-        if start.checkpoint is not None:  # the rows before it are in it
-            recorded = [r for r in recorded if r[1] >= start.checkpoint.before]
+        # every event after the start was processed at or after its checkpoint's instant
+        # (``boundary.at`` and ``ladder archive`` refuse an instant where one was not), and
+        # the recorded rows before that instant are in the checkpoint
+        begins = None if start.checkpoint is None else start.checkpoint.before
+        logged = stream_log(engine, ladder, start.after_seq, since=begins)
+        recorded = recorded_actions(engine, ladder, since=begins)
         log = history(logged, recorded, actions)
         for entry in log:
             if isinstance(entry, Logged):

@@ -46,12 +46,18 @@ def count_events(engine: Engine, ladder: str) -> int:
 
 
 def stream_log(
-    engine: Engine, ladder: str, after: int = 0, ledger_columns: Sequence[str] = STORED_LEDGER
+    engine: Engine,
+    ladder: str,
+    after: int = 0,
+    ledger_columns: Sequence[str] = STORED_LEDGER,
+    *,
+    since: datetime | None = None,
 ) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
     """Each audit row numbered after ``after`` in scoring order (``audit_rows``) with its
     ledger rows (``ledger_columns``) in written order: two cursors, one over the audit rows
-    and one over the ledger (ordered by its event's place), merged."""
-    changes = read_rows(engine, ledger_query(engine, ladder, after, ledger_columns))
+    and one over the ledger (ordered by its event's place), merged. ``since``: every event
+    numbered after ``after`` was processed at or after it (``ledger_query``)."""
+    changes = read_rows(engine, ledger_query(engine, ladder, after, ledger_columns, since=since))
     audit = audit_rows(engine, ladder, after)  # both started before either is read
     pending = next(changes, None)
     for row in audit:
@@ -64,11 +70,26 @@ def stream_log(
 
 
 def ledger_query(
-    engine: Engine, ladder: str, after: int = 0, ledger_columns: Sequence[str] = STORED_LEDGER
+    engine: Engine,
+    ladder: str,
+    after: int = 0,
+    ledger_columns: Sequence[str] = STORED_LEDGER,
+    *,
+    since: datetime | None = None,
 ) -> Any:
     """The ladder's event ledger rows after ``after``, each with its event's scoring number
-    first, in scoring order and written order (``stream_log``'s second cursor)."""
+    first, in scoring order and written order (``stream_log``'s second cursor).
+
+    ``since``, when the caller knows every event numbered after ``after`` was processed at
+    or after it (``boundary.at`` refuses an instant where that fails): both sides are read
+    from the partition of its month on, the months before never (that month's ledger is read
+    whole: no index holds the ledger by time). An event's ledger rows are written by its
+    batch with its audit row, both at the batch's time (``worker.service.rows``), so none of
+    them is older than ``since``. Without it the join reads every month of the ledger."""
     order = events.c.seq
+    bounds = []
+    if since is not None:
+        bounds = [rating_changes.c.at >= since, events.c.processed_at >= since]
     return (
         select(order, *(rating_changes.c[c] for c in ledger_columns))
         .select_from(LEDGER_WITH_EVENTS)
@@ -76,6 +97,7 @@ def ledger_query(
             rating_changes.c.ladder == ladder,
             rating_changes.c.kind.not_in(RECORDED),
             order > after,
+            *bounds,
         )
         .order_by(order, rating_changes.c.id)
     )
@@ -174,20 +196,26 @@ def read_rows(
     return cursor.rows(engine, query, size=CHUNK, in_index_order=in_index_order)
 
 
-def recorded_actions(source: Engine | Connection, ladder: str) -> list[Sequence[Any]]:
+def recorded_actions(
+    source: Engine | Connection, ladder: str, since: datetime | None = None
+) -> list[Sequence[Any]]:
     """The ladder's recorded ledger actions (season resets, imports), oldest first: event_id,
     at, then ``STORED_LEDGER``; read on ``source``'s connection when it is one (inside its
-    transaction, as a void does under the ladder's lock).
+    transaction, as a void does under the ladder's lock). ``since``: those recorded at or
+    after it only (the months before are not read).
 
     They are found by the index of the rows that are no event's (``rating_changes_actions``,
     migration 0010): a probe of each month, however many games the ledger holds."""
+    recorded = [rating_changes.c.ladder == ladder, rating_changes.c.kind.in_(RECORDED)]
+    if since is not None:
+        recorded.append(rating_changes.c.at >= since)
     query = (
         select(
             rating_changes.c.event_id,
             rating_changes.c.at,
             *(rating_changes.c[c] for c in STORED_LEDGER),
         )
-        .where(rating_changes.c.ladder == ladder, rating_changes.c.kind.in_(RECORDED))
+        .where(*recorded)
         .order_by(rating_changes.c.id)
     )
     if isinstance(source, Connection):
