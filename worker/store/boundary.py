@@ -51,6 +51,7 @@ from engine import Player
 from engine.ladder import RESULT_POINTS
 from engine.replay import Action
 from worker.store.checkpoints import WINDOW_DAYS, Checkpoint, Start, load
+from worker.store.tables import ACTION_ROWS
 from worker.store.windows import PROCESSED_MARGIN
 
 
@@ -66,20 +67,28 @@ WHERE ladder = :ladder AND processed_at >= :since AND processed_at < :before
 """
 _FIRST_AFTER = "SELECT min(seq) FROM events WHERE ladder = :ladder AND processed_at >= :before"
 # Every id the log names from the boundary on: the events' (as sent and as resolved), the
-# ledger rows', the moderation actions' targets.
-_NAMED = """
-SELECT winner_id FROM events WHERE ladder = :ladder AND processed_at >= :before
-    AND winner_id IS NOT NULL
-UNION SELECT loser_id FROM events WHERE ladder = :ladder AND processed_at >= :before
-    AND loser_id IS NOT NULL
+# ledger rows', the moderation actions' targets. The events are those numbered after
+# ``:after_seq``, the last one before the boundary: once ``at`` has found that no event
+# processed from the boundary on was scored before it, they are the events processed from
+# the boundary on, and the scoring order's index reads them alone, not the boundary's month
+# before it (``processed_at`` still bounds the months read). The ledger rows are those that
+# are no event's, by their index (a season's reset, an import, an adjustment, a correction):
+# an event's rows are its players' as resolved, whom its audit row names (a game's winner and
+# loser, a link's account) or, for a prize, its podium names or the link of a podium id does
+# (``at`` adds the linked accounts).
+_SINCE = "ladder = :ladder AND seq > :after_seq AND processed_at >= :before"
+_NAMED = f"""
+SELECT winner_id FROM events WHERE {_SINCE} AND winner_id IS NOT NULL
+UNION SELECT loser_id FROM events WHERE {_SINCE} AND loser_id IS NOT NULL
 UNION SELECT n FROM events
     CROSS JOIN LATERAL (VALUES (payload->'winner'->>'player_id'),
         (payload->'loser'->>'player_id'), (payload->>'player_id'),
         (payload->>'anonymous_id'), (payload->>'account_id')) AS v(n)
-    WHERE ladder = :ladder AND processed_at >= :before AND n IS NOT NULL
+    WHERE {_SINCE} AND n IS NOT NULL
 UNION SELECT jsonb_array_elements_text(payload->'podium') FROM events
-    WHERE ladder = :ladder AND processed_at >= :before AND type = 'tournament.finished'
-UNION SELECT player_id FROM rating_changes WHERE ladder = :ladder AND at >= :before
+    WHERE {_SINCE} AND type = 'tournament.finished'
+UNION SELECT player_id FROM rating_changes WHERE ladder = :ladder AND {ACTION_ROWS}
+    AND at >= :before
 UNION SELECT target FROM moderation_actions WHERE ladder = :ladder AND at >= :before
     AND target IS NOT NULL
 """
@@ -206,7 +215,7 @@ def at(
         )
     links = dict(earlier.links) if earlier is not None else {}
     links.update({str(a): str(b) for a, b in conn.execute(text(_LINKS), args)})
-    named = {str(r[0]) for r in conn.execute(text(_NAMED), args)}
+    named = {str(r[0]) for r in conn.execute(text(_NAMED), {**args, "after_seq": after_seq})}
     named |= {a for a, b in links.items() if b in named} | {links[a] for a in named & set(links)}
     args["ids"] = sorted(named)
     known = {p.player_id: p for p in (earlier.players if earlier is not None else ())}
