@@ -156,7 +156,7 @@ def test_a_batch_stranded_in_rqs_intermediate_queue_is_enqueued_again(runtime):
     from worker.queue.recovery import requeue_stuck
 
     publish(runtime, game("alice", "bob", event_id="g-1"))
-    runtime.inbox.drain()
+    runtime.inbox.pump_once()
     queue = runtime.inbox.queue
     runtime.redis.lmove(queue.key, queue.intermediate_queue_key, "LEFT", "RIGHT")
     assert 0 == requeue_stuck(runtime, grace_seconds=0)  # first seen: maybe a live worker
@@ -218,7 +218,7 @@ def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypa
     publish(runtime, game("alice", "bob", event_id="g-1"))
     batch, payloads = runtime.inbox.claim()
     publish(runtime, game("carol", "dave", event_id="g-2"))
-    real = runtime.service.process
+    real = runtime.service.settle
     calls = []
 
     def flaky(raws, on_invalid):
@@ -227,14 +227,84 @@ def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypa
             raise OperationalError("SELECT 1", {}, Exception("server closed the connection"))
         return real(raws, on_invalid)
 
-    monkeypatch.setattr(runtime.service, "process", flaky)
+    monkeypatch.setattr(runtime.service, "settle", flaky)
     assert 1 == jobs.process_batch(runtime, payloads)
     runtime.inbox.release(batch)
     assert 1 == runtime.inbox.queue.count  # g-2, as a job of its own
     assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
-    monkeypatch.setattr(runtime.service, "process", real)
+    monkeypatch.setattr(runtime.service, "settle", real)
     drain(runtime)
     assert ("rated", None) == outcome(runtime, "gammon42", "g-2")
+
+
+def test_a_follow_on_batch_whose_redis_write_fails_becomes_a_job_and_is_written_again(
+    runtime, monkeypatch
+):
+    """A follow-on batch's Redis write runs beside the next batch; when it fails the batch,
+    committed already, is handed over as a job, whose run finds its events applied and
+    writes their players and receipts again: nothing is lost, nothing applied twice."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    from worker.queue import jobs
+
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    batch, payloads = runtime.inbox.claim()
+    publish(runtime, game("carol", "dave", event_id="g-2"))
+    real = runtime.service.project
+    calls = []
+
+    def flaky(settled):
+        calls.append(settled)
+        if len(calls) == 2:  # the follow-on batch's write
+            raise RedisConnectionError("Connection reset by peer")
+        return real(settled)
+
+    monkeypatch.setattr(runtime.service, "project", flaky)
+    assert 2 == jobs.process_batch(runtime, payloads)  # both committed
+    runtime.inbox.release(batch)
+    assert 1 == runtime.inbox.queue.count  # g-2 handed over
+    assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
+    assert runtime.redis.zscore(keys.rating("gammon42"), "carol") is None
+    assert runtime.redis.get(keys.receipt("g-2")) is None
+    monkeypatch.setattr(runtime.service, "project", real)
+    drain(runtime)
+    assert ("rated", None) == outcome(runtime, "gammon42", "g-2")
+    assert runtime.redis.zscore(keys.rating("gammon42"), "carol") is not None
+    assert json.loads(runtime.redis.get(keys.receipt("g-2")))["outcome"] == "rated"
+    assert 2 == len(ledger(runtime, "gammon42", "carol")) + len(ledger(runtime, "gammon42", "dave"))
+
+
+def test_a_follow_on_batch_stays_staged_until_its_redis_write_is_done(runtime, monkeypatch):
+    """A crash while a batch's Redis write is under way leaves the batch for ``recover``:
+    its staging list is released only after the write."""
+    import threading
+
+    from worker.queue import jobs
+
+    publish(runtime, game("alice", "bob", event_id="g-1"))
+    batch, payloads = runtime.inbox.claim()
+    publish(runtime, game("carol", "dave", event_id="g-2"))
+    real = runtime.service.project
+    writing, go_on = threading.Event(), threading.Event()
+    staged_while_writing = []
+
+    def slow(settled):
+        if any(o.event_id == "g-2" for o in settled.outcomes):
+            writing.set()
+            assert go_on.wait(10)
+        return real(settled)
+
+    monkeypatch.setattr(runtime.service, "project", slow)
+    done = []
+    job = threading.Thread(target=lambda: done.append(jobs.process_batch(runtime, payloads)))
+    job.start()
+    assert writing.wait(10)
+    staged_while_writing.append(runtime.redis.zcard(keys.STAGING_INDEX))
+    go_on.set()
+    job.join(10)
+    assert [2] == done
+    assert [2] == staged_while_writing  # the job's own batch, and g-2's while it was written
+    assert [batch.encode()] == runtime.redis.zrange(keys.STAGING_INDEX, 0, -1)
 
 
 def test_a_serving_workers_job_takes_an_event_published_while_it_waits(runtime, monkeypatch):
@@ -290,22 +360,6 @@ def test_a_claim_that_waits_registers_its_batch_before_it_blocks(runtime):
     assert 2 == runtime.redis.llen(keys.staging(batch))
     assert 2 == runtime.inbox.recover(grace_seconds=0)
     assert 1 == runtime.inbox.queue.count
-
-
-def test_a_claim_releases_the_batch_settled_before_it_in_the_same_step(runtime):
-    """``claim(release=...)`` drops the settled batch's staging list and index entry, then
-    stages the next one; with nothing waiting it still releases."""
-    publish(runtime, game("alice", "bob", event_id="g-1"))
-    first = runtime.inbox.claim()
-    assert first is not None
-    publish(runtime, game("carol", "dave", event_id="g-2"))
-    second = runtime.inbox.claim(release=first[0])
-    assert second is not None
-    assert [second[0].encode()] == runtime.redis.zrange(keys.STAGING_INDEX, 0, -1)
-    assert 0 == runtime.redis.exists(keys.staging(first[0]))
-    assert runtime.inbox.claim(release=second[0]) is None
-    assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
-    assert 0 == runtime.redis.exists(keys.staging(second[0]))
 
 
 def _transaction_after_writes(runtime, monkeypatch) -> list[str]:

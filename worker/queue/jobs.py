@@ -25,7 +25,9 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
@@ -40,7 +42,7 @@ from worker import keys
 from worker.bootstrap import Runtime
 from worker.queue import faults
 from worker.queue.letters import guess_ids
-from worker.service.batch import Processed
+from worker.service.batch import Processed, Settled
 
 log = structlog.get_logger("ladder")
 PROCESSING_ERROR = str(Reason.PROCESSING_ERROR)
@@ -86,7 +88,7 @@ activity = _Activity()
 
 
 # How long a batch job goes on taking events from the inbox itself after its own batch.
-FOLLOW_ON_SECONDS = 0.5
+FOLLOW_ON_SECONDS = 2.0
 # How long it waits for the next event when the inbox is empty, in a worker that runs until
 # stopped (``Runtime.serving``) and has no other job queued: an event published then is taken at
 # once, instead of after the job ends, the pump enqueues a job and RQ starts it.
@@ -107,33 +109,75 @@ def _follow_on(rt: Runtime) -> int:
     ``FOLLOW_ON_SECONDS``: under load a worker goes from one batch to the next without an RQ
     job (and the pump's hand-over) in between. A serving worker with no other job queued
     waits up to ``FOLLOW_ON_WAIT_SECONDS`` for the next event when the inbox is empty
-    (``Runtime.serving``). Each
-    batch is staged exactly as the pump stages it, so a crash loses nothing (``recover`` makes
-    it a job); a batch that meets an outage is handed over as a job of its own, which waits
-    for the store."""
+    (``Runtime.serving``).
+
+    Each batch is staged exactly as the pump stages it, so a crash loses nothing (``recover``
+    makes it a job). Once a batch is committed, its Redis write (``Service.project``) runs on
+    the process's Redis thread while this one takes, validates and commits the next batch: the
+    two wait on different servers. The next batch's write starts only after it, and a batch's
+    staging list is released only once its write is done, so a crash before then leaves the
+    batch to ``recover``, whose job finds its events applied (duplicates) and writes their
+    players and receipts again. A batch that fails, or whose Redis write fails, is handed
+    over as a job of its own (which waits out an outage, or isolates the event that fails)."""
     done = 0
-    settled: str | None = None  # the batch applied last: the next claim releases it
+    writing: _Writing | None = None
     deadline = time.monotonic() + FOLLOW_ON_SECONDS
-    while time.monotonic() < deadline and not stopping.is_set():
-        claimed = rt.inbox.claim(release=settled)
-        settled = None
-        if claimed is None and rt.serving.is_set() and not rt.inbox.queue.count:
-            claimed = rt.inbox.claim_blocking(FOLLOW_ON_WAIT_SECONDS)
-        if claimed is None:
-            break
-        batch, payloads = claimed
+    try:
+        while time.monotonic() < deadline and not stopping.is_set():
+            claimed = rt.inbox.claim()
+            if claimed is None and rt.serving.is_set() and not rt.inbox.queue.count:
+                claimed = rt.inbox.claim_blocking(FOLLOW_ON_WAIT_SECONDS)
+            if claimed is None:
+                break
+            batch, payloads = claimed
+            try:
+                settled = rt.service.settle(payloads, _once(rt.dead_letter))
+            except Exception as exc:
+                log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
+                rt.inbox.hand_over(batch, payloads)
+                break
+            previous, writing = writing, None
+            if previous is not None and not previous.done(rt):
+                rt.inbox.hand_over(batch, payloads)  # committed: its job writes Redis again
+                break
+            writing = _Writing.start(rt, batch, payloads, settled)
+            done += len(settled.outcomes)
+    finally:
+        if writing is not None:
+            writing.done(rt)
+    return done
+
+
+_REDIS_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ladder-redis")
+
+
+@dataclass(frozen=True)
+class _Writing:
+    """A follow-on batch committed in PostgreSQL, its Redis write under way on the Redis
+    thread; its staging list is released there once the write is done."""
+
+    batch: str
+    payloads: list[str]
+    future: Future[None]
+
+    @classmethod
+    def start(cls, rt: Runtime, batch: str, payloads: list[str], settled: Settled) -> _Writing:
+        def write() -> None:
+            rt.service.project(settled)
+            rt.inbox.release(batch)
+            heal_moderated(rt, settled.outcomes)
+
+        return cls(batch, payloads, _REDIS_THREAD.submit(write))
+
+    def done(self, rt: Runtime) -> bool:
+        """Wait for the write; when it failed, the batch is handed over as a job (False)."""
         try:
-            outcomes = apply_isolating(rt, payloads, _once(rt.dead_letter))
-            done += len(outcomes)
-            heal_moderated(rt, outcomes)
+            self.future.result()
+            return True
         except Exception as exc:
             log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
-            rt.inbox.hand_over(batch, payloads)
-            break
-        settled = batch
-    if settled is not None:
-        rt.inbox.release(settled)
-    return done
+            rt.inbox.hand_over(self.batch, self.payloads)
+            return False
 
 
 # Set when the worker is asked to stop: a batch held through an outage is handed back.

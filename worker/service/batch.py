@@ -73,6 +73,18 @@ class Processed:
     duration_ms: float = 0.0
 
 
+@dataclass(frozen=True)
+class Settled:
+    """A batch committed in PostgreSQL: its events' outcomes, the players it touched and its
+    receipts, for Redis (``Service.project``); ``started``: when the batch began
+    (``time.perf_counter``)."""
+
+    outcomes: list[Processed]
+    players: list[Player]
+    receipts: list[receipts.Receipt]
+    started: float
+
+
 @dataclass
 class _Written:
     """What one batch transaction decided and wrote."""
@@ -119,6 +131,18 @@ class Service(Intake):
         raws: Iterable[str | bytes],
         on_invalid: Callable[[str | bytes, InvalidEvent], None],
     ) -> list[Processed]:
+        """The batch, from its raw events to the boards and receipts in Redis."""
+        settled = self.settle(raws, on_invalid)
+        self.project(settled)
+        return settled.outcomes
+
+    def settle(
+        self,
+        raws: Iterable[str | bytes],
+        on_invalid: Callable[[str | bytes, InvalidEvent], None],
+    ) -> Settled:
+        """The batch committed in PostgreSQL and its refusals dead-lettered; what Redis is to
+        be told of it (``project``) comes back."""
         started = time.perf_counter()
         now = datetime.now(UTC)
         outcomes: list[Processed] = []
@@ -131,15 +155,21 @@ class Service(Intake):
                 outcomes.append(
                     Processed(exc.event_id, exc.ladder, str(Outcome.DEAD_LETTERED), exc.reason)
                 )
-        if valid:
-            written = self._apply_per_primary(valid, now)
-            failpoints.hit("service.after_commit")
-            for item, decision in written.conflicts:
-                self._conflict(item, decision, on_invalid)
-            self.projection.write(written.players, self.config, written.receipts)
-            outcomes.extend(written.outcomes)
-        log_batch(outcomes, (time.perf_counter() - started) * 1000)
-        return outcomes
+        if not valid:
+            return Settled(outcomes, [], [], started)
+        written = self._apply_per_primary(valid, now)
+        failpoints.hit("service.after_commit")
+        for item, decision in written.conflicts:
+            self._conflict(item, decision, on_invalid)
+        outcomes.extend(written.outcomes)
+        return Settled(outcomes, written.players, written.receipts, started)
+
+    def project(self, settled: Settled) -> None:
+        """Write a settled batch's players to the boards and its receipts (one Redis
+        pipeline), then log the batch."""
+        if settled.players or settled.receipts:
+            self.projection.write(settled.players, self.config, settled.receipts)
+        log_batch(settled.outcomes, (time.perf_counter() - settled.started) * 1000)
 
     @staticmethod
     def _conflict(
