@@ -48,7 +48,7 @@ def observed(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[metrics.
 
 def work(rt: Any, observed: metrics.WorkerMetrics) -> None:
     """What ``ladder worker`` does, with the metered worker: pump the inbox, run the jobs."""
-    while rt.inbox.drain() or rt.inbox.queue.count:
+    while rt.inbox.pump_once() or rt.inbox.queue.count:
         observed.worker([rt.inbox.queue], rt.redis, jobs.job_class(rt)).work(
             burst=True, logging_level="WARNING"
         )

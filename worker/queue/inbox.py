@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any, cast
 
 from redis import Redis
@@ -54,20 +53,15 @@ class Inbox:
     def pending(self) -> int:
         return int(self.redis.llen(keys.INBOX))
 
-    def claim(self, release: str | None = None) -> tuple[str, list[str]] | None:
+    def claim(self) -> tuple[str, list[str]] | None:
         """Take what is waiting (up to one batch) into a staging list; None if nothing waits.
 
         The caller then either ``hand_over``s the batch (an RQ job) or processes it and
-        ``release``s it, or has the next ``claim`` release it (``release``: in the same round
-        trip); if the process dies first, ``recover`` makes it a job.
+        ``release``s it; if the process dies first, ``recover`` makes it a job.
         """
         batch = uuid.uuid4().hex
         script_keys = [keys.INBOX, keys.staging(batch), keys.STAGING_INDEX]
-        args: list[str | int | float] = [self.batch_size, time.time(), batch]
-        if release is not None:
-            script_keys.append(keys.staging(release))
-            args.append(release)
-        items = self._claim(keys=script_keys, args=args)
+        items = self._claim(keys=script_keys, args=[self.batch_size, time.time(), batch])
         if not items:
             return None
         return batch, _staged(items)
@@ -124,15 +118,6 @@ class Inbox:
                 args=[self.batch_size - 1, time.time(), batch],
             )
         return batch, _staged([first, *(more or [])])
-
-    def drain(self, stop: Callable[[], bool] = lambda: False) -> int:
-        moved = 0
-        while not stop():
-            count = self.pump_once()
-            if not count:
-                break
-            moved += count
-        return moved
 
     def enqueue_batch(self, payloads: list[str], batch: str | None = None, **extra: Any) -> None:
         """One RQ job for these events (its id is unique: a second enqueue is a no-op)."""

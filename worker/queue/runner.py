@@ -1,9 +1,11 @@
 """``ladder worker``: the inbox pump and an RQ worker in one process.
 
-With ``--burst`` it moves everything in the inbox into RQ jobs, works the queue, and repeats
-until both are empty, then exits 0. Without it, a pump thread blocks on the inbox and moves
-events as they arrive while RQ's worker runs jobs; SIGTERM (and SIGINT) make RQ finish the
-job in hand, the pump hand over the batch it holds, and the process exit cleanly.
+With ``--burst`` it stages what waits in the inbox (one batch) as an RQ job and works the
+queue, whose batch job takes the next batches itself as a running worker's does
+(``worker.queue.jobs``), and repeats until both are empty, then exits 0. Without it, a pump
+thread blocks on the inbox and moves events as they arrive while RQ's worker runs jobs;
+SIGTERM (and SIGINT) make RQ finish the job in hand, the pump hand over the batch it holds,
+and the process exit cleanly.
 """
 
 from __future__ import annotations
@@ -80,35 +82,34 @@ def _in_flight(rt: Runtime) -> int:
         return sum(int(n) for n in pipe.execute())
 
 
-def run_burst(rt: Runtime) -> int:
+def run_burst(rt: Runtime) -> None:
     """Drain the inbox and the queue, including batches waiting for a retry or left running by
-    a worker that died; then return how many events were moved from the inbox."""
+    a worker that died."""
     worker = _burst_worker(rt)
     liveness = Liveness(rt.redis, rt.inbox.queue, worker, sweeper(rt.leaderboard_redis, rt.config))
     liveness.start()
     try:
-        return _burst(rt, worker)
+        _burst(rt, worker)
     except StopRequested:  # SIGTERM between two rounds of RQ's loop (its handler stays)
-        return 0
+        pass
     finally:
         liveness.close()
 
 
-def _burst(rt: Runtime, worker: Worker) -> int:
-    moved = 0
+def _burst(rt: Runtime, worker: Worker) -> None:
     last_maintenance = 0.0
     while True:
         if time.monotonic() - last_maintenance > 1.0:
             maintain(rt, worker)
             last_maintenance = time.monotonic()
-        moved += rt.inbox.drain()
+        rt.inbox.pump_once()  # the job takes what waits after its batch (``jobs._follow_on``)
         _work(worker, burst=True)
         if _stop_was_requested(worker):  # SIGTERM: the job in hand finished, take no more
-            return moved
+            return
         if rt.inbox.pending() or rt.inbox.queue.count:
             continue
         if not _in_flight(rt):
-            return moved
+            return
         time.sleep(0.2)  # a retry back-off, or an abandoned batch not yet noticed
 
 
