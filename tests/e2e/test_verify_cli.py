@@ -81,3 +81,24 @@ def test_verify_since_an_instant_and_its_refusals(cli):
         assert 1 == len(result.stderr.strip().splitlines())
     helped = " ".join(cli.ladder("verify", "--help").stdout.split())
     assert "--since TIME" in helped and "trusted as recorded" in helped
+
+
+def test_verify_since_counts_the_part_it_replays_in_its_progress(cli):
+    """docs/operations.md, verifying since an instant: 'in time proportional to that part
+    rather than to the whole log'. Its progress counts the events of that part, not the
+    whole log's; a void since the instant of a game before it starts the part at that game,
+    and the count with it."""
+    for played in (event("p-1", "alice", "bob"), event("p-2", "bob", "carol")):
+        cli.publish_with_redis_cli([played])
+        cli.ladder("worker", "--burst")
+    between = datetime.now(UTC)
+    time.sleep(0.05)
+    cli.publish_with_redis_cli([event("p-3", "carol", "alice")])
+    cli.ladder("worker", "--burst")
+    part = cli.ladder("verify", "gammon42", "--since", between.isoformat())
+    assert "verify gammon42: 1/1 events" in part.stderr
+    cli.ladder("void", "gammon42", "p-2", "--reason", "test")
+    moved = cli.ladder("verify", "gammon42", "--since", between.isoformat())
+    assert "verify gammon42: 2/2 events" in moved.stderr, moved.stderr
+    whole = cli.ladder("verify", "gammon42")
+    assert "verify gammon42: 3/3 events" in whole.stderr

@@ -15,7 +15,7 @@ from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.test_archive import _Clock, _lived, _month_of_games, _nodes, _plan
 from worker.ops.archiving import archive, checkpoint
-from worker.ops.verify import verify
+from worker.ops.verify import replayed, verify
 from worker.store import boundary, partitions
 from worker.store.checkpoints import WINDOW_DAYS
 from worker.store.tables import events, rating_changes
@@ -135,6 +135,8 @@ def test_since_after_an_archive_starts_from_the_checkpoint_and_the_log_after_it(
     assert report.events < len(lived["nov"])
     before = _since(runtime, "gammon42", datetime(2026, 10, 1, tzinfo=UTC))
     assert [] == before.mismatches and before.events == len(lived["nov"]) + 1
+    assert report.events == replayed(runtime.engine, "gammon42", later)
+    assert before.events == replayed(runtime.engine, "gammon42", datetime(2026, 10, 1, tzinfo=UTC))
     late, late_event, late_player = _row(runtime, "after", later)
     _tamper(runtime, late)
     found = _since(runtime, "gammon42", later).mismatches
@@ -163,7 +165,7 @@ def test_a_void_since_the_instant_is_derived(runtime, monkeypatch, voided):
     )
     assert [chosen["event_id"]] == done.done
     report = _since(runtime, "gammon42", NOV)
-    assert [] == report.mismatches
+    assert [] == report.mismatches and report.events == replayed(runtime.engine, "gammon42", NOV)
     if voided == "after":
         assert report.since == NOV
     else:

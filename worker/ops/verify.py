@@ -45,6 +45,7 @@ from worker.store import boundary, checkpoints, imports, moderation
 from worker.store.log import (
     Logged,
     Recorded,
+    count_events,
     event_of,
     history,
     recorded_actions,
@@ -53,6 +54,15 @@ from worker.store.log import (
 
 PROGRESS_EVERY = 1000  # events between progress reports
 Kept = tuple[Redis | RedisCluster, datetime]  # receipts' Redis, oldest processing kept
+
+
+def replayed(engine: Engine, ladder: str, since: datetime | None = None) -> int:
+    """The events ``verify`` replays of the ladder: every event of the log, or with ``since``
+    the part from where that replay starts (``boundary.replayed``)."""
+    if since is None:
+        return count_events(engine, ladder)
+    with engine.connect() as conn:
+        return boundary.replayed(conn, ladder, moderation.history_actions(conn, ladder), since)
 
 
 def verify_ladders(

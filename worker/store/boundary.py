@@ -329,18 +329,46 @@ def start(
     checkpoint or its first event (``checkpoints.start``) when nothing was processed before
     that instant since them. ``actions``: the ladder's moderation actions."""
     earlier = load(conn, ladder)
-    while True:
-        voided = sorted({e for a in actions if a.at >= before for e in a.voided})
-        if not voided:
-            break
-        args = {"ladder": ladder, "ids": voided, "before": before}
-        first = conn.execute(text(_VOIDED_FIRST), args).scalar()
-        if first is None:
-            break
-        before = first
+    before = _first_voided(conn, ladder, actions, before)
     if earlier is not None and before <= earlier.before:
         return Start(earlier, earlier.after_seq, [a for a in actions if a.at >= earlier.before])
     point = at(conn, ladder, before, start_rating, earlier, boosted_board=boosted_board)
     if point.after_seq == 0:  # nothing processed before the instant, nor archived: the whole log
         return Start(None, 0, list(actions))
     return Start(point, point.after_seq, [a for a in actions if a.at >= before])
+
+
+def _first_voided(
+    conn: Connection, ladder: str, actions: Sequence[Action], before: datetime
+) -> datetime:
+    """``before``, moved back to the processing of the first game a void taken since then
+    takes back (again, until no void since the instant takes back a game before it)."""
+    while True:
+        voided = sorted({e for a in actions if a.at >= before for e in a.voided})
+        if not voided:
+            return before
+        args = {"ladder": ladder, "ids": voided, "before": before}
+        first = conn.execute(text(_VOIDED_FIRST), args).scalar()
+        if first is None:
+            return before
+        before = first
+
+
+_ARCHIVED = "SELECT before, after_seq FROM checkpoints WHERE ladder = :ladder"
+_COUNT_AFTER = "SELECT count(*) FROM events WHERE ladder = :ladder AND seq > :after_seq"
+
+
+def replayed(conn: Connection, ladder: str, actions: Sequence[Action], before: datetime) -> int:
+    """How many events the replay since ``before`` that ``start`` begins replays: those
+    numbered after the last one processed before its instant (moved back for a void), else
+    after the archive checkpoint's, else all of them, as ``start`` and ``at`` choose. Two
+    reads of the scoring order's index, a probe of each month for the last event before
+    (``_LAST_BEFORE``) and the count after it: what the part costs, not the whole log."""
+    before = _first_voided(conn, ladder, actions, before)
+    archived = conn.execute(text(_ARCHIVED), {"ladder": ladder}).one_or_none()
+    since = datetime.min.replace(tzinfo=before.tzinfo) if archived is None else archived.before
+    args = {"ladder": ladder, "before": before, "since": since}
+    last = conn.execute(text(_LAST_BEFORE), args).scalar()
+    after_seq = int(last) if last is not None else (0 if archived is None else archived.after_seq)
+    count = conn.execute(text(_COUNT_AFTER), {"ladder": ladder, "after_seq": after_seq})
+    return int(count.scalar_one())

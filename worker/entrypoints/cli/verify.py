@@ -44,16 +44,16 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
-    from worker.ops.verify import verify_ladders
+    from worker.ops.verify import replayed, verify_ladders
     from worker.store.boundary import Interleaved
-    from worker.store.log import count_events
 
     since = None if args.since is None else since_time(args.since, datetime.now(UTC))
     if args.ladder is not None:
         ladders = [configured_ladder(rt.config, args.ladder)]
     else:
         ladders = list(rt.config.ladders.values())
-    counts = {c.name: count_events(rt.databases.for_ladder(c.name), c.name) for c in ladders}
+    # the events each replay goes through (with --since, the part from its start only)
+    counts = {c.name: replayed(rt.databases.for_ladder(c.name), c.name, since) for c in ladders}
     ladders.sort(key=lambda c: -counts[c.name])  # the longest first, when run side by side
     started = time.perf_counter()
     kept = None  # the receipts kept in Redis, when receipts are on
