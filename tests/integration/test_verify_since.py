@@ -13,11 +13,20 @@ from sqlalchemy import event, func, select, update
 from bench.history_fill import fill
 from tests.conftest import drain, publish
 from tests.events import game
-from tests.integration.test_archive import _Clock, _lived, _month_of_games, _nodes, _plan
+from tests.integration.test_archive import (
+    PLAYERS,
+    _Clock,
+    _lived,
+    _month_of_games,
+    _nodes,
+    _plan,
+)
 from worker.ops.archiving import archive, checkpoint
+from worker.ops.moderation import adjust
 from worker.ops.verify import replayed, verify
-from worker.store import boundary, partitions
+from worker.store import boundary, log, partitions
 from worker.store.checkpoints import WINDOW_DAYS
+from worker.store.cursor import plan_for_every_row
 from worker.store.tables import events, rating_changes
 from worker.store.windows import PROCESSED_MARGIN
 
@@ -234,4 +243,73 @@ def test_the_state_at_an_instant_reads_the_months_before_it_by_index_probes(runt
             executed = {n.get("Relation Name") for n in nodes if n.get("Actual Loops", 0) > 0}
             if "window" in params and executed & before_window:
                 wide[statement] = sorted(executed & before_window)
+    assert {} == wide
+
+
+def test_the_replay_since_an_instant_reads_the_months_before_it_by_index_probes(
+    runtime, monkeypatch
+):
+    """docs/operations.md, verifying since an instant: 'in time proportional to that part
+    rather than to the whole log'. Every statement ``verify --since`` runs (the state at the
+    instant, the log since it with its ledger rows, the recorded rows, the moderation
+    actions' rows) and the count of the part its progress shows read the months of history
+    before the instant by index probes at most: one row a month."""
+    clock = _Clock(monkeypatch)
+    instant = datetime(2026, 11, 15, tzinfo=UTC)
+    history = datetime(2026, 9, 10, tzinfo=UTC)  # its last game; its players never play again
+    fill(runtime.engine, "gammon42", "gammon42", 20_000, until=history, months=4, players=2000)
+    after = _month_of_games(runtime, clock, datetime(2026, 11, 20, tzinfo=UTC), 8)
+    clock.real()
+    cfg = runtime.config.ladders["gammon42"]
+    adjust(runtime.engine, None, cfg, PLAYERS[0], 5.0, "typo", "op")  # its rows: read apart
+    # statement, parameters, and for a cursor's read its ``in_index_order`` (``cursor.rows``)
+    ran: list[tuple[str, Any, bool | None]] = []
+
+    def record(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            ran.append((statement, params, None))
+
+    streamed: list[tuple[Any, bool]] = []
+    reading = log.read_rows
+
+    def read_rows(engine: Any, query: Any, *, in_index_order: bool = False) -> Any:
+        streamed.append((query, in_index_order))
+        return reading(engine, query, in_index_order=in_index_order)
+
+    monkeypatch.setattr(log, "read_rows", read_rows)
+    with runtime.engine.begin() as conn:
+        conn.exec_driver_sql("ANALYZE events; ANALYZE rating_changes")
+        months = [m for _, m in partitions.attached(conn, "events") if m <= history.date()]
+    event.listen(runtime.engine, "before_cursor_execute", record)
+    try:
+        report = verify(runtime.engine, None, cfg, since=instant)
+        counted = replayed(runtime.engine, "gammon42", instant)
+    finally:
+        event.remove(runtime.engine, "before_cursor_execute", record)
+    assert [] == report.mismatches and counted == report.events == len(after)
+    history_months = {
+        partitions.partition_name(table, m)
+        for table in ("events", "rating_changes")
+        for m in months
+    }
+    assert len(months) >= 4 and len(streamed) == 2 and len(ran) >= 10
+    wide: dict[str, Any] = {}  # statement -> what it read of the history
+    with runtime.engine.connect() as conn:
+        for query, in_index_order in streamed:
+            compiled = query.compile(
+                dialect=conn.dialect, compile_kwargs={"render_postcompile": True}
+            )
+            ran.append((str(compiled), compiled.params, in_index_order))
+        for statement, params, in_order in ran:
+            with conn.begin():
+                if in_order is not None:
+                    plan_for_every_row(conn, in_index_order=in_order)
+                nodes = _nodes(_plan(conn, statement, params, run=True))
+            read: dict[str, float] = {}
+            for node in nodes:
+                name = node.get("Relation Name")
+                if name in history_months:
+                    read[name] = read.get(name, 0.0) + _rows_read(node)
+            if max(read.values(), default=0.0) > 1:
+                wide[statement] = read
     assert {} == wide
