@@ -34,6 +34,7 @@ GROWTH_MEASURES = (  # bench.growth.MEASURES, without importing the benchmark
     ("duplicate_check_ms", "duplicate check (ms a batch)"),
     ("window_reads_ms", "window reads (ms a batch)"),
     ("export_seconds", "export (s)"),
+    ("verify_since_seconds", "verify --since (s)"),
 )
 MARKER = re.compile(r"^<!-- ladder:(?P<kind>[a-z]+)(?: (?P<arg>\S+))? -->$", re.MULTILINE)
 LONG_PATTERN = 80  # longer patterns are named, not printed
@@ -389,7 +390,8 @@ def growth_page(path: Path) -> str:
     lines = [
         f"Recorded run (`{_shown(path)}`): {result.get('date', '?')}, load average "
         f"at start {result.get('load_average_at_start', '?')}. Each figure, and in brackets its "
-        "ratio to the empty log's (1.0: as fast; for a time, empty / now).",
+        "ratio to the empty log's (1.0: as fast; for a time, empty / now); the drains' ratio is "
+        "to the same drains on an empty database, run in alternation with them.",
         "",
         "| events in the log | "
         + " | ".join(label for _, label in GROWTH_MEASURES)

@@ -92,8 +92,15 @@ def test_the_growth_table_shows_each_size_and_its_ratios(tmp_path: Path):
         "duplicate_check_ms": 2.5,
         "window_reads_ms": 10.0,
         "export_seconds": 3.0,
+        "verify_since_seconds": 2.0,
     }
-    ratios = {"1w": 1.0, "2w": 1.0, "duplicate_check_ms": 1.0, "window_reads_ms": 1.0}
+    ratios = {
+        "1w": 1.0,
+        "2w": 1.0,
+        "duplicate_check_ms": 1.0,
+        "window_reads_ms": 1.0,
+        "verify_since_seconds": 1.0,
+    }
     later = {**entry, "1w": {"events_per_second": 630}}
     growth = {
         "sizes": {
