@@ -189,6 +189,16 @@ def _rows_read(node: dict[str, Any]) -> float:
     return float(each + node.get("Rows Removed by Index Recheck", 0)) * node.get("Actual Loops", 0)
 
 
+def _months_read(nodes: list[dict[str, Any]], months: set[str]) -> dict[str, float]:
+    """The rows a plan's nodes read of each of these partitions."""
+    read: dict[str, float] = {}
+    for node in nodes:
+        name = node.get("Relation Name")
+        if name in months:
+            read[name] = read.get(name, 0.0) + _rows_read(node)
+    return read
+
+
 def test_the_state_at_an_instant_reads_the_months_before_it_by_index_probes(runtime, monkeypatch):
     """docs/operations.md, verifying since an instant: 'in time proportional to that part
     rather than to the whole log'. In the months of history before the instant, each statement
@@ -233,11 +243,7 @@ def test_the_state_at_an_instant_reads_the_months_before_it_by_index_probes(runt
         wide: dict[str, Any] = {}  # statement -> what it read of the history
         for statement, params in ran:
             nodes = _nodes(_plan(conn, statement, params, run=True))
-            read: dict[str, float] = {}
-            for node in nodes:
-                name = node.get("Relation Name")
-                if name in history_months:
-                    read[name] = read.get(name, 0.0) + _rows_read(node)
+            read = _months_read(nodes, history_months)
             if max(read.values(), default=0.0) > 1:
                 wide[statement] = read
             executed = {n.get("Relation Name") for n in nodes if n.get("Actual Loops", 0) > 0}
@@ -305,11 +311,7 @@ def test_the_replay_since_an_instant_reads_the_months_before_it_by_index_probes(
                 if in_order is not None:
                     plan_for_every_row(conn, in_index_order=in_order)
                 nodes = _nodes(_plan(conn, statement, params, run=True))
-            read: dict[str, float] = {}
-            for node in nodes:
-                name = node.get("Relation Name")
-                if name in history_months:
-                    read[name] = read.get(name, 0.0) + _rows_read(node)
+            read = _months_read(nodes, history_months)
             if max(read.values(), default=0.0) > 1:
                 wide[statement] = read
     assert {} == wide
