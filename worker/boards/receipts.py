@@ -244,13 +244,13 @@ def _rewrites(raw: bytes | str, text: str) -> bool:
     """Whether the kept copy ``raw`` is to be rewritten to ``text``: the same processing of
     the event (``_stale``) with another outcome or other numbers. A copy the same as the
     receipt but for its ranks (most of them) is told by comparing the texts."""
-    return _unranked(raw) != text.encode() and _stale(_loads(raw), json.loads(text))
+    return unranked(raw) != text.encode() and _stale(_loads(raw), json.loads(text))
 
 
 _RANK = re.compile(rb'"rank_after":\d+')  # an id's quotes are escaped: never matched
 
 
-def _unranked(raw: bytes | str) -> bytes:
+def unranked(raw: bytes | str) -> bytes:
     """A kept receipt's text with every ``rank_after`` null, as a void's receipt has it."""
     return _RANK.sub(b'"rank_after":null', raw if isinstance(raw, bytes) else raw.encode())
 

@@ -9,7 +9,9 @@ copy can be) whose key is still there is compared with its receipt as the replay
 moderated ladder makes it (``engine.replay.Lived.moderated``): outcome, reason, ruleset
 version, and each player's id, ratings before and after, delta, K, expected score, games and
 provisional flag. The rank (``rank_after``) is the board's, not the replay's, and is not
-compared. The keys are read in chunks, one ``MGET`` each.
+compared. The keys are read in chunks, one ``MGET`` each. Most kept copies are the replay's
+receipt as the worker wrote it, ranks aside: those are told by comparing the texts, and only
+the rest are decoded and compared field by field.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from engine import Decision, Outcome, Replay
 from engine.ladder import Event, when
 from schemas import receipt_bodies as receipts
 from worker import keys
+from worker.boards.receipts import unranked
+from worker.jsontext import compact
 
 CHUNK = 1000  # receipts read in one MGET
 FACTS = ("outcome", "reason", "ruleset_version")
@@ -74,6 +78,8 @@ class KeptReceipts:
             if raw is None:
                 continue  # expired, or never written (the receipt is read from PostgreSQL)
             self.compared += 1
+            if unranked(raw) == compact(body).encode():
+                continue  # the same text, ranks aside: the same receipt
             try:
                 kept = json.loads(raw)
             except ValueError:
