@@ -494,6 +494,20 @@ def test_verify_catches_a_kept_receipt_whose_numbers_the_replay_does_not_derive(
     assert [] == mismatches(runtime)  # without the receipts, nothing else differs
 
 
+def test_a_kept_receipt_written_in_another_text_is_compared_by_its_values(runtime):
+    """Most kept receipts are told the same as the replay's by their text; a copy whose text
+    differs (other spacing, key order, ranks) is decoded and compared value by value, so the
+    same numbers written otherwise are no mismatch, and a changed number still is."""
+    three_wins(runtime)
+    raw = runtime.redis.get(keys.receipt("a2"))
+    body = json.loads(raw)
+    runtime.redis.set(keys.receipt("a2"), json.dumps(body, indent=1, sort_keys=True), keepttl=True)
+    assert [] == kept_mismatches(runtime)
+    _tamper(runtime, "a2", 0, "k", 16.0)
+    found = [(m.event_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a2", "receipt k")] == found
+
+
 def test_verify_finds_the_receipts_a_void_rewrote_as_the_replay_derives_them(runtime):
     """SPEC 6 "One history": "A moderated ladder reads exactly as if voided games had never
     been published": the receipts the voids rewrote (the voided game's ``voided`` with no
