@@ -244,27 +244,35 @@ def _rewrites(raw: bytes | str, text: str) -> bool:
     """Whether the kept copy ``raw`` is to be rewritten to ``text``: the same processing of
     the event (``_stale``) with another outcome or other numbers. A copy the same as the
     receipt but for its ranks (most of them) is told by comparing the texts."""
-    return unranked(raw) != text.encode() and _stale(_loads(raw), json.loads(text))
+    return not same_but_ranks(raw, text) and _stale(_loads(raw), json.loads(text))
 
 
 _RANK = re.compile(rb'"rank_after":\d+')  # an id's quotes are escaped: never matched
 
 
-def unranked(raw: bytes | str) -> bytes:
-    """A kept receipt's text with every ``rank_after`` null, as a void's receipt has it."""
-    return _RANK.sub(b'"rank_after":null', raw if isinstance(raw, bytes) else raw.encode())
+def same_but_ranks(raw: bytes | str, text: str) -> bool:
+    """Whether the kept copy ``raw`` is the receipt ``text`` (``encode``) but for its ranks:
+    the copy is the same encoder's text with each ``rank_after`` filled in."""
+    kept = raw if isinstance(raw, bytes) else raw.encode()
+    return _RANK.sub(b'"rank_after":null', kept) == text.encode()
 
 
 _SAME_PROCESSING = ("event_id", "ladder", "processed_at")
 _FACTS = ("outcome", "reason", "ruleset_version", "type")
 
 
-def _stale(copy: Any, body: dict[str, Any]) -> bool:
-    """Whether ``copy`` is the receipt of the same processing of the event as ``body`` (not a
-    duplicate's or dead letter's, not another ladder's event of that id) and says otherwise."""
+def same_processing(copy: Any, body: dict[str, Any]) -> bool:
+    """Whether the decoded copy ``copy`` is the receipt of the same processing of the event as
+    ``body``: not a duplicate's or a dead letter's, not another ladder's event of that id."""
     if not isinstance(copy, dict) or any(copy.get(k) != body[k] for k in _SAME_PROCESSING):
         return False
-    if copy.get("outcome") in (str(Outcome.DUPLICATE), str(Outcome.DEAD_LETTERED)):
+    return copy.get("outcome") not in (str(Outcome.DUPLICATE), str(Outcome.DEAD_LETTERED))
+
+
+def _stale(copy: Any, body: dict[str, Any]) -> bool:
+    """Whether ``copy`` is the receipt of the same processing of the event as ``body`` and
+    says otherwise."""
+    if not same_processing(copy, body):
         return False
     if any(copy.get(k) != body[k] for k in _FACTS):
         return True

@@ -24,16 +24,14 @@ from typing import Any
 from redis import Redis
 from redis.cluster import RedisCluster
 
-from engine import Decision, Outcome, Replay
+from engine import Decision, Replay
 from engine.ladder import Event, when
 from schemas import receipt_bodies as receipts
 from worker import keys
-from worker.boards.receipts import unranked
-from worker.jsontext import compact
+from worker.boards.receipts import encode, same_but_ranks, same_processing
 
 CHUNK = 1000  # receipts read in one MGET
 FACTS = ("outcome", "reason", "ruleset_version")
-SAME_PROCESSING = ("event_id", "ladder", "processed_at")
 NOT_COMPARED = ("rank_after",)
 
 # (event id, player id or None, field, kept, derived): one difference found
@@ -78,14 +76,14 @@ class KeptReceipts:
             if raw is None:
                 continue  # expired, or never written (the receipt is read from PostgreSQL)
             self.compared += 1
-            if unranked(raw) == compact(body).encode():
+            if same_but_ranks(raw, encode(body)):
                 continue  # the same text, ranks aside: the same receipt
             try:
                 kept = json.loads(raw)
             except ValueError:
                 self.differ(event_id, None, "receipt", "not JSON", None)
                 continue
-            if _same_processing(kept, body):
+            if same_processing(kept, body):
                 compare(event_id, kept, body, self.differ)
 
 
@@ -109,14 +107,6 @@ def compare(event_id: str, kept: dict[str, Any], made: dict[str, Any], differ: D
             if one.get(name) != other.get(name):
                 field = f"receipt {name}"
                 differ(event_id, other.get("player_id"), field, one.get(name), other.get(name))
-
-
-def _same_processing(kept: Any, body: dict[str, Any]) -> bool:
-    """The copy is this processing's receipt (as a void's refresh tells it): not another
-    ladder's event of that id, not a duplicate's or a dead letter's."""
-    if not isinstance(kept, dict) or any(kept.get(k) != body[k] for k in SAME_PROCESSING):
-        return False
-    return kept.get("outcome") not in (str(Outcome.DUPLICATE), str(Outcome.DEAD_LETTERED))
 
 
 def _numbers(entry: Any) -> dict[str, Any]:
