@@ -18,6 +18,7 @@ POINTS = (
     "service.before_commit",
     "service.between_primaries",
     "service.after_commit",
+    "jobs.before_redis_write",
     "runner.before_loop",
 )
 

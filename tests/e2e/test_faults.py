@@ -322,6 +322,32 @@ def test_a_worker_killed_mid_batch_has_its_work_applied_within_60_s(
     record_figure(f"SIGKILL at {point} (job timeout 600 s): recovered in {seconds:.1f} s")
 
 
+def test_a_worker_killed_while_a_follow_on_batch_is_written_to_redis_loses_nothing(
+    cli, database_url, redis_url
+):
+    """A batch taken by a job after its own is committed in PostgreSQL, then written to Redis
+    on the worker's Redis thread while the next is committed. SIGKILL before that write: the
+    batch, still staged, is recovered as a job, which finds its events applied (duplicates)
+    and writes their players and receipts; every event once, Redis equal to PostgreSQL."""
+    env = {**cli.env, "LADDER_BATCH_SIZE": "1", "LADDER_JOB_TIMEOUT": "600"}
+    events = [game(f"f{n}", f"g{n}", event_id=f"follow-{n}") for n in range(3)]
+    redis = Redis.from_url(redis_url)
+    try:
+        publish(redis, events)
+        first = _spawn({**env, "LADDER_FAILPOINTS": "jobs.before_redis_write=1"}, "--burst")
+        assert -signal.SIGKILL == first.wait(timeout=60)  # at the first follow-on batch's write
+        assert 2 == _audited(database_url)()  # its own batch and the follow-on one, committed
+        assert redis.get(keys.receipt("follow-1")) is None  # ... the second not in Redis
+        killed = time.monotonic()
+        cli.ladder("worker", "--burst", timeout=120)  # recovers the staged batch (30 s grace)
+        seconds = time.monotonic() - killed
+        assert all(redis.get(keys.receipt(e["event_id"])) for e in events)
+    finally:
+        redis.close()
+    check_stores(database_url, redis_url, {("gammon42", e["event_id"]) for e in events})
+    record_figure(f"SIGKILL before a follow-on batch's Redis write: recovered in {seconds:.1f} s")
+
+
 # -- ladder serve with PostgreSQL frozen ---------------------------------------------------
 
 

@@ -38,7 +38,7 @@ from rq.job import Job
 
 from engine import Outcome, Reason
 from schemas import InvalidEvent
-from worker import keys
+from worker import failpoints, keys
 from worker.bootstrap import Runtime
 from worker.queue import faults
 from worker.queue.letters import guess_ids
@@ -163,6 +163,7 @@ class _Writing:
     @classmethod
     def start(cls, rt: Runtime, batch: str, payloads: list[str], settled: Settled) -> _Writing:
         def write() -> None:
+            failpoints.hit("jobs.before_redis_write")
             rt.service.project(settled)
             rt.inbox.release(batch)
             heal_moderated(rt, settled.outcomes)
