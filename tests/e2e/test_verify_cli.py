@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import update
 
@@ -55,12 +56,7 @@ def test_verify_since_an_instant_and_its_refusals(cli):
     """``--since`` with a ladder: the events processed since then, the instant on its line;
     a date before the first event is the whole verify; a bad or future time is one line,
     exit 2."""
-    cli.publish_with_redis_cli([event("s-1", "alice", "bob"), event("s-2", "bob", "carol")])
-    cli.ladder("worker", "--burst")
-    between = datetime.now(UTC)
-    time.sleep(0.05)
-    cli.publish_with_redis_cli([event("s-3", "carol", "alice")])
-    cli.ladder("worker", "--burst")
+    between = _two_games_then_one(cli, "s")
     part = cli.ladder_json("verify", "gammon42", "--since", between.isoformat())
     assert {"events": 1, "mismatches": [], "since": between.isoformat()} == {
         k: part["ladders"]["gammon42"][k] for k in ("events", "mismatches", "since")
@@ -88,13 +84,7 @@ def test_verify_since_counts_the_part_it_replays_in_its_progress(cli):
     rather than to the whole log'. Its progress counts the events of that part, not the
     whole log's; a void since the instant of a game before it starts the part at that game,
     and the count with it."""
-    for played in (event("p-1", "alice", "bob"), event("p-2", "bob", "carol")):
-        cli.publish_with_redis_cli([played])
-        cli.ladder("worker", "--burst")
-    between = datetime.now(UTC)
-    time.sleep(0.05)
-    cli.publish_with_redis_cli([event("p-3", "carol", "alice")])
-    cli.ladder("worker", "--burst")
+    between = _two_games_then_one(cli, "p")
     part = cli.ladder("verify", "gammon42", "--since", between.isoformat())
     assert "verify gammon42: 1/1 events" in part.stderr
     cli.ladder("void", "gammon42", "p-2", "--reason", "test")
@@ -102,3 +92,16 @@ def test_verify_since_counts_the_part_it_replays_in_its_progress(cli):
     assert "verify gammon42: 2/2 events" in moved.stderr, moved.stderr
     whole = cli.ladder("verify", "gammon42")
     assert "verify gammon42: 3/3 events" in whole.stderr
+
+
+def _two_games_then_one(cli: Any, prefix: str) -> datetime:
+    """Games ``<prefix>-1`` and ``-2``, each in a burst of its own, then ``-3``: the instant
+    between the second and the third is returned."""
+    for played in (event(f"{prefix}-1", "alice", "bob"), event(f"{prefix}-2", "bob", "carol")):
+        cli.publish_with_redis_cli([played])
+        cli.ladder("worker", "--burst")
+    between = datetime.now(UTC)
+    time.sleep(0.05)
+    cli.publish_with_redis_cli([event(f"{prefix}-3", "carol", "alice")])
+    cli.ladder("worker", "--burst")
+    return between
