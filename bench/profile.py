@@ -6,8 +6,9 @@ then drains it in this process exactly as ``ladder worker --burst`` does
 drains, two views, per event:
 
 - stages (no profiler): the service's steps and the RQ/inbox machinery are wrapped with
-  timers, so the numbers are real wall time (``time.perf_counter``) and this process's CPU
-  time (``time.process_time``: what another process's load on a shared machine moves least);
+  timers, so the numbers are real wall time (``time.perf_counter``) and the CPU time of the
+  thread that ran each stage (``time.thread_time``: what another process's load on a shared
+  machine moves least);
 - layers (under cProfile, which slows Python code down, so read them as shares): exclusive
   time grouped by the code that spent it (pydantic, engine, SQLAlchemy, psycopg, redis-py,
   rq, structlog, ladder's own modules, the rest).
