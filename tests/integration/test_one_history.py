@@ -508,6 +508,20 @@ def test_a_kept_receipt_written_in_another_text_is_compared_by_its_values(runtim
     assert [("a2", "receipt k")] == found
 
 
+def test_void_erase_void_leaves_the_kept_receipts_as_verify_derives_them(runtime):
+    """An operator's day on one ladder: a void, an erase (SPEC 6 "Erase": the id replaced in
+    the kept receipts), another void; ``ladder verify`` with the kept receipts finds nothing."""
+    three_wins(runtime)
+    publish(runtime, game("w", "x", event_id="a4", ended_at=T0 + timedelta(minutes=5)))
+    drain(runtime)
+    assert 0 == ladder(runtime, "void", "gammon42", "a1", "--reason", "t")
+    assert 0 == ladder(runtime, "player", "erase", "gammon42", "z", "--yes", "--by", "dpo")
+    assert b'"z"' not in runtime.redis.get(keys.receipt("a2"))
+    assert 0 == ladder(runtime, "void", "gammon42", "a3", "--reason", "t")
+    assert [] == kept_mismatches(runtime)
+    assert [] == mismatches(runtime)
+
+
 def test_verify_finds_the_receipts_a_void_rewrote_as_the_replay_derives_them(runtime):
     """SPEC 6 "One history": "A moderated ladder reads exactly as if voided games had never
     been published": the receipts the voids rewrote (the voided game's ``voided`` with no
