@@ -50,7 +50,7 @@ def check_stores(
         # Redis equals PostgreSQL
         boards: dict[str, dict[str, float]] = defaultdict(dict)
         for (ladder, pid), p in by_key.items():
-            if p["listed"] and not p["linked_to"]:
+            if p["listed"] and not p["linked_to"] and not p["banned"]:
                 boards[ladder][pid] = p["rating"]
             card = redis.hgetall(f"ladder:{{{ladder}}}:player:{pid}")
             assert str(p["version"]) == card.get("version"), (ladder, pid, p["version"], card)

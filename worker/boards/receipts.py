@@ -144,54 +144,77 @@ def _names(body: Any, ladder: str, player_id: str) -> bool:
     )
 
 
-def rename_player(
+def rename_events(
     redis: Redis,
     ladder: str,
     player_id: str,
+    event_ids: Iterable[str],
     rename: Callable[[Any], Any],
     chunk: int = 1000,
 ) -> int:
-    """Rewrite every receipt of ``ladder`` naming ``player_id`` through ``rename`` (an erase):
-    the per-event keys (their expiry kept) and the wait lists; the stream's entries naming
-    the player are deleted (``XDEL``), never added again: a stream entry cannot change in
-    place, and one appended anew would reach a consumer as a new receipt. Returns how many
-    receipts were rewritten or deleted."""
+    """Rewrite the receipts of ``event_ids`` (events of ``ladder``) that name ``player_id``
+    through ``rename`` (an erase): their kept keys (expiry kept) and wait lists; their entries
+    on the stream are deleted (``XDEL``), never added again: a stream entry cannot change in
+    place, and one appended anew would reach a consumer as a new receipt. Only these events'
+    receipts are touched: a later game of a new player of the same id keeps its receipts. The
+    stream is read up to its last entry when the call starts: the caller has waited for every
+    write of these events (``worker.queue.inflight``). Returns how many receipts were
+    rewritten or deleted."""
+    ids = sorted(set(event_ids))
     done = 0
-    for key in redis.scan_iter(match=keys.receipt("*"), count=chunk):
-        text = redis.get(key)
-        body = _loads(text)
-        if _names(body, ladder, player_id):
-            redis.set(key, compact(rename(body)), keepttl=True)
-            done += 1
-    for key in redis.scan_iter(match=keys.receipt_wait("*"), count=chunk):
-        items = redis.lrange(key, 0, -1)
-        bodies = [_loads(item) for item in items]
-        if any(_names(b, ladder, player_id) for b in bodies):
-            ttl = redis.pttl(key)
-            with redis.pipeline() as pipe:
-                pipe.delete(key)
-                pipe.rpush(key, *(compact(rename(b)) for b in bodies))
-                if ttl > 0:
-                    pipe.pexpire(key, ttl)
-                pipe.execute()
-            done += 1
+    for first in range(0, len(ids), chunk):
+        part = ids[first : first + chunk]
+        with redis.pipeline(transaction=False) as pipe:
+            for event_id in part:
+                pipe.get(keys.receipt(event_id))
+                pipe.lrange(keys.receipt_wait(event_id), 0, -1)
+                pipe.pttl(keys.receipt_wait(event_id))
+            found = pipe.execute()
+        with redis.pipeline(transaction=False) as pipe:
+            for at, event_id in enumerate(part):
+                text, items, ttl = found[3 * at : 3 * at + 3]
+                body = _loads(text)
+                if _names(body, ladder, player_id):
+                    pipe.set(keys.receipt(event_id), compact(rename(body)), xx=True, keepttl=True)
+                    done += 1
+                bodies = [_loads(item) for item in items]
+                if any(_names(b, ladder, player_id) for b in bodies):
+                    wait = keys.receipt_wait(event_id)
+                    pipe.delete(wait)
+                    pipe.rpush(wait, *(compact(rename(b)) for b in bodies))
+                    if ttl > 0:
+                        pipe.pexpire(wait, ttl)
+                    done += 1
+            pipe.execute()
+    return done + _delete_entries(redis, ladder, player_id, set(ids), chunk)
+
+
+def _delete_entries(
+    redis: Redis, ladder: str, player_id: str, event_ids: set[str], chunk: int
+) -> int:
+    """``XDEL`` the stream's entries, up to its last one now, of these events naming the
+    player."""
+    last = cast(list[tuple[bytes, Any]], redis.xrevrange(keys.RECEIPTS, count=1))
+    if not last or not event_ids:
+        return 0
+    end = last[0][0].decode()
     gone: list[str] = []
     start = "-"
     while True:
         entries = cast(
             list[tuple[bytes, dict[bytes, bytes]]],
-            redis.xrange(keys.RECEIPTS, min=start, count=chunk),
+            redis.xrange(keys.RECEIPTS, min=start, max=end, count=chunk),
         )
         for entry_id, fields in entries:
             body = _loads(fields.get(b"receipt"))
-            if _names(body, ladder, player_id):
+            if _names(body, ladder, player_id) and body.get("event_id") in event_ids:
                 gone.append(entry_id.decode())
         if len(entries) < chunk:
             break
         start = "(" + entries[-1][0].decode()
     for first in range(0, len(gone), chunk):
         redis.xdel(keys.RECEIPTS, *gone[first : first + chunk])
-    return done + len(gone)
+    return len(gone)
 
 
 def encode(body: dict[str, Any]) -> str:

@@ -13,6 +13,13 @@ The pseudonym is banned, so it stays off every board; every other player's numbe
 untouched, and since the stored payloads carry the pseudonym a replay (``ladder verify``)
 derives the same ladder. The erase is an entry in the moderation
 log naming only the pseudonym.
+
+Workers may go on scoring the ladder meanwhile, and the id may go on playing: a game stored
+after the erase's commit is a new player's. Its Redis part therefore touches only what the
+erased player's events wrote: the receipts of those events (by event id, never by matching
+the id's text), and the id's boards entries and hash while they hold the erased player's
+version. It first waits for the Redis writes of the batches in flight at the commit
+(``worker.queue.inflight``), so that no late write of an erased event follows it.
 """
 
 from __future__ import annotations
@@ -31,9 +38,11 @@ from worker import keys
 from worker.boards import receipts
 from worker.boards.projection import as_row
 from worker.ladders import LadderConfig
+from worker.lua import lua_source, run
 from worker.ops.moderation import ModerationError
 from worker.ops.rebuild import reproject
 from worker.ops.seasons import list_seasons
+from worker.queue import inflight
 from worker.store import erase as store
 from worker.store import moderation as moderated
 
@@ -108,7 +117,14 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
     """Erase the player (see the module docstring). The PostgreSQL part is one transaction;
     the Redis part follows it and can be run again: an erase of an id whose PostgreSQL part
     is already done (its pseudonym is banned and its erase logged) does the Redis part only
-    and reports ``"resumed": true``."""
+    and reports ``"resumed": true``.
+
+    Workers may be scoring the same ladder and the same id meanwhile: a game committed after
+    the erase is a new player's of the same id. So the Redis part waits for the writes of the
+    batches in flight at the commit (``worker.queue.inflight``), then touches only what the
+    erased player's events wrote: the receipts of those events, and the id's boards entries
+    and hash while they are of the erased player's last version; the id is then projected
+    again from PostgreSQL, which holds the new player, if there is one."""
     ladder = ladder_config.name
     base = pseudonym(rt.settings.network_key.get_secret_value(), ladder, player_id)
     new = base
@@ -121,13 +137,14 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
             if done is None or (player := moderated.load_one(conn, ladder, done[1])) is None:
                 raise ModerationError(f"no player {player_id!r} on {ladder}")
             (number, new), rows, resumed = done, 0, True
+            erased = store.events_naming(conn, ladder, new)
         else:
             # The id came back after an earlier erase (a new player): a pseudonym of its own.
             count = 1
             while moderated.load_one(conn, ladder, new) is not None:
                 count += 1
                 new = f"{base}-{count}"
-            rows = store.rename(conn, ladder, player_id, new)
+            rows, erased = store.rename(conn, ladder, player_id, new)
             now = datetime.now(UTC)
             player = moderated.load_one(conn, ladder, new)
             assert player is not None
@@ -152,8 +169,17 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
     if engine is not rt.databases.default:  # its dead letters, on the default primary
         with rt.databases.default.begin() as conn:
             rows += store.rename_letters(conn, ladder, player_id, new)
+    report = {
+        "ladder": ladder,
+        "pseudonym": new,
+        "action": number,
+        "rows": rows,
+        "keys": 0,
+        "resumed": resumed,
+    }
     try:
-        written = _erase_in_redis(rt, ladder_config, player_id, new, player)
+        unsettled = inflight.wait(rt.redis, rt.inbox.queue, rt.settings.job_timeout)
+        report["keys"] = _erase_in_redis(rt, ladder_config, player_id, player, erased)
     except RedisError as exc:
         said = str(exc).strip().splitlines()
         raise ErasedInStore(
@@ -161,37 +187,47 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
             f"({said[0] if said else type(exc).__name__}): run the same erase again once "
             "Redis answers to remove it there"
         ) from exc
-    return {
-        "ladder": ladder,
-        "pseudonym": new,
-        "action": number,
-        "rows": rows,
-        "keys": written,
-        "resumed": resumed,
-    }
+    if unsettled:
+        report["warning"] = (
+            f"{len(unsettled)} batches in flight did not finish within "
+            f"{rt.settings.job_timeout} s (a worker stopped?): when they are recovered "
+            "they write what PostgreSQL holds; run `ladder reconcile` once they are"
+        )
+    return report
+
+
+FORGET = lua_source("worker.ops", "forget.lua")
 
 
 def _erase_in_redis(
-    rt: Any, ladder_config: LadderConfig, player_id: str, new: str, player: Any
+    rt: Any, ladder_config: LadderConfig, player_id: str, player: Any, erased: list[str]
 ) -> int:
-    """The id's boards entries, hash, receipts and dead letters, rewritten or removed; each
-    step finds nothing left to do when it has been done before."""
-    ladder = ladder_config.name
+    """The erased player's boards entries, hash, receipts and dead letters, rewritten or
+    removed; each step finds nothing left to do when it has been done before."""
+    ladder, new = ladder_config.name, player.player_id
     redis: Redis | RedisCluster = rt.leaderboard_redis
+    boards = _boards(rt, ladder)
     written = 0
-    with redis.pipeline(transaction=False) as pipe:
-        boards = _boards(rt, ladder)
-        for name, key in boards.items():
-            if name.startswith("season:"):
-                score = redis.zscore(key, player_id)
-                if score is not None:
+    for name, key in boards.items():
+        if name.startswith("season:"):  # an archived standing: the erased player's
+            score = redis.zscore(key, player_id)
+            if score is not None:
+                with redis.pipeline() as pipe:
                     pipe.zadd(key, {new: score})
-            pipe.zrem(key, player_id)
-        pipe.unlink(keys.player(ladder, player_id))
-        written += sum(1 for r in pipe.execute() if r)
-    written += reproject(redis, ladder_config, [as_row(player)])
-    written += receipts.rename_player(
-        rt.redis, ladder, player_id, lambda body: store.in_json(body, player_id, new)
+                    pipe.zrem(key, player_id)
+                    written += int(pipe.execute()[1])
+    live = [key for name, key in boards.items() if not name.startswith("season:")]
+    script = redis.register_script(FORGET)
+    written += int(
+        run(script, redis, [keys.player(ladder, player_id), *live], [player_id, player.version])
+    )
+    # The pseudonym's state, and the id's again: a new player's, if one has played since.
+    with rt.databases.for_ladder(ladder).connect() as conn:
+        found = [moderated.load_one(conn, ladder, pid) for pid in (new, player_id)]
+    rows = [as_row(p) for p in found if p is not None]
+    written += reproject(redis, ladder_config, rows)
+    written += receipts.rename_events(
+        rt.redis, ladder, player_id, erased, lambda body: store.in_json(body, player_id, new)
     )
     for letter, trace in _letters(rt, ladder, player_id):
         rt.dead_letters.discard([letter.id])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import String, and_, cast, or_, select, update
 from sqlalchemy import text as text_sql
@@ -139,8 +139,15 @@ def in_text(text: str, old: str, new: str) -> str:
     return pattern.sub(new, text)
 
 
-def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
-    """Replace ``old`` by ``new`` in every row of the ladder; returns the rows rewritten."""
+class Renamed(NamedTuple):
+    rows: int
+    """How many rows were rewritten."""
+    events: list[str]
+    """The ids of the events (live and archived) that named the player."""
+
+
+def rename(conn: Connection, ladder: str, old: str, new: str) -> Renamed:
+    """Replace ``old`` by ``new`` in every row of the ladder."""
     found = rows_naming(conn, ladder, old)
     count = sum(len(rows) for rows in found.values())
     for row in found["events"]:
@@ -166,7 +173,7 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
     column(imported_players, "player_id", imported_players.c.ladder == ladder)
     column(checkpoint_players, "player_id", checkpoint_players.c.ladder == ladder)
     column(checkpoint_players, "linked_to", checkpoint_players.c.ladder == ladder)
-    _archives(conn, ladder, old, new)
+    archived = _archives(conn, ladder, old, new)
     for row in found["moderation_actions"]:  # a ban's void names the player in its reason
         conn.execute(
             update(moderation_actions)
@@ -178,7 +185,13 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> int:
             )
         )
     _rename_letters(conn, found["dead_letters"], old, new)
-    return count
+    return Renamed(count, [row["event_id"] for row in found["events"]] + archived)
+
+
+def events_naming(conn: Connection, ladder: str, player_id: str) -> list[str]:
+    """The ids of the ladder's live events that name the player."""
+    query = select(events.c.event_id).where(_payload_names(ladder, player_id))
+    return list(conn.execute(query).scalars())
 
 
 def rename_letters(conn: Connection, ladder: str, old: str, new: str) -> int:
@@ -203,9 +216,11 @@ def _rename_letters(conn: Connection, found: list[dict[str, Any]], old: str, new
         )
 
 
-def _archives(conn: Connection, ladder: str, old: str, new: str) -> None:
+def _archives(conn: Connection, ladder: str, old: str, new: str) -> list[str]:
     """The ladder's checkpoint (links, windows) and the archived months' tables
-    (``ladder archive``: ``archived_events_*``, ``archived_rating_changes_*``)."""
+    (``ladder archive``: ``archived_events_*``, ``archived_rating_changes_*``); returns the
+    ids of the archived events renamed."""
+    renamed: list[str] = []
     point = conn.execute(select(checkpoints.c.state).where(checkpoints.c.ladder == ladder)).first()
     if point is not None:
         state = dict(point[0])
@@ -234,6 +249,7 @@ def _archives(conn: Connection, ladder: str, old: str, new: str) -> None:
                 {**params, "like": _like(old)},
             )
             for event_id, payload in rows.all():
+                renamed.append(event_id)
                 conn.execute(
                     text_sql(
                         f'UPDATE "{name}" SET payload = CAST(:payload AS jsonb), '
@@ -255,6 +271,7 @@ def _archives(conn: Connection, ladder: str, old: str, new: str) -> None:
                 ),
                 params,
             )
+    return renamed
 
 
 def last_erase(conn: Connection, ladder: str, pseudonym: str) -> tuple[int, str] | None:

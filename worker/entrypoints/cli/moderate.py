@@ -344,6 +344,8 @@ def cmd_player_erase(rt: Runtime, args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if report is None:
         return EXIT_USAGE
+    if "warning" in report:
+        print(f"ladder: warning: {safe(report['warning'])}", file=sys.stderr)
     if args.json:
         print(json.dumps(report))
     else:

@@ -1,0 +1,155 @@
+"""Operator actions while real workers score the same ladder and the same ids.
+
+Two ``ladder worker`` processes score a steady stream of gammon42 games among five players.
+While they do, an operator erases one player (whose id keeps playing: a new player of the same
+id), voids two games and bans another player with ``--void-since``. Afterwards every event is
+stored once, the log verifies, the boards have no drift, every event has exactly one receipt
+on the stream but the erased player's (which are deleted: SPEC 6 "Erase": "stream entries
+(deleted, never re-appended)"), and the re-used id's new games are on the boards under its id.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
+import pytest
+from redis import Redis
+from sqlalchemy import create_engine, or_, select
+
+from tests.e2e.invariants import check_stores
+from tests.e2e.test_reliability import kill_group, publish, spawn
+from tests.events import iso
+from worker.store.tables import events, players
+
+LADDER = "gammon42"
+PLAYERS = [f"x-p{i}" for i in range(5)]
+ERASED, BANNED = "x-p3", "x-p1"
+
+
+def _stream(count: int) -> list[dict[str, Any]]:
+    """Games 50 minutes apart (so the pair limit rarely applies), the last ending a minute ago;
+    every pair in turn, so each id plays often."""
+    now = datetime.now(UTC)
+    out = []
+    for i in range(count):
+        a, b = PLAYERS[i % 5], PLAYERS[(i + 1 + i // 5) % 5]
+        if a == b:
+            b = PLAYERS[(i + 2) % 5]
+        winner, loser = (a, b) if i % 3 else (b, a)
+        out.append(
+            {
+                "type": "game.finished",
+                "event_id": f"race-{i}",
+                "ladder": LADDER,
+                "ended_at": iso(now - timedelta(minutes=1 + 50 * (count - 1 - i))),
+                "mode": "ranked",
+                "winner": {"player_id": winner},
+                "loser": {"player_id": loser},
+            }
+        )
+    return out
+
+
+def _scored(engine: Any) -> list[str]:
+    with engine.connect() as conn:
+        query = select(events.c.event_id).where(events.c.ladder == LADDER).order_by(events.c.seq)
+        return list(conn.execute(query).scalars())
+
+
+def _wait_scored(engine: Any, count: int) -> list[str]:
+    deadline = time.monotonic() + 90
+    while len(found := _scored(engine)) < count:
+        assert time.monotonic() < deadline, f"the workers scored {len(found)} of {count}"
+        time.sleep(0.05)
+    return found
+
+
+@pytest.mark.long
+def test_erase_void_and_ban_while_workers_score_the_same_ids_lose_no_receipt(cli, database_url):
+    """erase, void and ban --void-since run while two workers score the same ladder and the
+    erased id keeps playing: verify and reconcile agree, each event has one receipt on the
+    stream (none for the erased player's), and the id's new games are on the boards."""
+    stream = _stream(2400)
+    redis = Redis.from_url(cli.env["REDIS_URL"], decode_responses=True)
+    engine = create_engine(database_url)
+    workers = [spawn(cli.env), spawn(cli.env)]
+    fed = threading.Event()
+
+    def feed() -> None:
+        for start in range(0, len(stream), 30):
+            publish(redis, stream[start : start + 30])
+            time.sleep(0.1)
+        fed.set()
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        _wait_scored(engine, 500)
+        erased = cli.ladder_json("player", "erase", LADDER, ERASED, "--yes")
+        scored = _wait_scored(engine, 1000)
+        cli.ladder("void", LADDER, *scored[700:702], "--reason", "while scoring")
+        _wait_scored(engine, 1500)
+        since = stream[1300]["ended_at"]
+        cli.ladder("ban", LADDER, BANNED, "--void-since", since, "--reason", "while scoring")
+        feeder.join(timeout=120)
+        assert fed.is_set()
+        deadline = time.monotonic() + 120
+        while redis.llen("ladder:inbox") or len(_scored(engine)) < len(stream):
+            assert time.monotonic() < deadline, "the workers did not drain the stream"
+            time.sleep(0.2)
+    finally:
+        feeder.join(timeout=5)
+        for worker in workers:
+            kill_group(worker, signal.SIGTERM)
+    pseudonym = erased["pseudonym"]
+    assert [] == cli.ladder_json("dlq", "list")
+    verified = cli.ladder("verify", "--json", check=False)
+    assert [] == json.loads(verified.stdout)["ladders"][LADDER]["mismatches"]
+    assert 0 == verified.returncode
+    assert 0 == cli.ladder("reconcile").returncode  # no drift, nothing repaired
+    check_stores(database_url, cli.env["REDIS_URL"], {(LADDER, e["event_id"]) for e in stream})
+
+    def games_of(conn: Any, pid: str) -> set[str]:
+        named = or_(events.c.winner_id == pid, events.c.loser_id == pid)
+        return set(conn.execute(select(events.c.event_id).where(named)).scalars())
+
+    with engine.connect() as conn:
+        gone, again = games_of(conn, pseudonym), games_of(conn, ERASED)
+        reused = conn.execute(
+            select(players.c.rating).where(
+                players.c.ladder == LADDER, players.c.player_id == ERASED
+            )
+        ).scalar_one()
+    engine.dispose()
+    assert gone and again, "the erase ran while the id was playing: games on both sides"
+    entries = cast(list[tuple[str, dict[str, str]]], redis.xrange("ladder:receipts"))
+    bodies = [json.loads(fields["receipt"]) for _, fields in entries]
+    per_event = Counter(b["event_id"] for b in bodies if b.get("ladder") == LADDER)
+    # each event exactly one receipt on the stream, but those naming the erased player: none
+    # (an unrated game's receipt names no player, and stays)
+    assert {e: 1 for e in {s["event_id"] for s in stream} - gone} == {
+        e: n for e, n in per_event.items() if e not in gone
+    }
+    assert [] == [b["event_id"] for b in bodies if b["event_id"] in gone and b["players"]]
+    assert all(per_event[e] <= 1 for e in gone)
+    # the erased player's receipt keys name the pseudonym; the new games' keep the id
+    for event_id in sorted(gone)[:50]:
+        kept = json.loads(redis.get(f"ladder:receipt:{event_id}") or "{}")
+        assert ERASED not in {p["player_id"] for p in kept.get("players", [])}, event_id
+    rated_again = 0
+    for event_id in sorted(again):
+        kept = json.loads(redis.get(f"ladder:receipt:{event_id}") or "{}")
+        if kept["players"]:  # a rated game (an unrated one names no player)
+            assert ERASED in {p["player_id"] for p in kept["players"]}, event_id
+            rated_again += 1
+    assert rated_again
+    # the re-used id's new games are on the boards, under its id
+    assert reused == redis.zscore(f"ladder:{{{LADDER}}}:rating", ERASED)
+    assert redis.zscore(f"ladder:{{{LADDER}}}:rating", pseudonym) is None
+    redis.close()
