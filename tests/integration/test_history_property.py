@@ -3,7 +3,10 @@
 SPEC 6 "One history": "A moderated ladder reads exactly as if voided games had never been
 published, adjustments applied." Random sequences of ingest, void, ban ``--void-since``,
 unban, adjust, import, erase and archive run on gammon42, fibs and prostriker, with the worker
-draining after each published game (``ladder worker --burst``, in process). The sequences
+draining after each published game (``ladder worker --burst``, in process). A race step runs
+a void, ban, adjustment or erase on a thread of its own while the worker scores new games of
+the same ladder and ids, one drain each: the model takes the games and the command in the
+order the log has them. The sequences
 live on a clock of their own (``Clock``: the batch's, the moderation commands' and the
 import's), months in the past, so that an archive step can move it to the next month and
 archive every month before (``ladder archive``): every later step (a void of a game left, a
@@ -24,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -234,71 +238,162 @@ def checked(rt: Any, model: Model, step: tuple[Any, ...], since: datetime) -> No
         assert expected == stored, step
 
 
+@dataclass
+class Sequence:
+    """What a sequence has made so far, for the next step to draw from."""
+
+    name: str
+    model: Model
+    games: list[tuple[str, str, str, datetime]] = field(default_factory=list)  # left to void
+    names: list[str] = field(default_factory=lambda: list(PLAYERS))
+    known: set[str] = field(default_factory=set)  # players the ladder has (an action needs one)
+    banned: set[str] = field(default_factory=set)
+    between: int = 0  # commands that fell between two games scored while they ran
+
+    def game(self, rt: Any, data: Any, eid: str, at: datetime) -> tuple[Any, ...]:
+        """Publish one game (not yet drained); its step, for the model."""
+        w, lo = data.draw(st.permutations(self.names).map(lambda p: tuple(p[:2])), label="pair")
+        cube = data.draw(st.sampled_from([1, 2, 4, 64])) if self.name == "gammon42" else 1
+        length = data.draw(st.sampled_from([1, 3, 5])) if self.name == "fibs" else 1
+        publish(
+            rt,
+            game(
+                w, lo, ladder=self.name, event_id=eid, ended_at=at, cube=cube, match_length=length
+            ),
+        )
+        return ("game", eid, w, lo, at, cube, length)
+
+    def took(self, step: tuple[Any, ...]) -> None:
+        """The step is in the ladder's log: what later steps can draw from."""
+        if step[0] == "game":
+            _, eid, w, lo, at, *_ = step
+            self.games.append((eid, w, lo, at))
+            self.known |= {w, lo}
+        elif step[0] in ("ban", "unban"):
+            (self.banned.add if step[0] == "ban" else self.banned.discard)(step[1])
+        elif step[0] == "erase":
+            pid = step[1]
+            self.known.discard(pid)
+            self.banned.discard(pid)
+            # Later games may name the id again: a new player, whose old games are not theirs.
+            self.games = [
+                (e, "#" if w == pid else w, "#" if lo == pid else lo, t)
+                for e, w, lo, t in self.games
+            ]
+        self.model.steps.append(step)
+
+    def command(self, data: Any, kind: str) -> tuple[list[str], tuple[Any, ...]]:
+        """A moderation command of ``kind`` drawn from the ladder now: its arguments and its
+        step (a void's games are in ``model.voided`` at once: a voided game is as if never
+        published, wherever it falls)."""
+        name, model = self.name, self.model
+        if kind == "void":
+            eid = data.draw(st.sampled_from([g[0] for g in self.games]), label="void")
+            model.voided.add(eid)
+            return ["void", name, eid, "--reason", "t"], ("void", eid)
+        if kind == "ban":
+            pid = data.draw(st.sampled_from(sorted(self.known)), label="ban")
+            mine = [g[3] for g in self.games if pid in g[1:3]]  # games left (not archived)
+            since = data.draw(st.sampled_from([None, *mine]), label="since")
+            argv = ["ban", name, pid, "--reason", "t"]
+            if since is not None:
+                argv += ["--void-since", since.isoformat()]
+                model.voided |= {g[0] for g in self.games if pid in g[1:3] and g[3] >= since}
+            return argv, ("ban", pid, since)
+        if kind == "unban":
+            pid = data.draw(st.sampled_from(sorted(self.banned)), label="unban")
+            return ["unban", name, pid, "--reason", "t"], ("unban", pid)
+        if kind == "adjust":
+            pid = data.draw(st.sampled_from(sorted(self.known)), label="adjust")
+            delta = data.draw(st.integers(-40, 40).filter(bool), label="delta")
+            return ["adjust", name, pid, "--delta", str(delta), "--reason", "t"], (
+                "adjust",
+                pid,
+                float(delta),
+            )
+        assert kind == "erase", kind
+        pid = data.draw(st.sampled_from(sorted(self.known)), label="erase")
+        return ["player", "erase", name, pid, "--yes", "--by", "dpo"], ("erase", pid)
+
+
+def race(rt: Any, data: Any, seq: Sequence, index: int, at: datetime) -> None:
+    """A moderation command runs while the worker scores new games of the same ladder (one
+    drain per game, so the command can fall between any two): the model takes the games and
+    the command in the order the log has them (the games' scoring numbers, the command's
+    place after the last one stored when it committed)."""
+    kinds = [k for k in ("void", "ban", "adjust", "erase") if seq.games or k != "void"]
+    argv, command_step = seq.command(data, data.draw(st.sampled_from(kinds), label="racing"))
+    count = data.draw(st.integers(1, 4), label="games")
+    status: list[int] = []
+    command = threading.Thread(target=lambda: status.append(ladder(rt, *argv)))
+    command.start()
+    played = []
+    for n in range(count):
+        played.append(seq.game(rt, data, f"g{index}r{n}", at - timedelta(minutes=count - n)))
+        drain(rt)
+    command.join()
+    assert [0] == status
+    if command_step[0] == "ban" and command_step[2] is not None:  # their games since: void
+        pid, since = command_step[1:]
+        seq.model.voided |= {g[1] for g in played if pid in g[2:4] and g[4] >= since}
+    with rt.engine.connect() as conn:
+        placed = conn.execute(
+            text(
+                "SELECT after_seq FROM moderation_actions WHERE ladder = :ladder AND kind = :kind"
+                " ORDER BY id DESC LIMIT 1"
+            ),
+            {"ladder": seq.name, "kind": command_step[0]},
+        ).scalar_one()
+        scored = dict(
+            conn.execute(
+                text("SELECT event_id, seq FROM events WHERE event_id = ANY(:ids)"),
+                {"ids": [g[1] for g in played]},
+            ).all()
+        )
+    pending: tuple[Any, ...] | None = command_step
+    if 0 < sum(1 for g in played if scored[g[1]] <= placed) < len(played):
+        seq.between += 1
+    for one in sorted(played, key=lambda g: scored[g[1]]):
+        if pending is not None and scored[one[1]] > placed:
+            seq.took(pending)
+            pending = None
+        seq.took(one)
+    if pending is not None:
+        seq.took(pending)
+
+
 def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]) -> int:
     """One random sequence on one ladder; returns the steps taken (``totals["archives"]``
-    counts the archive steps, ``totals["after"]`` the steps that followed one)."""
+    counts the archive steps, ``totals["after"]`` the steps that followed one,
+    ``totals["races"]`` the commands run while the worker scored)."""
     name = data.draw(st.sampled_from(["gammon42", "fibs", "prostriker"]), label="ladder")
-    model = Model(name)
+    seq = Sequence(name, Model(name))
     clock.now = BEGIN
     partitions.ensure_ahead(rt.engine, clock.now)  # what every command makes at that time
     archives = 0
-    games: list[tuple[str, str, str, datetime]] = []  # event id, winner, loser, ended_at
-    names = list(PLAYERS)
-    known: set[str] = set()  # players the ladder has (an action needs one)
-    banned: set[str] = set()
     count = data.draw(st.integers(1, STEPS), label="steps")
     for index in range(count):
         clock.now += SPACING
         at = clock.now - timedelta(minutes=1)  # a game ends a minute before it is processed
         kinds = ["game", "game", "game", "import"]
-        if games:
+        if seq.games:
             kinds += ["void"]
-        if known:
-            kinds += ["ban", "adjust", "erase"]
-        if banned:
+        if seq.known:
+            kinds += ["ban", "adjust", "erase", "race"]
+        if seq.banned:
             kinds += ["unban"]
-        if games and archives < ARCHIVES:
+        if seq.games and archives < ARCHIVES:
             kinds += ["archive"]
         kind = data.draw(st.sampled_from(kinds), label="kind")
         if kind == "game":
-            w, lo = data.draw(st.permutations(names).map(lambda p: tuple(p[:2])), label="pair")
-            cube = data.draw(st.sampled_from([1, 2, 4, 64])) if name == "gammon42" else 1
-            length = data.draw(st.sampled_from([1, 3, 5])) if name == "fibs" else 1
-            eid = f"g{index}"
-            publish(
-                rt,
-                game(w, lo, ladder=name, event_id=eid, ended_at=at, cube=cube, match_length=length),
-            )
+            step = seq.game(rt, data, f"g{index}", at)
             drain(rt)
-            step: tuple[Any, ...] = ("game", eid, w, lo, at, cube, length)
-            games.append((eid, w, lo, at))
-            known |= {w, lo}
-        elif kind == "void":
-            eid = data.draw(st.sampled_from([g[0] for g in games]), label="void")
-            assert 0 == ladder(rt, "void", name, eid, "--reason", "t")
-            model.voided.add(eid)
-            step = ("void", eid)
-        elif kind == "ban":
-            pid = data.draw(st.sampled_from(sorted(known)), label="ban")
-            mine = [g[3] for g in games if pid in g[1:3]]  # games left (not archived)
-            since = data.draw(st.sampled_from([None, *mine]), label="since")
-            argv = ["ban", name, pid, "--reason", "t"]
-            if since is not None:
-                argv += ["--void-since", since.isoformat()]
-                model.voided |= {g[0] for g in games if pid in g[1:3] and g[3] >= since}
-            assert 0 == ladder(rt, *argv)
-            banned.add(pid)
-            step = ("ban", pid)
-        elif kind == "unban":
-            pid = data.draw(st.sampled_from(sorted(banned)), label="unban")
-            assert 0 == ladder(rt, "unban", name, pid, "--reason", "t")
-            banned.discard(pid)
-            step = ("unban", pid)
-        elif kind == "adjust":
-            pid = data.draw(st.sampled_from(sorted(known)), label="adjust")
-            delta = data.draw(st.integers(-40, 40).filter(bool), label="delta")
-            assert 0 == ladder(rt, "adjust", name, pid, "--delta", str(delta), "--reason", "t")
-            step = ("adjust", pid, float(delta))
+            seq.took(step)
+        elif kind == "race":
+            race(rt, data, seq, index, at)
+            totals["races"] += 1
+            totals["between"] += seq.between
+            seq.between = 0
         elif kind == "import":
             pid = f"i{index}"
             rating = float(data.draw(st.integers(1000, 2000), label="rating"))
@@ -309,9 +404,9 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
             line["experience"] = experience
             path.write_text(json.dumps(line) + "\n", encoding="utf-8")
             importer.import_file(rt.engine, rt.leaderboard_redis, rt.config.ladders[name], path)
-            names.append(pid)
-            known.add(pid)
-            step = ("import", pid, rating, played, experience)
+            seq.names.append(pid)
+            seq.known.add(pid)
+            seq.took(("import", pid, rating, played, experience))
         elif kind == "archive":
             # The next month: every month before it archived, its games no longer voidable.
             month = partitions.next_month(clock.now.date(), 1)
@@ -320,21 +415,13 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
             partitions.ensure_ahead(rt.engine, clock.now)
             archives += 1
             totals["archives"] += 1
-            games = []
-            step = ("archive", month)
+            seq.games = []
+            seq.took(("archive", month))
         else:
-            assert kind == "erase", kind
-            pid = data.draw(st.sampled_from(sorted(known)), label="erase")
-            assert 0 == ladder(rt, "player", "erase", name, pid, "--yes", "--by", "dpo")
-            known.discard(pid)
-            banned.discard(pid)
-            # Later games may name the id again: a new player, whose old games are not theirs.
-            games = [
-                (e, "#" if w == pid else w, "#" if lo == pid else lo, t) for e, w, lo, t in games
-            ]
-            step = ("erase", pid)
-        model.steps.append(step)
-        checked(rt, model, step, BEGIN)
+            argv, step = seq.command(data, kind)
+            assert 0 == ladder(rt, *argv)
+            seq.took(step)
+        checked(rt, seq.model, seq.model.steps[-1], BEGIN)
         totals["after"] += 1 if archives else 0
     return count
 
@@ -348,7 +435,7 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     board = model.
     """
     started = time.perf_counter()
-    totals = {"sequences": 0, "steps": 0, "archives": 0, "after": 0}
+    totals = {"sequences": 0, "steps": 0, "archives": 0, "after": 0, "races": 0, "between": 0}
     clock = Clock(monkeypatch)
 
     @settings(
@@ -367,8 +454,11 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
 
     run()
     assert totals["after"] > 0  # archives were taken, and steps checked after them
+    assert totals["races"] > 0  # commands ran while the worker scored
     record_figure(
         f"history property: {totals['sequences']} sequences, {totals['steps']} steps "
-        f"({totals['archives']} archives, {totals['after']} steps checked after one), "
+        f"({totals['archives']} archives, {totals['after']} steps checked after one, "
+        f"{totals['races']} commands while the worker scored, {totals['between']} of them "
+        "between two of its games), "
         f"{time.perf_counter() - started:.0f} s"
     )
