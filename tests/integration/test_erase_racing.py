@@ -16,7 +16,6 @@ from tests.events import game
 from tests.integration.helpers import board, stored_players
 from tests.integration.test_moderation import clean, ladder
 from worker import keys
-from worker.ops import erase as erasing
 from worker.queue import inflight
 
 ID = "zed-7"
@@ -41,7 +40,7 @@ def test_a_new_player_of_the_id_who_scores_during_the_erase_keeps_card_board_and
         drain(runtime)
         return set()
 
-    monkeypatch.setattr(erasing.inflight, "wait", a_worker_scores_meanwhile)
+    monkeypatch.setattr(inflight, "wait", a_worker_scores_meanwhile)
     capsys.readouterr()
     assert 0 == ladder(runtime, "player", "erase", "gammon42", ID, "--yes", "--json")
     gone = json.loads(capsys.readouterr().out.splitlines()[-1])["pseudonym"]  # after the logs
