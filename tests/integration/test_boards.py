@@ -148,11 +148,13 @@ def test_percentile_over_http_on_rank_card_and_among(runtime):
 # -- the active board ------------------------------------------------------------------------
 
 
-def with_active_days(make_runtime: Any, tmp_path: Path, days: int = 7) -> Any:
-    """The runtime on the shipped ladders, gammon42 with ``[ladders.gammon42.board]``."""
+def with_active_days(
+    make_runtime: Any, tmp_path: Path, days: int = 7, ladder: str = "gammon42"
+) -> Any:
+    """The runtime on the shipped ladders, ``ladder`` with ``[ladders.<ladder>.board]``."""
     text = default_config_path().read_text(encoding="utf-8")
     path = tmp_path / "ladders.toml"
-    path.write_text(text + f"\n[ladders.gammon42.board]\nactive_days = {days}\n", encoding="utf-8")
+    path.write_text(text + f"\n[ladders.{ladder}.board]\nactive_days = {days}\n", encoding="utf-8")
     return make_runtime(ladder_config=path)
 
 

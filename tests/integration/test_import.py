@@ -122,6 +122,19 @@ def test_every_refusal_names_its_line_and_nothing_is_imported(runtime, tmp_path)
     assert "ok1" not in board(runtime, L, "rating")
 
 
+def test_a_ladder_that_keeps_whole_ratings_refuses_a_fraction_as_adjust_does(runtime, tmp_path):
+    """One meaning for whole ratings: gammon42 keeps them (``ladder adjust --delta 10.5`` is
+    refused), so an import line of 1450.5 is refused too; fibs keeps fractions and takes it."""
+    path = write(tmp_path / "players.jsonl", {"player_id": "half", "rating": 1450.5})
+    config = runtime.config.ladders["gammon42"]
+    report = importer.import_file(runtime.engine, runtime.leaderboard_redis, config, path)
+    assert [(1, "rating: the ladder keeps whole ratings: 1450.5")] == report.refusals
+    assert "half" not in stored_players(runtime, "gammon42")
+    assert 0 == report.imported
+    assert 1 == run(runtime, path).imported  # fibs
+    assert 1450.5 == board(runtime, L, "rating")["half"]
+
+
 def test_dry_run_reports_everything_and_changes_nothing(runtime, tmp_path):
     """--dry-run reports everything it would refuse and changes nothing."""
     path = write(tmp_path / "p.jsonl", *GOOD, {"player_id": "ann", "rating": 1})
@@ -437,8 +450,8 @@ def test_the_boards_of_an_import_are_what_a_rebuild_from_postgresql_writes(make_
     from tests.integration.test_boards import with_active_days
 
     (tmp_path / "config").mkdir()
-    rt = with_active_days(make_runtime, tmp_path / "config")
-    ladder_config = rt.config.ladders["gammon42"]
+    rt = with_active_days(make_runtime, tmp_path / "config", ladder=L)  # fractions kept
+    ladder_config = rt.config.ladders[L]
     recent = (datetime.now(UTC) - timedelta(days=1)).astimezone(timezone(timedelta(hours=5)))
     path = write(
         tmp_path / "p.jsonl",
@@ -460,7 +473,7 @@ def test_the_boards_of_an_import_are_what_a_rebuild_from_postgresql_writes(make_
     report = importer.import_file(rt.engine, r, ladder_config, path)
     assert (5, True) == (report.imported, report.boards_written)
     imported = everything()
-    assert {"dee": 1e3 / 3} == board(rt, "gammon42", "active")
+    assert {"dee": 1e3 / 3} == board(rt, L, "active")
     r.flushdb()
     rebuild.rebuild(rt.engine, r, ladder_config)
     assert everything() == imported

@@ -3,7 +3,8 @@ reason it is refused (``worker.ops.importer`` imports what this reads).
 
 A line is refused, with its number, when it is not a JSON object or a CSV row of the header's
 columns, names a field the format does not have, an id the event contract would refuse
-(``schemas``: 1-128 visible characters, NFC, ...), a rating that is not a finite number, games
+(``schemas``: 1-128 visible characters, NFC, ...), a rating that is not a finite number (or not a
+whole one on a ladder whose ruleset keeps whole ratings: one rule with ``ladder adjust``), games
 or experience that are not whole numbers >= 0, a ``last_game_at`` that is not RFC 3339 with an
 offset or is in the future, or a flag that is not true or false.
 """
@@ -71,8 +72,11 @@ def digest(path: Path) -> tuple[str, int]:
 class Parser:
     """Turns one line's fields into a ``Line``, or a reason to refuse it."""
 
-    def __init__(self, now: datetime) -> None:
+    def __init__(self, now: datetime, *, whole: bool) -> None:
+        """``whole``: the ladder's ruleset keeps whole ratings (a fraction is refused, as
+        ``ladder adjust`` refuses it)."""
         self.latest = now + FUTURE_SLACK
+        self.whole = whole
         self.refused = 0
 
     def line(self, number: int, values: dict[str, Any]) -> Line | str:
@@ -92,6 +96,8 @@ class Parser:
         rating = _number(values.get("rating"))
         if rating is None:
             return f"rating: not a finite number: {values.get('rating')!r}"
+        if self.whole and rating != int(rating):
+            return f"rating: the ladder keeps whole ratings: {values.get('rating')!r}"
         games = _count(values.get("games"))
         if games is None:
             return f"games: not a whole number >= 0: {values.get('games')!r}"

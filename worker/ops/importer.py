@@ -159,7 +159,7 @@ def _import_file(
     if progress is not None and progress.total is None:
         progress.total = total - (kind == "csv")
     start = ladder_config.rules_at(moment).start
-    parse = Parser(moment)
+    parse = Parser(moment, whole=ladder_config.rules_at(moment).whole_ratings)
     with (
         Prepared(ladder_config, moment) as prepared,
         imports.Staging(engine, ladder_config.name) as staging,

@@ -234,7 +234,7 @@ def cmd_adjust(rt: Runtime, args: argparse.Namespace) -> int:
     reason = _reason(args)
     if reason is None:
         return EXIT_USAGE
-    if ladder_config.ruleset != "fibs" and args.delta != int(args.delta):
+    if ladder_config.current.whole_ratings and args.delta != int(args.delta):
         error(f"{args.ladder} keeps whole ratings: --delta must be a whole number")
         return EXIT_USAGE
     report = _run(
