@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import update
 
+import worker
 from tests.e2e.test_cli import event
 from worker.store.tables import make_engine, rating_changes
 
@@ -50,6 +52,30 @@ def test_verify_of_an_unknown_ladder_exits_2_with_one_line(cli):
     result = cli.ladder("verify", "chess", check=False)
     assert 2 == result.returncode
     assert "no ladder named 'chess'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_verify_names_the_ladders_the_configuration_does_not_and_fails_unless_told(cli, tmp_path):
+    """Rows of a ladder missing from LADDER_CONFIG are not "everything agrees": verify names
+    the ladder and exits 1; ``--skip-unconfigured`` names it and passes."""
+    shipped = (Path(worker.__file__).parent / "defaults" / "ladders.toml").read_text()
+    gammon42 = shipped[shipped.index("[ladders.gammon42]") : shipped.index("[ladders.fibs]")]
+    wider = tmp_path / "ladders.toml"
+    wider.write_text(shipped + "\n" + gammon42.replace("ladders.gammon42", "ladders.eu"))
+    cli.env["LADDER_CONFIG"] = str(wider)
+    cli.publish_with_redis_cli([{**event("u-1", "alice", "bob"), "ladder": "eu"}])
+    cli.ladder("worker", "--burst")
+    del cli.env["LADDER_CONFIG"]
+    failed = cli.ladder("verify", check=False)
+    assert 1 == failed.returncode
+    assert failed.stdout.rstrip().endswith(
+        "everything agrees; not verified: 1 ladder the configuration does not name (eu)"
+    )
+    assert "verified 3 ladders, 0 events" in failed.stdout
+    (line,) = failed.stderr.strip().splitlines()[-1:]
+    assert "the database holds rows of eu, which the configuration" in line
+    assert "--skip-unconfigured" in line
+    passed = cli.ladder("verify", "--skip-unconfigured", "--json")
+    assert ["eu"] == json.loads(passed.stdout)["unconfigured"]
 
 
 def test_verify_since_an_instant_and_its_refusals(cli):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from datetime import datetime
 from typing import Any
@@ -63,6 +63,16 @@ def replayed(engine: Engine, ladder: str, since: datetime | None = None) -> int:
         return count_events(engine, ladder)
     with engine.connect() as conn:
         return boundary.replayed(conn, ladder, moderation.history_actions(conn, ladder), since)
+
+
+def unconfigured(engines: Sequence[Engine], configured: Collection[str]) -> list[str]:
+    """The ladders with rows on these databases that ``configured`` does not name: verify
+    cannot replay them (it has no rules for them), so it names them instead."""
+    found: set[str] = set()
+    for engine in engines:
+        with engine.connect() as conn:
+            found.update(moderation.stored_ladders(conn))
+    return sorted(found - set(configured))
 
 
 def verify_ladders(

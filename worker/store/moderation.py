@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, select, update
+from sqlalchemy import and_, bindparam, func, insert, select, text, update
 from sqlalchemy.engine import Connection
 
 from engine import Action, Player
@@ -43,6 +43,19 @@ def lock_ladder(conn: Connection, ladder: str) -> None:
     )
     for _ in conn.execute(query):
         pass
+
+
+def stored_ladders(conn: Connection) -> list[str]:
+    """The ladders that have players on this database: one index probe per ladder (a skip
+    scan of the players' key), not a read of every player."""
+    query = text(
+        "WITH RECURSIVE found AS ("
+        " SELECT min(ladder) AS ladder FROM players"
+        " UNION ALL SELECT (SELECT min(ladder) FROM players WHERE ladder > found.ladder)"
+        " FROM found WHERE found.ladder IS NOT NULL)"
+        " SELECT ladder FROM found WHERE ladder IS NOT NULL"
+    )
+    return list(conn.execute(query).scalars())
 
 
 def last_seq(conn: Connection, ladder: str) -> int:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import Reason
 from schemas import REASONS
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused, error, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused, error, plural, safe
 from worker.ops.progress import is_terminal
 from worker.queue.deadletter import RETRIES_EXHAUSTED, AmbiguousReference, DeadLetter, Filter
 
@@ -83,11 +83,6 @@ def reason(text: str) -> str:
             f"{text!r} is not a reason; the reasons are {', '.join(DEAD_LETTER_REASONS)}"
         )
     return text
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 dead letter``, ``2 dead letters``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def age(text: str) -> timedelta:

@@ -34,6 +34,11 @@ def configured_ladder(config: Config, name: str) -> LadderConfig:
     return ladder
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 dead letter``, ``2 dead letters``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def error(message: str) -> None:
     """One line on stderr, as every ``ladder`` refusal is written."""
     print(f"ladder: {message}", file=sys.stderr)

@@ -1,19 +1,22 @@
 """``ladder verify [LADDER] [--since TIME] [--json]``: prove the stored ladder follows from
 its events (``--since``: the part of its log processed since then).
 
-Exit status: 0 everything agrees, 1 something differs, 2 a bad argument (unknown ladder, a
-``--since`` that is not a time or is in the future).
+Exit status: 0 everything agrees, 1 something differs (or, verifying every ladder, the
+database holds rows of a ladder the configuration does not name, unless
+``--skip-unconfigured``), 2 a bad argument (unknown ladder, a ``--since`` that is not a time or
+is in the future).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import Refused, configured_ladder
+from worker.entrypoints.cli.terminal import Refused, configured_ladder, plural
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
@@ -39,19 +42,27 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("ladder", nargs="?", help="one ladder (default: every configured ladder)")
     p.add_argument("--since", metavar="TIME", help=SINCE_HELP)
+    p.add_argument(
+        "--skip-unconfigured",
+        action="store_true",
+        help="pass even when the database holds rows of ladders the configuration does not "
+        "name (they are named, and not verified)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_verify)
 
 
 def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
-    from worker.ops.verify import replayed, verify_ladders
+    from worker.ops.verify import replayed, unconfigured, verify_ladders
     from worker.store.boundary import Interleaved
 
     since = None if args.since is None else since_time(args.since, datetime.now(UTC))
+    unnamed: list[str] = []  # ladders with rows the configuration does not name
     if args.ladder is not None:
         ladders = [configured_ladder(rt.config, args.ladder)]
     else:
         ladders = list(rt.config.ladders.values())
+        unnamed = unconfigured(rt.databases.all(), rt.config.ladders)
     # the events each replay goes through (with --since, the part from its start only)
     counts = {c.name: replayed(rt.databases.for_ladder(c.name), c.name, since) for c in ladders}
     ladders.sort(key=lambda c: -counts[c.name])  # the longest first, when run side by side
@@ -81,6 +92,7 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
             "events": events,
             "seconds": round(seconds, 3),
             "events_per_second": round(rate),
+            "unconfigured": unnamed,
         }
         print(json.dumps(shown))
     else:
@@ -100,10 +112,21 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
                 )
         total = sum(r.mismatch_count for r in reports)
         verdict = "everything agrees" if total == 0 else f"{total} mismatches"
+        if unnamed:
+            verdict += f"; not verified: {plural(len(unnamed), 'ladder')} the configuration "
+            verdict += f"does not name ({', '.join(unnamed)})"
         print(
-            f"ladder: verified {len(reports)} ladders, {events} events in {seconds:.2f}s "
-            f"({rate:,.0f} events/s): {verdict}"
+            f"ladder: verified {plural(len(reports), 'ladder')}, {plural(events, 'event')} "
+            f"in {seconds:.2f}s ({rate:,.0f} events/s): {verdict}"
         )
+    if unnamed and not args.skip_unconfigured:
+        print(
+            f"ladder: the database holds rows of {', '.join(unnamed)}, which the configuration "
+            "(LADDER_CONFIG) does not name: "
+            "add them to the configuration to verify them, or give --skip-unconfigured",
+            file=sys.stderr,
+        )
+        return 1
     return 0 if all(r.mismatch_count == 0 for r in reports) else 1
 
 
