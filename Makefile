@@ -16,7 +16,7 @@ LADDER := $(BIN)/ladder --log-level WARNING
 # Each demo step reads the servers' URLs that `ladder dev env` wrote.
 DEMO := . $(DEMO_OUT)/env &&
 
-.PHONY: install demo test lint typecheck check soak bench schemas docs clean
+.PHONY: install demo test test-fast lint typecheck check soak bench schemas docs clean
 
 $(BIN)/ladder: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,11 @@ TEST_WORKERS ?= 3
 test: install
 	$(BIN)/python -m tests.prerequisites
 	$(BIN)/pytest -m "not soak" --durations=15 $(if $(filter 1,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist worksteal)
+
+# A first check in a few minutes: the unit and integration tests, without those marked long
+# (the end-to-end tests, the browser and the property over 200 sequences are left to make test).
+test-fast: install
+	$(BIN)/pytest -m "not soak and not long" tests/unit tests/integration $(if $(filter 1,$(TEST_WORKERS)),-p no:xdist,-n $(TEST_WORKERS) --dist worksteal)
 
 # The long variants, and the moderation property over 1,000 sequences (make test runs 200).
 soak: install

@@ -25,7 +25,7 @@ from worker.privacy import scrub, storable_payload
 from worker.queue.deadletter import DeadLetters
 from worker.queue.inbox import Inbox
 from worker.service.batch import Service
-from worker.settings import Settings, normalise_database_url
+from worker.settings import DEFAULT_DATA_DIR, Settings, normalise_database_url
 from worker.store.routes import Databases, resolve
 
 
@@ -48,12 +48,34 @@ class Runtime:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
     @cached_property
+    def home(self) -> embedded.Home:
+        """Where the embedded servers are: LADDER_DATA_DIR, or, unset, ``./.ladder/`` unless
+        no server runs there and those ``ladder dev env`` started from another folder do."""
+        given = self.given.data_dir
+        found = embedded.home(given, chosen=given != DEFAULT_DATA_DIR.absolute())
+        if found.found:
+            self.say(
+                f"no embedded server runs under {given}: using those under {found.path}, "
+                "which `ladder dev env` started (LADDER_DATA_DIR chooses others)"
+            )
+        return found
+
+    def _started(self, server: embedded.Server, variable: str) -> None:
+        self.say(server.notice(variable))
+        if server.started and self.home.others is not None:
+            self.say(
+                f"the embedded {server.name} just started under {self.home.path} is NEW and "
+                f"EMPTY: the servers under {self.home.others} run too "
+                f"(LADDER_DATA_DIR={self.home.others} uses them)"
+            )
+
+    @cached_property
     def redis_url(self) -> str:
         """REDIS_URL, or the embedded Redis's."""
         if self.given.redis_url:
             return self.given.redis_url
-        server = embedded.redis(self.given.data_dir)
-        self.say(server.notice("REDIS_URL"))
+        server = embedded.redis(self.home.path)
+        self._started(server, "REDIS_URL")
         return server.url
 
     @cached_property
@@ -61,8 +83,8 @@ class Runtime:
         """DATABASE_URL, or the embedded PostgreSQL's."""
         if self.given.database_url:
             return self.given.database_url
-        server = embedded.postgres(self.given.data_dir)
-        self.say(server.notice("DATABASE_URL"))
+        server = embedded.postgres(self.home.path)
+        self._started(server, "DATABASE_URL")
         return normalise_database_url(server.url)
 
     @cached_property

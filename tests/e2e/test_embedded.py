@@ -7,6 +7,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import psycopg
@@ -27,9 +28,15 @@ def ladder(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProces
     )
 
 
+# The record of the data directory ``ladder dev env`` used lives in the user's home: these
+# tests keep theirs apart from the real one.
+HOME = tempfile.mkdtemp(prefix="ladder-home-")
+
+
 def _bare_env() -> dict[str, str]:
     gone = ("REDIS_URL", "DATABASE_URL", "LEADERBOARD_REDIS_URL")
-    return {k: v for k, v in os.environ.items() if not k.startswith("LADDER_") and k not in gone}
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_") and k not in gone}
+    return {**kept, "HOME": HOME}
 
 
 def exported(stdout: str) -> dict[str, str]:
@@ -167,3 +174,49 @@ def test_dev_stop_stops_a_redis_whose_dump_cannot_be_written(data_dir: Path):
     assert 0 == ladder(data_dir, "dev", "stop").returncode
     with pytest.raises(RedisConnectionError):
         Redis.from_url(urls["REDIS_URL"], socket_connect_timeout=2).ping()
+
+
+def test_dev_env_from_another_folder_finds_the_servers_it_started_or_says_they_are_new(
+    tmp_path: Path,
+):
+    """A game-server developer in their own repository runs ``ladder dev env``: with
+    LADDER_DATA_DIR unset and nothing running under that folder's ``.ladder/``, the servers
+    ``make demo``'s ``ladder dev env`` started are used (one stderr line says so), not a second,
+    empty pair; a LADDER_DATA_DIR of its own starts new ones, and stderr says loudly that they
+    are new and empty and where the others run."""
+    project, other = tmp_path / "project" / ".ladder", tmp_path / "other"
+    game_server = tmp_path / "game-server"
+    game_server.mkdir()
+    env = {**_bare_env(), "HOME": str(tmp_path / "home")}
+
+    def dev_env(**more: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [LADDER, "dev", "env"],
+            env={**env, **more},
+            cwd=game_server,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    try:
+        demo = dev_env(LADDER_DATA_DIR=str(project))
+        assert 0 == demo.returncode, demo.stderr
+        found = dev_env()
+        assert exported(demo.stdout) == exported(found.stdout)
+        said = f"no embedded server runs under {game_server / '.ladder'}: using those under"
+        assert f"{said} {project}" in found.stderr
+        assert not (game_server / ".ladder").exists()
+        fresh = dev_env(LADDER_DATA_DIR=str(other))
+        assert exported(demo.stdout)["REDIS_URL"] != exported(fresh.stdout)["REDIS_URL"]
+        loud = [line for line in fresh.stderr.splitlines() if "NEW and EMPTY" in line]
+        assert 2 == len(loud), fresh.stderr  # PostgreSQL and Redis
+        assert all(f"the servers under {project} run too" in line for line in loud)
+    finally:
+        for where in (project, other):
+            subprocess.run(
+                [LADDER, "dev", "stop"],
+                env={**env, "LADDER_DATA_DIR": str(where)},
+                capture_output=True,
+                timeout=120,
+            )
