@@ -29,6 +29,12 @@ LADDER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 SEASON_RESETS = ("none", "start", "toward_start")
 
 
+def season_reset(text: str) -> str:
+    """A season reset's name as the configuration shows it: ``toward-start`` (the command
+    line's spelling) is ``toward_start``."""
+    return text.replace("-", "_")
+
+
 class ConfigError(ValueError):
     """The ladder configuration file cannot be used."""
 
@@ -202,6 +208,12 @@ class _SeasonTable(BaseModel):
 
     reset: Literal["none", "start", "toward_start"] = "none"
     fraction: float = Field(0.5, gt=0.0, le=1.0)
+
+    @field_validator("reset", mode="before")
+    @classmethod
+    def _spelled(cls, value: Any) -> Any:
+        """``toward-start``, as the command line takes it, is ``toward_start`` too."""
+        return season_reset(value) if isinstance(value, str) else value
 
 
 class _BoardTable(BaseModel):

@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import display_rating
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, error, safe
+from worker.entrypoints.cli.terminal import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    configured_ladder,
+    error,
+    plural,
+    safe,
+)
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -134,7 +141,7 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
     shown = " ".join(f"{k}={v}" for k, v in overrides.items())
     since = f" from {found.start.isoformat()}" if found.start else ""
     print(
-        f"{args.ladder}: backtest {shown}{since}: {found.events} events replayed in "
+        f"{args.ladder}: backtest {shown}{since}: {plural(found.events, 'event')} replayed in "
         f"{found.seconds:.2f}s ({found.rate:,.0f} events/s), nothing written"
     )
     report = found.as_json()
@@ -146,7 +153,7 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
     if moves:
         rules = ladder_config.current
         print()
-        print(f"largest moves of {len(moves)} players (candidate - stored):")
+        print(f"largest moves of {plural(len(moves), 'player')} (candidate - stored):")
         for pid, move in moves[:SHOWN_MOVES]:
             stored, candidate = found.players[pid]
             assert stored is not None
@@ -166,7 +173,8 @@ def _print_metrics(ladder_config: LadderConfig, title: str, metrics: dict[str, A
         print(f"{title}: no rated games")
         return
     print(
-        f"{title}: {games} games, Brier {metrics['brier']:.4f}, log loss {metrics['log_loss']:.4f}"
+        f"{title}: {plural(games, 'game')}, Brier {metrics['brier']:.4f}, "
+        f"log loss {metrics['log_loss']:.4f}"
     )
     print(f"  {'expected':<14} {'games':>8} {'mean p':>8} {'observed':>9}")
     for b in metrics["buckets"]:
@@ -188,7 +196,7 @@ def _print_metrics(ladder_config: LadderConfig, title: str, metrics: dict[str, A
         )
     for length, m in metrics.get("match_lengths", {}).items():
         print(
-            f"  {length}-point matches: {m['games']} games, Brier {m['brier']:.4f}, "
+            f"  {length}-point matches: {plural(m['games'], 'game')}, Brier {m['brier']:.4f}, "
             f"log loss {m['log_loss']:.4f}"
         )
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import Refused
+from worker.entrypoints.cli.terminal import Refused, plural
 
 if TYPE_CHECKING:
     from datetime import date
@@ -51,7 +51,8 @@ def _report(done: Archived, before: date) -> None:
     for point in done.checkpoints:
         print(
             f"ladder: {point.ladder}: checkpoint at {before:%Y-%m} after event {point.after_seq}: "
-            f"{len(point.players)} players, {point.events} events archived in all"
+            f"{plural(len(point.players), 'player')}, "
+            f"{plural(point.events, 'event')} archived in all"
         )
     if done.tables:
         print(f"ladder: detached {len(done.tables)} tables: {', '.join(done.tables)}")

@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 from engine import display_rating
 from worker.boards import export, reader
 from worker.entrypoints.cli.common import board_ladder, board_option, guarded
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, error, safe
+from worker.entrypoints.cli.terminal import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    configured_ladder,
+    error,
+    plural,
+    safe,
+)
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
@@ -67,7 +74,10 @@ def cmd_among(rt: Runtime, args: argparse.Namespace) -> int:
         return 0
     rules = ladder_config.current
     points = args.board == "boosted"
-    print(f"{args.ladder} ({args.board}): {len(found.entries)} of them among {found.total} players")
+    print(
+        f"{args.ladder} ({args.board}): {len(found.entries)} of them among "
+        f"{plural(found.total, 'player')}"
+    )
     print(f"{'rank':>6}  {'player':<24} {'points' if points else 'rating':>9}  better than")
     for e in found.entries:
         shown = str(int(e.rating)) if points else display_rating(rules, e.rating)
@@ -129,25 +139,26 @@ def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
         print(json.dumps(report.as_json()))
     elif args.dry_run:
         print(
-            f"ladder: dry run of {name}: {report.lines} lines, would import {report.imported}, "
+            f"ladder: dry run of {name}: {plural(report.lines, 'line')}, "
+            f"would import {report.imported}, "
             f"{report.unchanged} unchanged, {report.refused} refused; nothing changed"
         )
     elif not report.committed:
         print(
-            f"ladder: {name}: {report.refused} of {report.lines} lines refused: nothing "
+            f"ladder: {name}: {report.refused} of {plural(report.lines, 'line')} refused: nothing "
             "imported (fix them, or give --skip-invalid)",
             file=sys.stderr,
         )
     else:
         print(
-            f"ladder: imported {name} into {report.ladder}: {report.imported} players, "
+            f"ladder: imported {name} into {report.ladder}: {plural(report.imported, 'player')}, "
             f"{report.unchanged} unchanged, {report.refused} refused, in {report.seconds:.1f}s "
             f"({report.rate:,.0f} lines/s)"
         )
     if report.committed and not report.boards_written:
         # Imported (PostgreSQL is the record), but not yet on the boards.
         print(
-            f"ladder: {report.imported} players imported, but writing them to the boards "
+            f"ladder: {plural(report.imported, 'player')} imported, but writing them to the boards "
             f"failed ({safe(report.boards_error or '')}): run 'ladder rebuild {report.ladder}' "
             "once Redis answers",
             file=sys.stderr,

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused, plural
 from worker.gcpause import started
 from worker.ladders import ConfigError
 from worker.settings import Settings, SettingsError
@@ -64,6 +64,7 @@ EPILOG = (
     "then `ladder worker`."
 )
 log = logging.getLogger("ladder")
+EXIT_PIPE = 141  # as a command killed by SIGPIPE exits, in a shell
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,6 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"ladder: configuration refused: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # Whoever read the output stopped (``ladder page ... --json | head``): nothing to say.
+        # Standard output goes to /dev/null, so that its flush at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
     except Exception as exc:
         code, message = _ordinary_failure(exc, rt)
         if message is None:
@@ -306,10 +312,10 @@ def cmd_publish(rt: Runtime, args: argparse.Namespace) -> int:
                 if isinstance(exc, UnicodeDecodeError)
                 else f"{args.file} line {number}: {exc}"
             )
-            print(f"ladder: {where}; published {sent} events before it", file=sys.stderr)
+            print(f"ladder: {where}; published {plural(sent, 'event')} before it", file=sys.stderr)
             return EXIT_USAGE
         pipe.execute()
-    print(f"ladder: published {count} events", file=sys.stderr)
+    print(f"ladder: published {plural(count, 'event')}", file=sys.stderr)
     return 0
 
 

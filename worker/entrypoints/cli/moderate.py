@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, error, safe
+from worker.entrypoints.cli.terminal import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    configured_ladder,
+    error,
+    plural,
+    safe,
+)
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
@@ -275,24 +282,24 @@ def _show(args: argparse.Namespace, ladder_config: Any, report: Any) -> None:
             print(f"ladder: nothing to void on {report.ladder}")
             return
         print(
-            f"ladder: {'would void' if report.dry_run else 'voided'} {len(report.done)} games "
-            f"on {report.ladder}: {len(report.players)} players {what}, "
-            f"{report.effects} outcomes {what}, {report.replayed} events replayed "
+            f"ladder: {'would void' if report.dry_run else 'voided'} "
+            f"{plural(len(report.done), 'game')} "
+            f"on {report.ladder}: {plural(len(report.players), 'player')} {what}, "
+            f"{plural(report.effects, 'outcome')} {what}, "
+            f"{plural(report.replayed, 'event')} replayed "
             f"in {report.seconds:.1f}s"
             + ("" if report.action is None else f" (action {report.action})")
-            + ("" if report.dry_run else f", {report.receipts} receipts refreshed")
+            + ("" if report.dry_run else f", {plural(report.receipts, 'receipt')} refreshed")
         )
     elif report.action is not None or report.dry_run:
         verb = {"ban": "banned", "unban": "unbanned", "adjust": "adjusted"}[report.kind]
         print(
-            f"ladder: {'would have ' + verb if report.dry_run else verb} on {report.ladder}"
+            f"ladder: {'would ' + report.kind if report.dry_run else verb} on {report.ladder}"
             + ("" if report.action is None else f" (action {report.action})")
         )
     for player_id, now, after in report.players:
-        print(
-            f"  {safe(player_id):<24} {display_rating(rules, now):>9} -> "
-            f"{display_rating(rules, after):>9}"
-        )
+        change = "(rating unchanged)" if now == after else f"-> {display_rating(rules, after):>9}"
+        print(f"  {safe(player_id):<24} {display_rating(rules, now):>9} {change}")
 
 
 # -- data-protection requests ----------------------------------------------------------------
@@ -352,6 +359,6 @@ def cmd_player_erase(rt: Runtime, args: argparse.Namespace) -> int:
         done = "finished erasing" if report["resumed"] else "erased"
         print(
             f"ladder: {done} the player on {args.ladder}: now {report['pseudonym']} "
-            f"({report['rows']} rows, {report['keys']} Redis entries rewritten)"
+            f"({plural(report['rows'], 'row')}, {report['keys']} Redis entries rewritten)"
         )
     return 0

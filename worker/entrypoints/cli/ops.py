@@ -12,7 +12,8 @@ import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import configured_ladder, error, safe
+from worker.entrypoints.cli.terminal import configured_ladder, error, plural, safe
+from worker.ladders import SEASON_RESETS, season_reset
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
@@ -40,10 +41,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--name", required=True, help="the name the closed season is archived as")
     p.add_argument(
         "--reset",
-        choices=["none", "start", "toward-start", "toward_start"],
+        type=season_reset,  # toward-start is toward_start
+        choices=SEASON_RESETS,
         help="override the ladder's configured reset policy",
     )
-    p.add_argument("--fraction", type=float, help="for toward-start: share of the way (0-1]")
+    p.add_argument("--fraction", type=float, help="for toward_start: share of the way (0-1]")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_season_close)
     p = season.add_parser("list", help="the ladder's seasons")
@@ -66,7 +68,7 @@ def cmd_rebuild(rt: Runtime, args: argparse.Namespace) -> int:
         print(json.dumps(report.as_json()))
     else:
         print(
-            f"ladder: rebuilt {report.ladder}: {report.players} players, "
+            f"ladder: rebuilt {report.ladder}: {plural(report.players, 'player')}, "
             f"{report.boards['rating']} rated, {report.boards['public']} public, "
             f"{report.boards['boosted']} boosted, {report.seasons} season archives, "
             f"{report.stale_hashes} stale hashes deleted, in {report.seconds:.1f}s"
@@ -115,7 +117,7 @@ def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
         _print_drift(total)
         if args.repair and not total.clean:
             state = "clean" if remaining.clean else "still drifting (run again)"
-            print(f"ladder: repaired {total.repaired} players; Redis is now {state}")
+            print(f"ladder: repaired {plural(total.repaired, 'player')}; Redis is now {state}")
     if total.clean:
         return 0
     return 0 if args.repair and remaining.clean else 1
@@ -123,7 +125,7 @@ def cmd_reconcile(rt: Runtime, args: argparse.Namespace) -> int:
 
 def _print_drift(report: Report) -> None:
     print(
-        f"ladder: {report.players} players compared: {len(report.missing)} missing, "
+        f"ladder: {plural(report.players, 'player')} compared: {len(report.missing)} missing, "
         f"{len(report.extra)} extra, {len(report.wrong)} wrong"
     )
     for kind in ("missing", "extra", "wrong"):
@@ -158,7 +160,7 @@ def cmd_season_close(rt: Runtime, args: argparse.Namespace) -> int:
     else:
         print(
             f"ladder: closed season {closed.number} of {closed.ladder} as {closed.name!r}: "
-            f"{closed.players} players archived, reset {policy.reset} ({source}), "
+            f"{plural(closed.players, 'player')} archived, reset {policy.reset} ({source}), "
             f"{closed.reset} ratings changed; season {closed.number + 1} is open"
         )
     return 0

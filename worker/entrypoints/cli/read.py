@@ -25,7 +25,7 @@ from worker.entrypoints.cli.common import (
     positive,
     print_json,
 )
-from worker.entrypoints.cli.terminal import Refused, safe
+from worker.entrypoints.cli.terminal import Refused, plural, safe
 from worker.service import cards, preview
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def cmd_page(rt: Runtime, args: argparse.Namespace) -> int:
     if args.json:
         print_json(found.as_json())
         return 0
-    title = f"{args.ladder} ({args.board}), {found.total} players"
+    title = f"{args.ladder} ({args.board}), {plural(found.total, 'player')}"
     _print_board(ladder_config, args.board, title, found.entries)
     if found.prev_cursor:
         print(f"previous: --direction prev --cursor {found.prev_cursor}")

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, plural, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -112,7 +112,7 @@ def cmd_publish_wait(
         print(text, flush=True)
 
     sent = publish(rt.redis, lines, wait=True, timeout=args.timeout, on_receipt=shown)
-    print(f"ladder: published {len(sent)} events", file=sys.stderr)
+    print(f"ladder: published {plural(len(sent), 'event')}", file=sys.stderr)
     failed = 0
     for item in sent:
         if item.event_id is None:

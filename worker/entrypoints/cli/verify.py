@@ -99,11 +99,11 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
         for report in reports:
             start = "" if report.since is None else f" since {report.since.isoformat()}"
             print(
-                f"ladder: {report.ladder}{start}: {report.events} events, "
-                f"{report.ledger_rows} ledger rows, {report.players} players: "
+                f"ladder: {report.ladder}{start}: {plural(report.events, 'event')}, "
+                f"{plural(report.ledger_rows, 'ledger row')}, {plural(report.players, 'player')}: "
                 f"replayed in {report.seconds:.2f}s "
                 f"({report.rate:,.0f} events/s), boards in {report.redis_seconds:.2f}s: "
-                f"{report.mismatch_count} mismatches"
+                f"{plural(report.mismatch_count, 'mismatch')}"
             )
             for m in report.mismatches[:SHOWN]:
                 print(
@@ -111,7 +111,7 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
                     f"stored {m.stored!r}, derived {m.derived!r}"
                 )
         total = sum(r.mismatch_count for r in reports)
-        verdict = "everything agrees" if total == 0 else f"{total} mismatches"
+        verdict = "everything agrees" if total == 0 else plural(total, "mismatch")
         if unnamed:
             verdict += f"; not verified: {plural(len(unnamed), 'ladder')} the configuration "
             verdict += f"does not name ({', '.join(unnamed)})"
