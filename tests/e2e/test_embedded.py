@@ -8,6 +8,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import psycopg
@@ -220,3 +221,52 @@ def test_dev_env_from_another_folder_finds_the_servers_it_started_or_says_they_a
                 capture_output=True,
                 timeout=120,
             )
+
+
+def test_the_shipped_acl_file_loads_into_the_embedded_server(tmp_path: Path):
+    """The embedded server is of a current major version: ``deploy/redis/users.acl`` (Redis 7
+    selectors) loads into it as into a production Redis, so the security setup can be tried
+    on the embedded servers; each user is what the file says."""
+    from redis.exceptions import NoPermissionError, RedisError
+
+    from tests.e2e.test_redis_acl import ACL_FILE
+    from worker import redis_acl
+    from worker.embedded import _free_port, redis_server
+
+    acl = tmp_path / "users.acl"
+    shutil.copy(ACL_FILE, acl)
+    port = _free_port(None)
+    server = subprocess.Popen(
+        [redis_server(), "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+        + ["--dir", str(tmp_path), "--aclfile", str(acl)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+    def as_user(user: str) -> Redis:
+        password = redis_acl.PLACEHOLDERS[user]
+        return Redis.from_url(f"redis://{user}:{password}@127.0.0.1:{port}/0", socket_timeout=10)
+
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                as_user("worker").ping()
+                break
+            except RedisConnectionError:
+                assert server.poll() is None, server.communicate()[0]  # the file was refused
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert all(as_user(user).ping() for user in ("publisher", "reader", "worker"))
+        anyone = Redis.from_url(f"redis://127.0.0.1:{port}/0")
+        with pytest.raises(RedisError):  # the default user is off
+            anyone.get("ladder:inbox")
+        anyone.close()
+        publisher = as_user("publisher")
+        assert 1 == publisher.rpush("ladder:inbox", "{}")
+        with pytest.raises(NoPermissionError):
+            publisher.get("ladder:{gammon42}:player:alice")
+    finally:
+        server.terminate()
+        server.communicate(timeout=20)

