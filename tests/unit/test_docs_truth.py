@@ -75,3 +75,17 @@ def test_every_make_variable_a_page_names_is_read_by_the_makefile():
         n for pair in named for n in pair if n and not re.search(rf"(?<![A-Z_]){n}\b", makefile)
     )
     assert [] == missing
+
+
+def test_the_receipts_section_says_a_blpop_client_needs_a_longer_read_timeout():
+    """redis-py reads with a 5 s timeout unless given one: a ``BLPOP`` of 5 s or more fails
+    with ``TimeoutError``; the page that shows the wait shows the one-line fix."""
+    import inspect
+
+    from redis.connection import AbstractConnection
+
+    # the fact the page warns of: a connection made without one reads with 5 s
+    assert 5 == inspect.signature(AbstractConnection).parameters["socket_timeout"].default
+    page = (ROOT / "docs" / "integration.md").read_text(encoding="utf-8")
+    receipts = page[page.index("BLPOP ladder:receipt-wait") :]
+    assert "socket_timeout=wait_seconds + 5" in receipts[:1500]
