@@ -54,6 +54,11 @@ CHECKS: tuple[tuple[str, Callable[[], bool], str], ...] = (
         "apt-get install chromium, or set LADDER_CHROMIUM to a Chromium binary",
     ),
     (
+        "faketime (the archive try of docs/operations.md, tests/e2e/test_archive_try.py)",
+        lambda: shutil.which("faketime") is not None,
+        "apt-get install faketime",
+    ),
+    (
         "node (the Node.js example, tests/e2e/test_examples.py)",
         lambda: shutil.which("node") is not None,
         "apt-get install nodejs",

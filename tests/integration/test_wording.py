@@ -37,6 +37,17 @@ def test_one_of_a_thing_is_singular_in_what_the_commands_print(runtime, capsys):
     assert "0 players" in said(capsys)
 
 
+def test_a_noun_that_ends_in_a_hiss_takes_es():
+    """``0 mismatches``, ``2 matches``; ``1 mismatch``."""
+    from worker.entrypoints.cli.terminal import plural
+
+    assert ["0 mismatches", "1 mismatch", "2 games"] == [
+        plural(0, "mismatch"),
+        plural(1, "mismatch"),
+        plural(2, "game"),
+    ]
+
+
 def test_a_dry_run_ban_says_what_it_would_do_and_no_rating_change(runtime, capsys):
     """A dry run says "would ban"; a ban moves no rating, so its line shows the rating once
     with "(rating unchanged)", not ``1573 -> 1573``."""

@@ -20,15 +20,16 @@ def test_every_missing_prerequisite_is_one_line_and_the_run_stops(monkeypatch, t
     assert 2 == prerequisites.main()
     lines = capsys.readouterr().err.splitlines()
     named = [line for line in lines if line.startswith("make test: missing ")]
-    assert 7 == len(named), lines
-    wanted = ("chromium", "node (", "npm (", "node_modules", "go with", "PostgreSQL", "compose")
+    assert 8 == len(named), lines
+    wanted = ["chromium", "faketime", "node (", "npm (", "node_modules", "go with", "PostgreSQL"]
+    wanted += ["compose"]
     for what in wanted:
         assert any(what in line for line in named), (what, named)
     assert all(": " in line.removeprefix("make test: missing ") for line in named)  # how to
 
 
 def test_nothing_is_said_when_everything_is_there(monkeypatch, tmp_path, capsys):
-    for name in ("chromium", "node", "npm", "go", "pg_ctl", "docker-compose"):
+    for name in ("chromium", "faketime", "node", "npm", "go", "pg_ctl", "docker-compose"):
         tool = tmp_path / name
         tool.write_text("#!/bin/sh\nexit 0\n")
         tool.chmod(0o755)

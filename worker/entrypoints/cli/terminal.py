@@ -35,8 +35,10 @@ def configured_ladder(config: Config, name: str) -> LadderConfig:
 
 
 def plural(count: int, noun: str) -> str:
-    """``1 dead letter``, ``2 dead letters``."""
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+    """``1 dead letter``, ``2 dead letters``, ``0 mismatches``."""
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {noun}{'es' if noun.endswith(('s', 'x', 'ch', 'sh')) else 's'}"
 
 
 def error(message: str) -> None:
