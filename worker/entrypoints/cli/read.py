@@ -268,6 +268,7 @@ def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
     import uvicorn
 
     from worker.entrypoints.api.app import create_app
+    from worker.entrypoints.api.limits import BodyLimit
     from worker.observability.metrics import operations_app
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
@@ -277,6 +278,7 @@ def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
         create_app(rt.config, rt.leaderboard_redis, rt.databases, rt.redis, access=access),
         alive=lambda: bool(rt.leaderboard_redis.ping()),
     )
+    app = BodyLimit(app)  # /healthz and /metrics refuse a body too
     if args.access_log:
         logging.getLogger("uvicorn.access").addFilter(mask_client_address)
     uvicorn.run(app, **serve_options(rt.settings, args.host, args.port, args.access_log))

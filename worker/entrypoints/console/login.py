@@ -15,8 +15,8 @@ from fastapi.responses import RedirectResponse, Response
 
 from worker.access import SESSION_SECONDS, Scope
 from worker.entrypoints.api.auth import LOGIN_PATH, LOGOUT_PATH, SESSION_COOKIE, access_of
+from worker.entrypoints.api.limits import MAX_FORM_BYTES
 
-MAX_FORM_BYTES = 4096
 NO_STORE = {"Cache-Control": "no-store"}
 
 Render = Callable[[str, dict[str, Any], int], Response]
