@@ -7,12 +7,13 @@ page; and no token appears in any log line of the run, debug level and access lo
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from tests.e2e.conftest import Cli
 from tests.e2e.private import free_port, ladder_serve
@@ -101,3 +102,34 @@ def test_serve_refuses_another_address_without_tokens_unless_insecure(cli):
     assert "Traceback" not in refused.stderr
     with _serve(cli, "--host", "0.0.0.0", "--insecure") as (base, _):
         assert 200 == _get(base, "/ladders")[0]
+
+
+def test_every_line_serve_writes_is_json_and_no_query_string_is_logged(cli):
+    """The access log and uvicorn's own lines are JSON objects like every other; a token sent
+    in a query string is not written: the query string is redacted."""
+    with ladder_serve(cli.env, "--access-log", log=(lines := [])) as base:
+        assert 200 == _get(base, "/healthz?access_token=secret123")[0]
+        assert 404 == _get(base, "/nope?access_token=secret123&x=1")[0]
+        assert 200 == _get(base, "/ladders?access_token=secret123")[0]
+    assert lines and all(isinstance(json.loads(line), dict) for line in lines), lines
+    logged = "\n".join(lines)
+    assert "secret123" not in logged and "access_token" not in logged
+    access = [json.loads(line) for line in lines if "HTTP/1.1" in line][-3:]  # after the probe
+    assert all(a["logger"] == "uvicorn.access" for a in access)
+    assert '- - "GET /nope?<redacted> HTTP/1.1" 404' == access[1]["event"]  # client masked
+
+
+def test_a_real_serve_answers_a_huge_content_length_413_at_once(cli):
+    """Content-Length: 1 GB on the login form is refused before a byte of it is sent."""
+    with ladder_serve(cli.env) as base:
+        connection = http.client.HTTPConnection(urlsplit(base).netloc, timeout=10)
+        connection.putrequest("POST", "/ui/login")
+        connection.putheader("Content-Type", "application/x-www-form-urlencoded")
+        connection.putheader("Content-Length", str(10**9))
+        connection.endheaders()
+        answer = connection.getresponse()
+        assert 413 == answer.status
+        assert {"error": "too_large", "detail": "the body is over 4096 bytes"} == json.loads(
+            answer.read()
+        )
+        connection.close()

@@ -306,12 +306,14 @@ def _loopback(host: str) -> bool:
 
 def serve_options(settings: Any, host: str, port: int, access_log: bool) -> dict[str, Any]:
     """uvicorn's options: SPEC 2.4, raw IPs are never logged; a forwarded client address is
-    believed only from a configured proxy (uvicorn would trust 127.0.0.1 by default)."""
+    believed only from a configured proxy (uvicorn would trust 127.0.0.1 by default).
+    ``log_config=None``: uvicorn's loggers are left to ladder's, so its lines are JSON too."""
     proxies = list(settings.trusted_proxies)
     return {
         "host": host,
         "port": port,
         "log_level": "info",
+        "log_config": None,
         "access_log": access_log,
         "proxy_headers": bool(proxies),
         "forwarded_allow_ips": proxies or [],
@@ -319,9 +321,14 @@ def serve_options(settings: Any, host: str, port: int, access_log: bool) -> dict
 
 
 def mask_client_address(record: logging.LogRecord) -> bool:
-    """uvicorn's access line is ``'%s - "%s %s HTTP/%s" %d'`` with the client first: mask it."""
+    """uvicorn's access line is ``'%s - "%s %s HTTP/%s" %d'`` with the client first: mask it,
+    and redact the query string of the path (a caller may have put a token there)."""
     if isinstance(record.args, tuple) and record.args:
-        record.args = ("-", *record.args[1:])
+        args = list(record.args)
+        args[0] = "-"
+        if len(args) > 2 and isinstance(args[2], str) and "?" in args[2]:
+            args[2] = args[2].partition("?")[0] + "?<redacted>"
+        record.args = tuple(args)
     return True
 
 
