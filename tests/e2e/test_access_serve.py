@@ -2,7 +2,8 @@
 
 Anonymous export 401, an export token 200, a boards token 403; top anonymous 200 by default
 and 401 with LADDER_PUBLIC_SCOPES empty; the console without a session redirects to its login
-page; and no token appears in any log line of the run, debug level and access log included.
+page, whose login and logout come from this site only, a logout ending the session; and no
+token appears in any log line of the run, debug level and access log included.
 """
 
 from __future__ import annotations
@@ -44,6 +45,16 @@ def _get(base: str, path: str, token: str | None = None, **extra: str) -> tuple[
         return exc.code, dict(exc.headers), exc.read()
 
 
+def _post(base: str, path: str, form: dict[str, str], **headers: str) -> tuple[int, dict]:
+    data = urlencode(form).encode()
+    request = urllib.request.Request(base + path, data=data, headers=headers, method="POST")
+    try:
+        with _OPENER.open(request, timeout=10) as answer:
+            return answer.status, dict(answer.headers)
+    except urllib.error.HTTPError as exc:  # a 303 is not followed
+        return exc.code, dict(exc.headers)
+
+
 @contextmanager
 def _serve(cli: Cli, *args: str, **env: str) -> Iterator[tuple[str, list[str]]]:
     """``ladder serve`` with ``env`` at debug level with its access log; yields its base URL and,
@@ -71,14 +82,14 @@ def test_tokens_decide_what_a_real_ladder_serve_answers_and_none_is_ever_logged(
         assert 401 == _get(base, "/ladders/gammon42/top", WRONG)[0]
         status, headers, _ = _get(base, "/ui/ladders/gammon42")
         assert 303 == status and headers["location"].startswith("/ui/login?next=")
-        form = urlencode({"token": CONSOLE, "next": "/"}).encode()
-        login = urllib.request.Request(base + "/ui/login", data=form, method="POST")
-        try:
-            _OPENER.open(login, timeout=10)
-        except urllib.error.HTTPError as exc:  # the 303 is not followed
-            assert 303 == exc.code
-            cookie = exc.headers["set-cookie"].split(";")[0]
+        assert 403 == _post(base, "/ui/login", {"token": CONSOLE}, Origin="https://evil.example")[0]
+        status, headers = _post(base, "/ui/login", {"token": CONSOLE, "next": "/"}, Origin=base)
+        assert 303 == status
+        cookie = headers["set-cookie"].split(";")[0]
         assert 200 == _get(base, "/ui/ladders/gammon42", Cookie=cookie)[0]
+        assert 303 == _post(base, "/ui/logout", {}, Origin=base, Cookie=cookie)[0]
+        status, headers, _ = _get(base, "/ui/ladders/gammon42", Cookie=cookie)  # kept from before
+        assert 303 == status and headers["location"].startswith("/ui/login?next=")
     logged = "\n".join(lines)
     assert "GET /ladders/gammon42/export HTTP/1.1" in logged  # the access log was on
     for token in (EXPORT, BOARDS, CONSOLE, WRONG):
@@ -107,7 +118,8 @@ def test_serve_refuses_another_address_without_tokens_unless_insecure(cli):
 def test_every_line_serve_writes_is_json_and_no_query_string_is_logged(cli):
     """The access log and uvicorn's own lines are JSON objects like every other; a token sent
     in a query string is not written: the query string is redacted."""
-    with ladder_serve(cli.env, "--access-log", log=(lines := [])) as base:
+    lines: list[str] = []
+    with ladder_serve(cli.env, "--access-log", log=lines) as base:
         assert 200 == _get(base, "/healthz?access_token=secret123")[0]
         assert 404 == _get(base, "/nope?access_token=secret123&x=1")[0]
         assert 200 == _get(base, "/ladders?access_token=secret123")[0]

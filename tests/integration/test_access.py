@@ -64,8 +64,17 @@ def _app(runtime: Any, public: frozenset[Scope] = frozenset({Scope.BOARDS})) -> 
 def client(runtime: Any) -> Iterator[TestClient]:
     publish(runtime, game("alice", "bob", event_id="g-1"))
     drain(runtime)
-    with TestClient(_app(runtime), raise_server_exceptions=False) as test_client:
+    with TestClient(_app(runtime), raise_server_exceptions=False, headers=SAME_SITE) as test_client:
         yield test_client
+
+
+SAME_SITE = {"Origin": "http://testserver"}  # what a browser sends with a form of this site
+
+
+def _login(client: TestClient, **headers: str) -> Any:
+    return client.post(
+        "/ui/login", data={"token": CONSOLE}, headers=headers, follow_redirects=False
+    )
 
 
 def _bearer(token: str) -> dict[str, str]:
@@ -227,3 +236,65 @@ def test_the_openapi_document_declares_the_bearer_scheme_per_operation(runtime):
     assert {"401", "403"} <= set(operations["export"]["responses"])
     assert "403" not in operations["top"]["responses"]
     assert all("security" in op for op in operations.values())
+
+
+def test_a_session_saved_before_logout_is_refused_after_it_by_every_serve(runtime, client):
+    """Logout ends the session itself, not only the browser's copy: a cookie kept from before
+    is sent to the login page, by this app and by another one sharing the Redis."""
+    saved = _login(client).cookies[auth.SESSION_COOKIE]
+    assert 200 == client.get("/").status_code
+    other = TestClient(_app(runtime), raise_server_exceptions=False)
+    other.cookies.set(auth.SESSION_COOKIE, saved)
+    assert 200 == other.get("/").status_code
+    answer = client.post("/ui/logout", follow_redirects=False)
+    assert 303 == answer.status_code and "/ui/login" == answer.headers["location"]
+    client.cookies.set(auth.SESSION_COOKIE, saved)
+    for reader in (client, other):
+        page = reader.get(f"/ui/ladders/{L}", follow_redirects=False)
+        assert 303 == page.status_code and page.headers["location"].startswith("/ui/login?")
+    again = _login(client)  # a new login opens a new session
+    assert 303 == again.status_code and 200 == client.get("/").status_code
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Origin": "http://testserver.evil.example"},
+        {"Origin": "https://testserver"},  # another scheme is another site
+        {"Referer": "https://evil.example/form"},
+        {},  # neither Origin nor Referer: nothing says the form came from here
+    ],
+)
+def test_a_login_from_another_site_is_refused_and_sets_no_cookie(client, headers):
+    """CSRF: a login form posted from another site (or from nowhere said) is 403, no cookie."""
+    client.headers.pop("origin")
+    answer = _login(client, **headers)
+    assert 403 == answer.status_code and "set-cookie" not in answer.headers
+    assert "not sent from this site" in answer.text
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://testserver"},
+        {"Origin": "HTTP://TESTSERVER:80"},
+        {"Referer": "http://testserver/ui/login?next=/"},
+    ],
+)
+def test_a_login_from_this_site_works(client, headers):
+    """The same origin, or no Origin but a Referer of this site, logs in."""
+    client.headers.pop("origin")
+    answer = _login(client, **headers)
+    assert 303 == answer.status_code and auth.SESSION_COOKIE in answer.cookies
+
+
+def test_a_logout_from_another_site_does_nothing(client):
+    """CSRF: a logout posted from another site is 403, and the session goes on."""
+    _login(client)
+    answer = client.post(
+        "/ui/logout", headers={"Origin": "https://evil.example"}, follow_redirects=False
+    )
+    assert 403 == answer.status_code and "set-cookie" not in answer.headers
+    assert 200 == client.get("/").status_code

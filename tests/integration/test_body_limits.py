@@ -16,8 +16,7 @@ import pytest
 
 from worker.access import Access, Scope, parse_tokens
 from worker.entrypoints.api.app import create_app
-from worker.entrypoints.api.limits import LIMITS, NO_BODY_BYTES
-from worker.entrypoints.console.login import MAX_FORM_BYTES
+from worker.entrypoints.api.limits import LIMITS, MAX_FORM_BYTES, NO_BODY_BYTES
 
 CHUNK = 1024
 ACCESS = Access(parse_tokens(["co:console-0123456789abcdef:console"]), frozenset({Scope.BOARDS}))

@@ -71,7 +71,7 @@ def create_app(
     )
     databases = as_databases(engine)
     app.state.reads = Reads(config, redis, databases)
-    auth.install(app, access)
+    auth.install(app, access, auth.Sessions(redis))
     event_receipts.install(app, config, databases, receipts)
     _contract_routes(app)
     for router in ROUTERS:

@@ -100,8 +100,8 @@ def register(sub: Any) -> None:
         "LADDER_API_TOKENS_FILE: name:token:scope|scope,...; scopes boards, history, export, "
         "console); LADDER_PUBLIC_SCOPES (default boards) is what callers without a token get. "
         "No client address is logged: the access log is off unless --access-log, "
-        "which masks the address. X-Forwarded-For is read only from the proxies in "
-        "LADDER_TRUSTED_PROXIES.",
+        "which masks the address and redacts query strings. X-Forwarded-For is read only "
+        "from the proxies in LADDER_TRUSTED_PROXIES.",
     )
     p.add_argument(
         "--host",
@@ -115,7 +115,9 @@ def register(sub: Any) -> None:
         help="bind a non-loopback address with no API token configured",
     )
     p.add_argument(
-        "--access-log", action="store_true", help="log each request, client address masked"
+        "--access-log",
+        action="store_true",
+        help="log each request, client address masked and query string redacted",
     )
     p.set_defaults(handler=cmd_serve)
 
