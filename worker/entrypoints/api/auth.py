@@ -14,7 +14,8 @@ front of the app and answer anyone: a liveness bit, process figures and response
   refused by every ``ladder serve`` sharing the Redis (``Sessions``).
 
 An answer that needed a token is marked ``private`` for caches (``Private``): the short
-``public`` lifetime of a read would let a shared cache hand it to anonymous callers.
+``public`` lifetime of a read would let a shared cache hand it to anonymous callers. One that
+needed a console session is ``no-store``: after a logout the browser must not show it again.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ LOGOUT_PATH = "/ui/logout"
 OPEN = frozenset({"/openapi.json", "/docs", LOGIN_PATH, LOGOUT_PATH})
 SCHEME = "bearer"
 _PRIVATE = "ladder.private"  # a list in the request's scope: non-empty once a token was needed
+_SESSION = "ladder.session"  # in that list: the token came in a console session's cookie
 
 Scope_ = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -131,6 +133,8 @@ class Need:
             marks = request.scope.get(_PRIVATE)
             if isinstance(marks, list):
                 marks.append(caller.name)
+                if request.headers.get("authorization") is None:
+                    marks.append(_SESSION)
 
     async def _caller(self, request: Request, access: Access) -> ApiToken | None:
         header = request.headers.get("authorization")
@@ -272,7 +276,8 @@ def declare(app: FastAPI, schema: dict[str, Any], access: Access) -> None:
 
 
 class Private:
-    """Mark an answer that needed a token ``private`` for caches."""
+    """Mark an answer that needed a token ``private`` for caches, and one that needed a console
+    session ``no-store``: once signed out, the browser must not show it again from its cache."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -287,10 +292,14 @@ class Private:
         async def marked(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start" and marks:
                 headers = [
-                    (k, v.replace(b"public", b"private") if k.lower() == b"cache-control" else v)
+                    (k, _private(v, _SESSION in marks) if k.lower() == b"cache-control" else v)
                     for k, v in message.get("headers", [])
                 ]
                 message = {**message, "headers": headers}
             await send(message)
 
         await self.app(scope, receive, marked)
+
+
+def _private(value: bytes, session: bool) -> bytes:
+    return b"no-store" if session else value.replace(b"public", b"private")
