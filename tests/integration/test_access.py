@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
+from redis import Redis
 from starlette.testclient import TestClient
 
 from tests.conftest import drain, publish
@@ -298,4 +299,20 @@ def test_a_logout_from_another_site_does_nothing(client):
         "/ui/logout", headers={"Origin": "https://evil.example"}, follow_redirects=False
     )
     assert 403 == answer.status_code and "set-cookie" not in answer.headers
+    assert 200 == client.get("/").status_code
+
+
+def test_a_session_is_answered_503_and_logout_kept_while_redis_is_away(runtime, client):
+    """A session cannot be checked nor ended without Redis: 503 naming it, never a 500, and
+    the browser keeps its cookie to sign out once Redis is back."""
+    cookie = _login(client).cookies[auth.SESSION_COOKIE]
+    down = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    access = Access(TOKENS, frozenset({Scope.BOARDS}))
+    app = create_app(runtime.config, down, runtime.engine, access=access)
+    with TestClient(app, raise_server_exceptions=False, headers=SAME_SITE) as away:
+        away.cookies.set(auth.SESSION_COOKIE, cookie)
+        page = away.get(f"/ui/ladders/{L}")
+        assert 503 == page.status_code and "redis" in page.text
+        out = away.post("/ui/logout", follow_redirects=False)
+        assert 503 == out.status_code and "set-cookie" not in out.headers
     assert 200 == client.get("/").status_code
