@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -145,3 +146,25 @@ def test_a_real_serve_answers_a_huge_content_length_413_at_once(cli):
             answer.read()
         )
         connection.close()
+
+
+def test_a_real_serve_answers_a_chunked_body_over_the_limit_before_it_ends(cli):
+    """A chunked login body passing 4,096 bytes gets 413 while the client is still sending:
+    the server does not wait for (nor keep) the rest."""
+    with ladder_serve(cli.env) as base:
+        where = urlsplit(base)
+        with socket.create_connection((where.hostname, where.port), timeout=10) as sock:
+            head = (
+                f"POST /ui/login HTTP/1.1\r\nHost: {where.netloc}\r\n"
+                "Content-Type: application/x-www-form-urlencoded\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n"
+            )
+            sock.sendall(head.encode())
+            for _ in range(8):  # 8 KiB, and no last chunk: the body has not ended
+                sock.sendall(b"400\r\n" + b"t" * 1024 + b"\r\n")
+            received = b""
+            while chunk := sock.recv(65536):  # until the server closes the connection
+                received += chunk
+    answer = received.decode("latin-1")
+    assert answer.startswith("HTTP/1.1 413 ")
+    assert '{"error": "too_large", "detail": "the body is over 4096 bytes"}' in answer

@@ -85,6 +85,7 @@ async def _too_large(send: Send, limit: int) -> None:
     body = json.dumps({"error": "too_large", "detail": f"the body is over {limit} bytes"})
     headers = [
         (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
         (b"cache-control", NO_STORE.encode()),
         (b"connection", b"close"),  # the rest of the body is never read
     ]
