@@ -109,6 +109,12 @@ def receipt(event_id: str) -> str:
     return f"ladder:receipt:{event_id}"
 
 
+def console_logout(digest: str) -> str:
+    """String marking one console session as ended by its logout, until it would have expired
+    (``digest``: the SHA-256 of the session cookie, never the cookie)."""
+    return f"ladder:console-logout:{digest}"
+
+
 def receipt_wait(event_id: str) -> str:
     """List a game server ``BLPOP``s to wait for one event's receipt (expires soon after)."""
     return f"ladder:receipt-wait:{event_id}"

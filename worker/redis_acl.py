@@ -7,7 +7,8 @@
   wait list (a forged receipt for another server) or pop the inbox.
 - ``reader`` (``ladder serve``, services reading leaderboards): read-only commands on the
   leaderboard keys ``ladder:{<ladder>}:*``, receipt copies, and the dead letters' receipts
-  (their event index and RQ job hashes); the board scripts, which then can only read.
+  (their event index and RQ job hashes); the board scripts, which then can only read; and
+  ``SET``/``EXISTS`` on ``ladder:console-logout:*``, where a console logout is kept.
 - ``worker`` (``ladder worker`` and every ``ladder`` command, RQ included): ladder's and RQ's
   keys and RQ's channels, every command but the dangerous ones (``CLIENT LIST`` excepted: RQ
   reads its own address there; ``INFO`` for rq-dashboard); never ``FLUSHALL``/``FLUSHDB``,
@@ -49,6 +50,7 @@ RULES: dict[str, str] = {
         f"{_CONNECT} ~ladder:{{* %R~{keys.receipt('*')} %R~{keys.dlq_by_event('*')}"
         " %R~rq:failed:ladder %R~rq:job:ladder-dead-* %R~rq:results:ladder-dead-*"
         " +@read -@dangerous +evalsha +eval +evalsha_ro +eval_ro +script|load +script|exists"
+        f" (~{keys.console_logout('*')} +set +exists)"
     ),
     "worker": (
         "~ladder:* ~rq:* &rq:* +@all -@dangerous +info +client|list +client|setname +client|id"

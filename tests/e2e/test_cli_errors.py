@@ -269,7 +269,8 @@ def test_ladder_serve_logs_no_client_address_and_answers_healthz_and_metrics(cli
     assert "127.0.0.1:" not in stderr.replace("http://127.0.0.1:", "") and "203.0.113" not in stderr
     assert "GET /ladders" not in stderr
     _, _, logged = _serve(cli, "--access-log")
-    assert '- "GET /ladders HTTP/1.1" 200' in logged
+    events = [json.loads(line)["event"] for line in logged.splitlines()]  # each line is JSON
+    assert '- - "GET /ladders HTTP/1.1" 200' in events
     assert "203.0.113" not in logged and "127.0.0.1:" not in logged.replace("http://127.0.0.1:", "")
 
 

@@ -95,6 +95,18 @@ def test_the_committed_acl_file_is_the_one_ladder_writes_with_placeholder_passwo
     assert redis_acl.render(redis_acl.PLACEHOLDERS) == ACL_FILE.read_text(encoding="utf-8")
 
 
+def test_the_reader_may_keep_a_console_logout_and_write_nothing_else(acl_redis):
+    """reader (ladder serve): SET and EXISTS on ladder:console-logout:*, no other write."""
+    reader_client = acl_redis.client("reader")
+    key = keys.console_logout("0" * 64)
+    assert reader_client.set(key, 1, ex=60) and 1 == reader_client.exists(key)
+    for other in (keys.INBOX, keys.rating("gammon42"), "ladder:console-logoutx"):
+        with pytest.raises(NoPermissionError):
+            reader_client.set(other, 1)
+    with pytest.raises(NoPermissionError):
+        reader_client.delete(key)
+
+
 def test_the_publisher_may_only_publish_and_read_receipts(acl_redis):
     """publisher: RPUSH the inbox, read receipts; ZADD a board, DEL, KEYS, FLUSHDB refused."""
     worker = acl_redis.client("worker")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from fastapi import FastAPI
+from redis import Redis
 from starlette.testclient import TestClient
 
 from tests.conftest import drain, publish
@@ -64,8 +65,17 @@ def _app(runtime: Any, public: frozenset[Scope] = frozenset({Scope.BOARDS})) -> 
 def client(runtime: Any) -> Iterator[TestClient]:
     publish(runtime, game("alice", "bob", event_id="g-1"))
     drain(runtime)
-    with TestClient(_app(runtime), raise_server_exceptions=False) as test_client:
+    with TestClient(_app(runtime), raise_server_exceptions=False, headers=SAME_SITE) as test_client:
         yield test_client
+
+
+SAME_SITE = {"Origin": "http://testserver"}  # what a browser sends with a form of this site
+
+
+def _login(client: TestClient, **headers: str) -> Any:
+    return client.post(
+        "/ui/login", data={"token": CONSOLE}, headers=headers, follow_redirects=False
+    )
 
 
 def _bearer(token: str) -> dict[str, str]:
@@ -175,7 +185,7 @@ def test_a_console_login_sets_a_strict_http_only_session_without_the_token(clien
     assert CONSOLE not in cookie and CONSOLE not in answer.headers["location"]
     page = client.get(f"/ui/ladders/{L}")  # the client keeps the cookie
     assert 200 == page.status_code and "alice" in page.text
-    assert page.headers["cache-control"].startswith("private")
+    assert "no-store" == page.headers["cache-control"]  # not shown again once signed out
     assert 401 == client.get(f"/ladders/{L}/export").status_code  # the JSON API ignores it
     client.post("/ui/logout", follow_redirects=False)
     assert 303 == client.get(f"/ui/ladders/{L}", follow_redirects=False).status_code
@@ -209,7 +219,8 @@ def test_login_sends_the_browser_back_to_this_site_only(client):
 
 def test_a_console_token_also_opens_the_console_as_a_bearer(client):
     """A script may read a console page with Authorization: Bearer, as the API is read."""
-    assert 200 == client.get("/", headers=_bearer(CONSOLE)).status_code
+    page = client.get("/", headers=_bearer(CONSOLE))
+    assert 200 == page.status_code and page.headers["cache-control"].startswith("private")
     assert 403 == client.get("/", headers=_bearer(BOARDS)).status_code
 
 
@@ -227,3 +238,81 @@ def test_the_openapi_document_declares_the_bearer_scheme_per_operation(runtime):
     assert {"401", "403"} <= set(operations["export"]["responses"])
     assert "403" not in operations["top"]["responses"]
     assert all("security" in op for op in operations.values())
+
+
+def test_a_session_saved_before_logout_is_refused_after_it_by_every_serve(runtime, client):
+    """Logout ends the session itself, not only the browser's copy: a cookie kept from before
+    is sent to the login page, by this app and by another one sharing the Redis."""
+    saved = _login(client).cookies[auth.SESSION_COOKIE]
+    assert 200 == client.get("/").status_code
+    other = TestClient(_app(runtime), raise_server_exceptions=False)
+    other.cookies.set(auth.SESSION_COOKIE, saved)
+    assert 200 == other.get("/").status_code
+    answer = client.post("/ui/logout", follow_redirects=False)
+    assert 303 == answer.status_code and "/ui/login" == answer.headers["location"]
+    client.cookies.set(auth.SESSION_COOKIE, saved)
+    for reader in (client, other):
+        page = reader.get(f"/ui/ladders/{L}", follow_redirects=False)
+        assert 303 == page.status_code and page.headers["location"].startswith("/ui/login?")
+    again = _login(client)  # a new login opens a new session
+    assert 303 == again.status_code and 200 == client.get("/").status_code
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example"},
+        {"Origin": "null"},
+        {"Origin": "http://testserver.evil.example"},
+        {"Origin": "https://testserver"},  # another scheme is another site
+        {"Referer": "https://evil.example/form"},
+        {},  # neither Origin nor Referer: nothing says the form came from here
+    ],
+)
+def test_a_login_from_another_site_is_refused_and_sets_no_cookie(client, headers):
+    """CSRF: a login form posted from another site (or from nowhere said) is 403, no cookie."""
+    client.headers.pop("origin")
+    answer = _login(client, **headers)
+    assert 403 == answer.status_code and "set-cookie" not in answer.headers
+    assert "not sent from this site" in answer.text
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://testserver"},
+        {"Origin": "HTTP://TESTSERVER:80"},
+        {"Referer": "http://testserver/ui/login?next=/"},
+    ],
+)
+def test_a_login_from_this_site_works(client, headers):
+    """The same origin, or no Origin but a Referer of this site, logs in."""
+    client.headers.pop("origin")
+    answer = _login(client, **headers)
+    assert 303 == answer.status_code and auth.SESSION_COOKIE in answer.cookies
+
+
+def test_a_logout_from_another_site_does_nothing(client):
+    """CSRF: a logout posted from another site is 403, and the session goes on."""
+    _login(client)
+    answer = client.post(
+        "/ui/logout", headers={"Origin": "https://evil.example"}, follow_redirects=False
+    )
+    assert 403 == answer.status_code and "set-cookie" not in answer.headers
+    assert 200 == client.get("/").status_code
+
+
+def test_a_session_is_answered_503_and_logout_kept_while_redis_is_away(runtime, client):
+    """A session cannot be checked nor ended without Redis: 503 naming it, never a 500, and
+    the browser keeps its cookie to sign out once Redis is back."""
+    cookie = _login(client).cookies[auth.SESSION_COOKIE]
+    down = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
+    access = Access(TOKENS, frozenset({Scope.BOARDS}))
+    app = create_app(runtime.config, down, runtime.engine, access=access)
+    with TestClient(app, raise_server_exceptions=False, headers=SAME_SITE) as away:
+        away.cookies.set(auth.SESSION_COOKIE, cookie)
+        page = away.get(f"/ui/ladders/{L}")
+        assert 503 == page.status_code and "redis" in page.text
+        out = away.post("/ui/logout", follow_redirects=False)
+        assert 503 == out.status_code and "set-cookie" not in out.headers
+    assert 200 == client.get("/").status_code

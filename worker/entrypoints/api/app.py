@@ -24,6 +24,7 @@ from worker.entrypoints.api import auth, boards, ladders, preview
 from worker.entrypoints.api import receipts as event_receipts
 from worker.entrypoints.api.caching import CACHE_SCHEMA
 from worker.entrypoints.api.errors import HANDLERS
+from worker.entrypoints.api.limits import BodyLimit
 from worker.entrypoints.api.models import ExportLine
 from worker.entrypoints.api.params import ENCODED, EXCLUSIVE
 from worker.entrypoints.api.reads import Reads
@@ -70,7 +71,7 @@ def create_app(
     )
     databases = as_databases(engine)
     app.state.reads = Reads(config, redis, databases)
-    auth.install(app, access)
+    auth.install(app, access, auth.Sessions(redis))
     event_receipts.install(app, config, databases, receipts)
     _contract_routes(app)
     for router in ROUTERS:
@@ -79,7 +80,7 @@ def create_app(
     for kind, handler in HANDLERS.items():
         app.add_exception_handler(kind, handler)
     auth.check_every_route(app)
-    return auth.Private(EncodedSlashes(app))
+    return BodyLimit(auth.Private(EncodedSlashes(app)))
 
 
 def _contract_routes(app: FastAPI) -> None:

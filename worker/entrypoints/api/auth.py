@@ -10,14 +10,18 @@ front of the app and answer anyone: a liveness bit, process figures and response
 - ``Authorization: Bearer <token>``: an unknown token is 401 (``error="invalid_token"``) even
   on a public route, so a mistyped token is noticed; a known one without the scope is 403.
 - The console also takes its session cookie (``console.login``); the JSON API never does, so
-  a page on another site cannot make a browser send it there.
+  a page on another site cannot make a browser send it there. A session ended by its logout is
+  refused by every ``ladder serve`` sharing the Redis (``Sessions``).
 
 An answer that needed a token is marked ``private`` for caches (``Private``): the short
-``public`` lifetime of a read would let a shared cache hand it to anonymous callers.
+``public`` lifetime of a read would let a shared cache hand it to anonymous callers. One that
+needed a console session is ``no-store``: after a logout the browser must not show it again.
 """
 
 from __future__ import annotations
 
+import hashlib
+import time
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any, Literal
 from urllib.parse import quote
@@ -26,8 +30,11 @@ from fastapi import APIRouter, Depends, FastAPI, Request, Response
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 
+from worker import keys
 from worker.access import Access, ApiToken, Scope
+from worker.boards.reader import Client
 from worker.entrypoints.api.caching import NO_STORE
 
 SESSION_COOKIE = "ladder_session"
@@ -36,6 +43,7 @@ LOGOUT_PATH = "/ui/logout"
 OPEN = frozenset({"/openapi.json", "/docs", LOGIN_PATH, LOGOUT_PATH})
 SCHEME = "bearer"
 _PRIVATE = "ladder.private"  # a list in the request's scope: non-empty once a token was needed
+_SESSION = "ladder.session"  # in that list: the token came in a console session's cookie
 
 Scope_ = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -75,6 +83,35 @@ def access_of(request: Request) -> Access:
     return found
 
 
+class Sessions:
+    """Console sessions ended by their logout: a mark in Redis for each, kept until the session
+    would have expired, so that every ``ladder serve`` sharing this Redis refuses it (the cookie
+    is otherwise stateless, ``Access.session``)."""
+
+    def __init__(self, redis: Client) -> None:
+        self.redis = redis
+
+    def end(self, cookie: str) -> None:
+        """End the session ``cookie`` (one ``Access.session_caller`` accepted: its expiry,
+        ``<name>.<expires>.<mac>``, is then at most ``SESSION_SECONDS`` away)."""
+        expires = cookie.rsplit(".", 2)[-2]
+        left = int(expires) - int(time.time())
+        if left > 0:
+            self.redis.set(_ended(cookie), 1, ex=left)
+
+    def ended(self, cookie: str) -> bool:
+        return bool(self.redis.exists(_ended(cookie)))
+
+
+def _ended(cookie: str) -> str:
+    return keys.console_logout(hashlib.sha256(cookie.encode("utf-8", "surrogatepass")).hexdigest())
+
+
+def sessions_of(request: Request) -> Sessions:
+    found: Sessions = request.app.state.sessions
+    return found
+
+
 class Need:
     """The dependency that lets a request through to a route of ``scope``."""
 
@@ -83,7 +120,7 @@ class Need:
 
     async def __call__(self, request: Request) -> None:
         access = access_of(request)
-        caller = self._caller(request, access)
+        caller = await self._caller(request, access)
         if caller is None:
             if self.scope in access.public:
                 return
@@ -96,8 +133,10 @@ class Need:
             marks = request.scope.get(_PRIVATE)
             if isinstance(marks, list):
                 marks.append(caller.name)
+                if request.headers.get("authorization") is None:
+                    marks.append(_SESSION)
 
-    def _caller(self, request: Request, access: Access) -> ApiToken | None:
+    async def _caller(self, request: Request, access: Access) -> ApiToken | None:
         header = request.headers.get("authorization")
         if header is not None:
             kind, _, value = header.partition(" ")
@@ -109,7 +148,10 @@ class Need:
             return found
         cookie = request.cookies.get(SESSION_COOKIE)
         if self.scope is Scope.CONSOLE and cookie:
-            return access.session_caller(cookie)
+            found = access.session_caller(cookie)
+            if found is not None and await run_in_threadpool(sessions_of(request).ended, cookie):
+                return None  # logged out
+            return found
         return None
 
 
@@ -163,9 +205,11 @@ async def _login_async(request: Request, exc: Exception) -> Response:
     return _login(request, exc)
 
 
-def install(app: FastAPI, access: Access) -> None:
-    """Give ``app`` the access it answers by, and the answers of its refusals."""
+def install(app: FastAPI, access: Access, sessions: Sessions) -> None:
+    """Give ``app`` the access it answers by, where logouts are kept, and the answers of its
+    refusals."""
     app.state.access = access
+    app.state.sessions = sessions
     app.add_exception_handler(Unauthorized, _unauthorized_async)
     app.add_exception_handler(Forbidden, _forbidden_async)
     app.add_exception_handler(LoginRequired, _login_async)
@@ -232,7 +276,8 @@ def declare(app: FastAPI, schema: dict[str, Any], access: Access) -> None:
 
 
 class Private:
-    """Mark an answer that needed a token ``private`` for caches."""
+    """Mark an answer that needed a token ``private`` for caches, and one that needed a console
+    session ``no-store``: once signed out, the browser must not show it again from its cache."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -247,10 +292,14 @@ class Private:
         async def marked(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start" and marks:
                 headers = [
-                    (k, v.replace(b"public", b"private") if k.lower() == b"cache-control" else v)
+                    (k, _private(v, _SESSION in marks) if k.lower() == b"cache-control" else v)
                     for k, v in message.get("headers", [])
                 ]
                 message = {**message, "headers": headers}
             await send(message)
 
         await self.app(scope, receive, marked)
+
+
+def _private(value: bytes, session: bool) -> bytes:
+    return b"no-store" if session else value.replace(b"public", b"private")

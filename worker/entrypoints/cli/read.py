@@ -100,8 +100,8 @@ def register(sub: Any) -> None:
         "LADDER_API_TOKENS_FILE: name:token:scope|scope,...; scopes boards, history, export, "
         "console); LADDER_PUBLIC_SCOPES (default boards) is what callers without a token get. "
         "No client address is logged: the access log is off unless --access-log, "
-        "which masks the address. X-Forwarded-For is read only from the proxies in "
-        "LADDER_TRUSTED_PROXIES.",
+        "which masks the address and redacts query strings. X-Forwarded-For is read only "
+        "from the proxies in LADDER_TRUSTED_PROXIES.",
     )
     p.add_argument(
         "--host",
@@ -115,7 +115,9 @@ def register(sub: Any) -> None:
         help="bind a non-loopback address with no API token configured",
     )
     p.add_argument(
-        "--access-log", action="store_true", help="log each request, client address masked"
+        "--access-log",
+        action="store_true",
+        help="log each request, client address masked and query string redacted",
     )
     p.set_defaults(handler=cmd_serve)
 
@@ -268,6 +270,7 @@ def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
     import uvicorn
 
     from worker.entrypoints.api.app import create_app
+    from worker.entrypoints.api.limits import BodyLimit
     from worker.observability.metrics import operations_app
 
     rt.config  # refuse a broken configuration before listening  # noqa: B018
@@ -277,6 +280,7 @@ def cmd_serve(rt: Runtime, args: argparse.Namespace) -> int:
         create_app(rt.config, rt.leaderboard_redis, rt.databases, rt.redis, access=access),
         alive=lambda: bool(rt.leaderboard_redis.ping()),
     )
+    app = BodyLimit(app)  # /healthz and /metrics refuse a body too
     if args.access_log:
         logging.getLogger("uvicorn.access").addFilter(mask_client_address)
     uvicorn.run(app, **serve_options(rt.settings, args.host, args.port, args.access_log))
@@ -304,12 +308,14 @@ def _loopback(host: str) -> bool:
 
 def serve_options(settings: Any, host: str, port: int, access_log: bool) -> dict[str, Any]:
     """uvicorn's options: SPEC 2.4, raw IPs are never logged; a forwarded client address is
-    believed only from a configured proxy (uvicorn would trust 127.0.0.1 by default)."""
+    believed only from a configured proxy (uvicorn would trust 127.0.0.1 by default).
+    ``log_config=None``: uvicorn's loggers are left to ladder's, so its lines are JSON too."""
     proxies = list(settings.trusted_proxies)
     return {
         "host": host,
         "port": port,
         "log_level": "info",
+        "log_config": None,
         "access_log": access_log,
         "proxy_headers": bool(proxies),
         "forwarded_allow_ips": proxies or [],
@@ -317,9 +323,14 @@ def serve_options(settings: Any, host: str, port: int, access_log: bool) -> dict
 
 
 def mask_client_address(record: logging.LogRecord) -> bool:
-    """uvicorn's access line is ``'%s - "%s %s HTTP/%s" %d'`` with the client first: mask it."""
+    """uvicorn's access line is ``'%s - "%s %s HTTP/%s" %d'`` with the client first: mask it,
+    and redact the query string of the path (a caller may have put a token there)."""
     if isinstance(record.args, tuple) and record.args:
-        record.args = ("-", *record.args[1:])
+        args = list(record.args)
+        args[0] = "-"
+        if len(args) > 2 and isinstance(args[2], str) and "?" in args[2]:
+            args[2] = args[2].partition("?")[0] + "?<redacted>"
+        record.args = tuple(args)
     return True
 
 
