@@ -37,6 +37,13 @@ def is_provisional(rules: Ruleset, player: PlayerState) -> bool:
     return rules.provisional(player)
 
 
+def display_change(rules: Ruleset, delta: float) -> str:
+    """A rating change as players see it: ``display_rating`` with its sign (``+16``, ``-19``,
+    ``0``)."""
+    shown = display_rating(rules, delta)
+    return shown if shown.startswith("-") or shown in ("0", "0.0") else f"+{shown}"
+
+
 def display_rating(rules: Ruleset, rating: float) -> str:
     """Format a rating (or a change) as players see it, with the ruleset's ``decimals``
     (FIBS one decimal, others whole).

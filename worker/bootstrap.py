@@ -15,7 +15,7 @@ from rq import Retry
 from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
-from worker import embedded
+from worker import datadir, embedded
 from worker.boards.projection import Projection
 from worker.boards.receipts import ReceiptSink
 from worker.boards.redis_clients import leaderboard_client
@@ -48,11 +48,11 @@ class Runtime:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
     @cached_property
-    def home(self) -> embedded.Home:
+    def home(self) -> datadir.Home:
         """Where the embedded servers are: LADDER_DATA_DIR, or, unset, ``./.ladder/`` unless
         no server runs there and those ``ladder dev env`` started from another folder do."""
         given = self.given.data_dir
-        found = embedded.home(given, chosen=given != DEFAULT_DATA_DIR.absolute())
+        found = datadir.home(given, chosen=given != DEFAULT_DATA_DIR.absolute())
         if found.found:
             self.say(
                 f"no embedded server runs under {given}: using those under {found.path}, "

@@ -134,8 +134,8 @@ def cheater_and_victims(rt: Any) -> None:
 
 def test_case_4_the_console_card_and_history_show_the_ladder_as_moderated(runtime, capsys):
     """Issue 30 case 4: a banned cheater's page, card and JSON say banned (with since when);
-    their voided games are marked ``voided`` with no change applied; the chart and the
-    current rating agree with the board; a victim's corrections are listed."""
+    their voided games are marked ``voided``, their change shown struck, not applied; the
+    chart and the current rating agree with the board; a victim's corrections are listed."""
     cheater_and_victims(runtime)
     stores = pages.Stores(runtime.config, runtime.leaderboard_redis, runtime.databases)
     shown = pages.player(stores, "gammon42", "c")
@@ -143,7 +143,9 @@ def test_case_4_the_console_card_and_history_show_the_ladder_as_moderated(runtim
     assert ("1500", "0") == (facts["Rating"], facts["Rated games"])
     assert facts["Banned"].startswith("since 20") and shown["banned"]
     played = [g for g in shown["games"] if g["opponent"]]
-    assert [("voided", "", False)] * 3 == [(g["why"], g["change"], g["counted"]) for g in played]
+    assert [("voided", "+16", True, False)] * 3 == [
+        (g["why"], g["change"], g["struck"], g["counted"]) for g in played
+    ]
     assert ["correction"] == [g["result"] for g in shown["games"] if not g["opponent"]]
     assert 1 == shown["points"]  # the correction: no voided win is on the chart
     card = ladder_json(runtime, capsys, "player", "gammon42", "c")

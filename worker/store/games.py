@@ -35,17 +35,18 @@ class Game:
     delta: float | None  # None when the game did not change the rating
     rating_after: float | None
     expected: float | None
+    seq: int  # its scoring number: the order the ladder took the games in
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Game]:
-    """The player's last ``limit`` finished games on the ladder, newest first."""
+    """The player's last ``limit`` finished games on the ladder, newest first in scoring order
+    (the order the ladder took them in, as ``worker.store.history`` reads the ledger: a game
+    that arrived late is listed where it was scored, not where it ended)."""
     if not is_identifier(player) or limit < 1:
         return []
-    # Newest by when the game ended (games may arrive out of order), then by scoring order.
-    order = events.c.seq
     mine = rating_changes.alias("mine")
     query = (
         select(
@@ -62,6 +63,7 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
             mine.c.delta,
             mine.c.rating_after,
             mine.c.expected,
+            events.c.seq,
         )
         .select_from(
             events.outerjoin(
@@ -79,7 +81,7 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
             events.c.type == "game.finished",
             or_(events.c.winner_id == player, events.c.loser_id == player),
         )
-        .order_by(events.c.ended_at.desc(), order.desc())
+        .order_by(events.c.seq.desc())
         .limit(limit)
     )
     with engine.connect() as conn:
@@ -105,6 +107,7 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
                 delta=row["delta"] if applied else None,
                 rating_after=row["rating_after"] if applied else None,
                 expected=row["expected"] if applied else None,
+                seq=row["seq"],
             )
         )
     return found

@@ -5,9 +5,11 @@ history is the ``rating_changes`` ledger, newest first, with the facts of the ga
 result, cube, match length) joined from ``events`` where the change came from a game.
 
 It reads as moderated (SPEC 6 "One history"): a game a void took back keeps its row, marked
-``voided`` (its change was never applied: the void's ``correction`` row, listed too, undid
-it), and each event's outcome is the one the one replay last derived for it
-(``event_effects``), so the rows end at the player's current rating.
+``voided``, and counts nothing (``counted`` 0: its change is not applied); the void's
+``correction`` row counts what it changed besides taking those games back (its delta plus
+theirs), and each event's outcome is the one the one replay last derived for it
+(``event_effects``). So the rows, in scoring order, add up: each one's ``running`` rating is
+the one before it plus what it counts, and the newest is the player's current rating.
 
 After ``ladder archive`` the rows before the ladder's boundary have left the log (their
 months are tables of their own, for the operator to dump and drop): the history reads the
@@ -17,7 +19,7 @@ every reader that shows it (``ladder history``, ``ladder player``, the console's
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -56,6 +58,9 @@ class Change:
     match_length: int | None
     note: str | None = None  # a moderation row: what the operator did and why
     voided: bool = False  # a game a void took back: its change is not applied
+    counted: float = 0.0  # what the row adds to the rating as moderated (see the module)
+    running: float = 0.0  # the rating after the row, as moderated
+    after: int = 0  # its place in scoring order: a game's number, an action's after_seq
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,6 +80,7 @@ def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[C
             events.c.loser_id,
             events.c.cube,
             events.c.match_length,
+            events.c.seq,
         )
         .select_from(
             rating_changes.outerjoin(
@@ -98,10 +104,55 @@ def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[C
             raise UnknownPlayer(f"no player {player!r} on {ladder}")
         notes = _notes(conn, ladder, rows)
         outcomes = effects(conn, ladder, [r["event_id"] for r in rows if r["kind"] == "game"])
-    return [
+        taken = _taken_back(conn, ladder, player, notes)
+    changes = [
         _change(row, player, notes.get(row["event_id"]), outcomes.get(row["event_id"]))
         for row in rows
     ]
+    return _counted(changes, taken)
+
+
+def _counted(changes: list[Change], taken: dict[str, float]) -> list[Change]:
+    """Each row (newest first) with what it counts and the rating after it, as moderated:
+    the newest ends at the current rating, and each older one is the next one's less what
+    that one counts."""
+    done = []
+    running = changes[0].rating_after if changes else 0.0
+    for change in changes:
+        counted = 0.0 if change.voided else change.delta + taken.get(change.event_id, 0.0)
+        done.append(replace(change, counted=counted, running=running))
+        running -= counted
+    return done
+
+
+def _taken_back(
+    conn: Any, ladder: str, player: str, notes: dict[str, tuple[str, int]]
+) -> dict[str, float]:
+    """Per void shown (``moderation:<n>``), the sum of the player's changes in the games it
+    voided: its correction row took those back as well as changing what it changed."""
+    numbers = {int(key[len(MODERATION) :]): key for key in notes}
+    if not numbers:
+        return {}
+    voided = and_(
+        event_effects.c.ladder == ladder,
+        event_effects.c.outcome == VOIDED,
+        event_effects.c.action_id.in_(sorted(numbers)),
+    )
+    query = (
+        select(event_effects.c.action_id, func.sum(rating_changes.c.delta))
+        .select_from(
+            event_effects.join(
+                rating_changes,
+                and_(
+                    rating_changes.c.ladder == event_effects.c.ladder,
+                    rating_changes.c.event_id == event_effects.c.event_id,
+                ),
+            )
+        )
+        .where(voided, rating_changes.c.player_id == player, rating_changes.c.kind == "game")
+        .group_by(event_effects.c.action_id)
+    )
+    return {numbers[int(action)]: float(total) for action, total in conn.execute(query)}
 
 
 @dataclass(frozen=True)
@@ -187,8 +238,9 @@ def recent_ranked_games(
 MODERATION = "moderation:"
 
 
-def _notes(conn: Any, ladder: str, rows: list[Any]) -> dict[str, str]:
-    """``moderation:<n>`` -> "game g-123 voided (cheating)" for the moderation rows shown."""
+def _notes(conn: Any, ladder: str, rows: list[Any]) -> dict[str, tuple[str, int]]:
+    """``moderation:<n>`` -> ("game g-123 voided (cheating)", the action's after_seq) for the
+    moderation rows shown."""
     numbers = {
         int(r["event_id"][len(MODERATION) :])
         for r in rows
@@ -207,12 +259,15 @@ def _notes(conn: Any, ladder: str, rows: list[Any]) -> dict[str, str]:
             what = f"game{'s' if len(ids) > 1 else ''} {shown} voided"
         else:
             what = f"adjusted by {action['by']}"
-        notes[f"{MODERATION}{action['id']}"] = f"{what} ({action['reason']})"
+        notes[f"{MODERATION}{action['id']}"] = (f"{what} ({action['reason']})", action["after_seq"])
     return notes
 
 
 def _change(
-    row: Any, player: str, note: str | None = None, effect: tuple[str, str | None] | None = None
+    row: Any,
+    player: str,
+    note: tuple[str, int] | None = None,
+    effect: tuple[str, str | None] | None = None,
 ) -> Change:
     game = row["kind"] == "game" and row["winner_id"] is not None
     won = game and row["winner_id"] == player
@@ -230,8 +285,9 @@ def _change(
         result=("win" if won else "loss") if game else None,
         cube=row["cube"] if game else None,
         match_length=row["match_length"] if game else None,
-        note=note,
+        note=note[0] if note is not None else None,
         voided=effect is not None and effect[0] == VOIDED,
+        after=(note[1] if note is not None else row["seq"]) or 0,
     )
 
 

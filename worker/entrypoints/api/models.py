@@ -120,6 +120,14 @@ class Change(BaseModel):
     result: Literal["win", "loss"] | None
     note: str | None = Field(None, description="A moderation row: what was done and why")
     voided: bool = Field(False, description="A game a void took back: its change is not applied")
+    counted: float = Field(
+        description="What the row adds to the rating as moderated: 0 for a voided game; a "
+        "void's correction with the changes of the games it took back"
+    )
+    running: float = Field(description="The rating after the row, as moderated")
+    after: int = Field(
+        description="Its place in scoring order: a game's scoring number, an action's after_seq"
+    )
 
 
 class Side(BaseModel):  # ``preview.Side.as_json``

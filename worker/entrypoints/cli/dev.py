@@ -9,7 +9,7 @@ import shlex
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from worker import embedded
+from worker import datadir, embedded
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -43,7 +43,7 @@ def register(subparsers: Any) -> None:
 def cmd_env(rt: Runtime, args: argparse.Namespace) -> int:
     database = rt.database_url.replace("postgresql+psycopg://", "postgresql://", 1)
     if not (rt.given.redis_url and rt.given.database_url):
-        embedded.record(rt.home.path)  # found from any folder: ``embedded.home``
+        datadir.record(rt.home.path)  # found from any folder: ``datadir.home``
     print(f"export REDIS_URL={shlex.quote(rt.redis_url)}")
     print(f"export DATABASE_URL={shlex.quote(database)}")
     if shutil.which("redis-cli") is None:  # the shipped one, so `redis-cli -u "$REDIS_URL"` works

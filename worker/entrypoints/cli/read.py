@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from engine import PlayerState, display_rating
+from engine import PlayerState, display_change, display_rating
 from worker.access import Access
 from worker.boards import reader
 from worker.entrypoints.cli.common import (
@@ -67,7 +67,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=guarded(cmd_player))
 
-    p = sub.add_parser("history", help="a player's rating history, newest first")
+    p = sub.add_parser("history", help="a player's rating history, newest first (scoring order)")
     p.add_argument("ladder")
     p.add_argument("player")
     p.add_argument("--limit", type=positive, default=20)
@@ -220,20 +220,21 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
         print_json([c.as_json() for c in changes])
         return 0
     rules = ladder_config.current
-    print(f"{args.ladder}: {safe(args.player)}, newest first")
+    print(f"{args.ladder}: {safe(args.player)}, newest first (scoring order)")
     print(f"{'ended':<20} {'event':<20} {'kind':<10} {'opponent':<16} {'change':>8} {'rating':>9}")
     for c in changes:
-        delta = display_rating(rules, c.delta)
-        delta = delta if delta.startswith("-") else f"+{delta}"
+        delta = display_change(rules, c.counted)
         what = c.kind if c.result is None else c.result
         when = (c.ended_at or c.at)[:19]  # when the game ended; a prize or link: when applied
         note = f"  {safe(c.note)}" if c.note else ""
-        if c.voided:  # taken back by a void: its change was never applied
-            delta, note = f"({delta})", "  voided"
+        if c.voided:  # taken back by a void: its change is not applied
+            delta, note = "-", f"  voided: {display_change(rules, c.delta)} not applied"
+        elif c.counted != c.delta:  # a void's correction, with the voided games taken back
+            note += f" ({display_change(rules, c.delta)} with the voided games' taken back)"
         print(
             f"{when:<20} {safe(c.event_id)[:20]:<20} {what[:10]:<10} "
             f"{safe(c.opponent or '-')[:16]:<16} "
-            f"{delta:>8} {display_rating(rules, c.rating_after):>9}{note}"
+            f"{delta:>8} {display_rating(rules, c.running):>9}{note}"
         )
     if not changes:
         print("  (no rating changes yet)")

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from engine import display_rating
+from engine import display_change, display_rating
 from engine.reasons import Reason
 from worker.boards import reader
 from worker.entrypoints.console.charts import Point, Series, calibration_svg, rating_svg
@@ -65,11 +65,6 @@ def _ladder(stores: Stores, name: str) -> LadderConfig:
     if found is None:
         raise Missing(f"no ladder named {name!r}")
     return found
-
-
-def _signed(rules: Any, value: float) -> str:
-    shown = display_rating(rules, value)
-    return shown if shown.startswith("-") or shown == "0" else f"+{shown}"
 
 
 def _when(value: str | None) -> str:
@@ -198,8 +193,10 @@ def leaderboard(
 def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
     """The player's page as moderated (SPEC 6 "One history"): the card's numbers, the chart of
     every change applied (a voided game's is not; a void's correction and an adjustment are),
-    so it ends at the current rating, and the games with a voided one marked so, beside the
-    moderation rows that changed the rating."""
+    so it ends at the current rating, and the games in scoring order (as ``ladder history``
+    lists them) beside the moderation rows that changed the rating, each with the rating after
+    it as moderated: the rows add up to the card, and a voided game's change is shown struck,
+    not applied."""
     lc = _ladder(stores, name)
     rules = lc.current
     card = cards.card(stores.redis, stores.databases.for_ladder(name), name, player_id)
@@ -208,14 +205,14 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
     points = [
         Point(
             datetime.fromisoformat(c.ended_at or c.at).timestamp(),
-            c.rating_after,
+            c.running,
             f"{_when(c.ended_at or c.at)}: "
             + (
                 f"{c.result} against {c.opponent}"
                 if c.result
                 else _CHANGE_WORDS.get(c.kind, c.kind)
             )
-            + f", {_signed(rules, c.delta)} to {display_rating(rules, c.rating_after)}",
+            + f", {display_change(rules, c.counted)} to {display_rating(rules, c.running)}",
         )
         for c in applied
     ]
@@ -224,26 +221,30 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
         f"{player_id}: rating after each change",
         lambda r: display_rating(rules, r),
     )
+    ledger = {c.event_id: c for c in changes if c.kind == "game"}
     listed: list[dict[str, Any]] = []
     for g in games.games(stores.databases.for_ladder(name), name, player_id, LISTED_GAMES):
         counted = g.delta is not None
         voided = g.outcome == VOIDED
         why = "voided" if voided else REASON_WORDS.get(g.reason or "", g.reason or "unrated")
+        row = ledger.get(g.event_id)
         listed.append(
             {
                 "date": _when(g.ended_at)[:10],
                 "time": _when(g.ended_at)[11:],
-                "sort": g.ended_at or "",
+                "place": g.seq,
                 "opponent": g.opponent,
                 "opponent_url": player_url(name, g.opponent),
                 "result": g.result,
                 "mode": g.mode or "",
                 "counted": counted,
                 "voided": voided,
-                "change": _signed(rules, g.delta) if g.delta is not None else "",
-                "up": g.delta is not None and g.delta > 0,
-                "down": g.delta is not None and g.delta < 0,
-                "rating": display_rating(rules, g.rating_after) if g.rating_after else "",
+                # a voided game: the change it had, struck (not applied)
+                "change": display_change(rules, row.delta if voided and row else g.delta or 0.0),
+                "struck": voided and row is not None,
+                "up": counted and (g.delta or 0.0) > 0,
+                "down": counted and (g.delta or 0.0) < 0,
+                "rating": display_rating(rules, row.running) if row else "",
                 "why": "" if counted else why,
                 "detail": _detail(lc, g),
             }
@@ -255,22 +256,23 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
             {
                 "date": _when(c.at)[:10],
                 "time": _when(c.at)[11:],
-                "sort": c.at,
+                "place": c.after + 0.5,  # after the last event stored when it was done
                 "opponent": "",
                 "opponent_url": "",
                 "result": c.kind,
                 "mode": "",
                 "counted": True,
                 "voided": False,
-                "change": _signed(rules, c.delta),
-                "up": c.delta > 0,
-                "down": c.delta < 0,
-                "rating": display_rating(rules, c.rating_after),
+                "change": display_change(rules, c.counted),
+                "struck": False,
+                "up": c.counted > 0,
+                "down": c.counted < 0,
+                "rating": display_rating(rules, c.running),
                 "why": "",
                 "detail": c.note or "",
             }
         )
-    listed.sort(key=lambda g: g["sort"], reverse=True)
+    listed.sort(key=lambda g: g["place"], reverse=True)
     facts = [
         ("Rating", display_rating(rules, card.rating)),
         ("Rank", f"#{card.rank}" if card.rank is not None else "not on the leaderboard"),
