@@ -230,7 +230,8 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
         if c.voided:  # taken back by a void: its change is not applied
             delta, note = "-", f"  voided: {display_change(rules, c.delta)} not applied"
         elif c.counted != c.delta:  # a void's correction, with the voided games taken back
-            note += f" ({display_change(rules, c.delta)} with the voided games' taken back)"
+            ledger = display_change(rules, c.delta)
+            note += f" ({ledger} in the ledger: it took the voided games back too)"
         print(
             f"{when:<20} {safe(c.event_id)[:20]:<20} {what[:10]:<10} "
             f"{safe(c.opponent or '-')[:16]:<16} "
