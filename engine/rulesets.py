@@ -13,7 +13,9 @@ Each ruleset answers for itself what the ladder rules ask of it (``engine.ladder
 projection and the receipts name no ruleset): ``rate`` a game (each side with its own K), the
 ``k_window_hours`` its K counts ranked games over, the tournament ``prizes``, whether a player
 is ``public_eligible`` and whether a rating is ``provisional``, the ``decimals`` a rating is
-shown with and whether ratings move by ``whole_ratings`` only (a season's reset asks). What
+shown with and whether ratings move by ``whole_ratings`` only (a season's reset asks), whether
+players see their ``experience``, and the ``stake`` (the game's fact its change scales with)
+a game is described by and a calibration split by. What
 no ruleset overrides is ``_Rules``'s answer. A new ruleset is one class here and its
 formulas' module.
 """
@@ -70,6 +72,11 @@ class _Rules:
     #: Whether a rating only ever moves by whole numbers (a change is rounded half away
     #: from zero), so anything that moves it, a season's reset too, rounds the same way.
     whole_ratings: ClassVar[bool] = True
+    #: Whether the ruleset keeps an experience players see (a card shows it).
+    experience: ClassVar[bool] = False
+    #: The game's fact its change scales with, by which a game is described and a
+    #: calibration split: "cube" (the doubling cube), "match_length", or None.
+    stake: ClassVar[str | None] = None
 
     @property
     def k_window_hours(self) -> int | None:
@@ -102,6 +109,7 @@ class Gammon42Rules(_Rules):
     heavy_window_hours: int = 168  # 7 days before the game's ended_at, the game itself not counted
     prizes: tuple[int, ...] = (50, 25, 15)  # public tournament podium, first place first
     kind: ClassVar[str] = "gammon42"
+    stake: ClassVar[str | None] = "cube"  # seed 002: the cube coefficient
 
     def __post_init__(self) -> None:
         _check(
@@ -139,6 +147,8 @@ class FibsRules(_Rules):
     kind: ClassVar[str] = "fibs"
     decimals: ClassVar[int] = 1  # stored unrounded, shown with one decimal (seed 003)
     whole_ratings: ClassVar[bool] = False
+    experience: ClassVar[bool] = True  # seed 003: total length of rated matches
+    stake: ClassVar[str | None] = "match_length"  # seed 003: V = 4 sqrt(N)
 
     def __post_init__(self) -> None:
         _check(

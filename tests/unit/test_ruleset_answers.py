@@ -12,7 +12,10 @@ import pytest
 from engine import FibsRules, Gammon42Rules, Player, PlayerState, ProStrikerRules, Ruleset
 from engine.rating import display_rating, is_provisional
 
-ENGINE = Path(__file__).resolve().parents[2] / "engine"
+ROOT = Path(__file__).resolve().parents[2]
+ENGINE = ROOT / "engine"
+WORKER = ROOT / "worker"
+RULESET_KINDS = {"gammon42", "fibs", "prostriker"}
 RULESET_NAMES = {"Gammon42Rules", "FibsRules", "ProStrikerRules"}
 
 
@@ -104,13 +107,13 @@ def test_the_ladder_rules_name_no_ruleset() -> None:
     named = sorted(
         f"{name}: {node.id}"
         for name, tree in _modules()
-        if name in ("ladder.py", "rating.py", "replay.py", "moderation.py")
+        if name in ("ladder.py", "rating.py", "replay.py")
         for node in ast.walk(tree)
         if isinstance(node, ast.Name) and node.id in RULESET_NAMES
     ) + sorted(
         f"{name}: import {alias.name}"
         for name, tree in _modules()
-        if name in ("ladder.py", "rating.py", "replay.py", "moderation.py")
+        if name in ("ladder.py", "rating.py", "replay.py")
         for node in ast.walk(tree)
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
@@ -132,4 +135,38 @@ def test_the_engine_neither_dispatches_on_the_ruleset_nor_generates_code() -> No
             if node.func.id == "isinstance" and isinstance(first, ast.Name):
                 if first.id == "rules":
                     found.append(f"{name}:{node.lineno} isinstance(rules, ...)")
+    assert [] == found
+
+
+@pytest.mark.parametrize(
+    ("rules", "experience", "stake"),
+    [
+        (Gammon42Rules(), False, "cube"),  # seed 002: the cube coefficient
+        (FibsRules(), True, "match_length"),  # seed 003: experience; V = 4 sqrt(N)
+        (ProStrikerRules(), False, None),  # seed 004: plain Elo
+    ],
+)
+def test_what_a_card_and_a_game_show_is_the_rulesets_own(
+    rules: Ruleset, experience: bool, stake: str | None
+) -> None:
+    """A card shows experience where the ruleset keeps it; a game is described (and a
+    calibration split) by the fact its change scales with."""
+    assert (experience, stake) == (rules.experience, rules.stake)
+
+
+def test_worker_names_no_ruleset_outside_the_configuration() -> None:
+    """worker/ asks the ruleset (its ``kind``, ``stake``, ``whole_ratings``...), never
+    compares a name with a ruleset's: no ``== "fibs"`` and the like. The sample events of the
+    demo name the shipped ladders, which is configuration."""
+    found = []
+    for path in sorted(WORKER.rglob("*.py")):
+        if path.name == "sample.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            named = [s.value for s in sides if isinstance(s, ast.Constant)]
+            if RULESET_KINDS & {n for n in named if isinstance(n, str)}:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert [] == found

@@ -161,8 +161,10 @@ def backtest(
     first event): voided games skipped, bans, unbans and adjustments where they fall."""
     started = time.perf_counter()
     ladder = ladder_config.name
-    fibs = ladder_config.ruleset == "fibs"
-    result = Backtest(ladder, overrides, start, stored=Metrics(fibs), candidate=Metrics(fibs))
+    by_length = ladder_config.current.stake == "match_length"
+    result = Backtest(
+        ladder, overrides, start, stored=Metrics(by_length), candidate=Metrics(by_length)
+    )
     rules_at = candidate_rules(ladder_config, overrides, start)
     with engine.connect() as conn:
         # months archived: the replay starts at their checkpoint

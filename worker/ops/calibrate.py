@@ -100,12 +100,12 @@ def calibrate(
 ) -> Calibration:
     """The calibration of the ladder's stored rated games, per ruleset version."""
     ladder = ladder_config.name
-    fibs = ladder_config.ruleset == "fibs"
+    by_length = ladder_config.current.stake == "match_length"
     found: dict[str, Metrics] = {}
     for game in rated_games(engine, ladder, since, until, version):
         metrics = found.get(game.version)
         if metrics is None:
-            metrics = found[game.version] = Metrics(by_match_length=fibs)
+            metrics = found[game.version] = Metrics(by_match_length=by_length)
         metrics.add(
             game.winner, game.loser, game.winner_expected, game.loser_expected, game.match_length
         )

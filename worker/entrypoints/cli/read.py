@@ -192,7 +192,7 @@ def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
         ("rank", f"#{found.rank}" if found.rank is not None else "not on the leaderboard"),
         ("games", str(found.games)),
     ]
-    if ladder_config.ruleset == "fibs":
+    if ladder_config.current.experience:
         lines.append(("experience", str(found.experience)))
     if ladder_config.boosted_board:
         lines.append(("boosted", str(found.boosted)))
@@ -258,8 +258,9 @@ def cmd_preview(rt: Runtime, args: argparse.Namespace) -> int:
     for label, side in (("A", found.a), ("B", found.b)):
         who = safe(side.player_id or "(given)")
         print(f"{label}  {who:<24} {display_rating(rules, side.state.rating):>9}")
-    game = f"cube {found.cube}" if ladder_config.ruleset == "gammon42" else ""
-    if ladder_config.ruleset == "fibs":
+    stake = ladder_config.current.stake
+    game = f"cube {found.cube}" if stake == "cube" else ""
+    if stake == "match_length":
         game = f"{found.match_length}-point match"
     print(f"{args.ladder} {found.version}{', ' + game if game else ''}")
     print(f"A wins with probability {shown['win_probability']}")

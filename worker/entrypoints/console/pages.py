@@ -278,7 +278,7 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
         ("Rank", f"#{card.rank}" if card.rank is not None else "not on the leaderboard"),
         ("Rated games", str(card.games)),
     ]
-    if lc.ruleset == "fibs":
+    if lc.current.experience:
         facts.append(("Experience", str(card.experience)))
     if lc.boosted_board:
         facts.append(("Boosted points", str(card.boosted)))
@@ -322,9 +322,9 @@ def _archived(stores: Stores, name: str, player_id: str) -> str:
 
 
 def _detail(lc: LadderConfig, g: games.Game) -> str:
-    if lc.ruleset == "fibs" and g.match_length:
+    if lc.current.stake == "match_length" and g.match_length:
         return f"{g.match_length}-point match"
-    if lc.ruleset == "gammon42" and g.cube and g.cube > 1:
+    if lc.current.stake == "cube" and g.cube and g.cube > 1:
         return f"cube {g.cube}"
     return ""
 
