@@ -184,30 +184,17 @@ def cmd_player(rt: Runtime, args: argparse.Namespace) -> int:
     if args.json:
         print_json(found.as_json())
         return 0
-    rules = ladder_config.current
-    rating = display_rating(rules, found.rating)
-    lines = [
-        ("player", found.player_id),
-        ("rating", f"{rating} (provisional)" if found.provisional else rating),
-        ("rank", f"#{found.rank}" if found.rank is not None else "not on the leaderboard"),
-        ("games", str(found.games)),
-    ]
-    if ladder_config.current.experience:
-        lines.append(("experience", str(found.experience)))
-    if ladder_config.boosted_board:
-        lines.append(("boosted", str(found.boosted)))
-    lines.append(("last game", found.last_game_at or "-"))
-    if found.linked_to:
-        lines.append(("linked to", found.linked_to))
-    if found.banned:
-        lines.append(("banned", f"since {found.banned_since or '-'}"))
+    lines = [("player", found.player_id)]
+    for label, value in cards.facts(ladder_config, found, lambda at: at or "-"):
+        provisional = label == "Rating" and found.provisional
+        lines.append((label.lower(), f"{value} (provisional)" if provisional else value))
     from worker.store.history import archived
 
     before = archived(rt.databases.for_ladder(args.ladder), args.ladder, args.player)
     if before is not None:
         lines.append(("history", before.note()))
     for label, value in lines:
-        print(f"{label:<11} {safe(value)}")
+        print(f"{label:<15} {safe(value)}")
     return 0
 
 

@@ -273,20 +273,7 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
             }
         )
     listed.sort(key=lambda g: g["place"], reverse=True)
-    facts = [
-        ("Rating", display_rating(rules, card.rating)),
-        ("Rank", f"#{card.rank}" if card.rank is not None else "not on the leaderboard"),
-        ("Rated games", str(card.games)),
-    ]
-    if lc.current.experience:
-        facts.append(("Experience", str(card.experience)))
-    if lc.boosted_board:
-        facts.append(("Boosted points", str(card.boosted)))
-    facts.append(("Last game", _when(card.last_game_at)))
-    if card.linked_to:
-        facts.append(("Linked to", card.linked_to))
-    if card.banned:
-        facts.append(("Banned", f"since {_when(card.banned_since)}"))
+    facts = cards.facts(lc, card, _when)
     return {
         "title": f"{player_id} on {name}",
         "ladder": name,
