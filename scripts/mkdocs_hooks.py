@@ -11,7 +11,11 @@ A page asks for a generated part with a marker on a line of its own:
 - ``<!-- ladder:growth -->``: the growth section's figures (``bench.growth``), read from
   ``bench/results/growth.json``: each size of the audit log, each figure and its ratio to the
   empty log's;
-- ``<!-- ladder:include PATH -->``: a file of the repository (its first heading dropped).
+- ``<!-- ladder:include PATH -->``: a file of the repository (its first heading dropped). A
+  page read where the site is not built (on a code host) may hold the file's text itself,
+  between that marker and ``<!-- ladder:end -->``: the build renders the file in its place,
+  and ``python -m scripts.mkdocs_hooks PAGE...`` writes the text anew (a test says when it is
+  stale).
 
 Nothing here is a copy kept by hand: each part is rendered from its source at build time.
 """
@@ -36,7 +40,12 @@ GROWTH_MEASURES = (  # bench.growth.MEASURES, without importing the benchmark
     ("export_seconds", "export (s)"),
     ("verify_since_seconds", "verify --since (s)"),
 )
-MARKER = re.compile(r"^<!-- ladder:(?P<kind>[a-z]+)(?: (?P<arg>\S+))? -->$", re.MULTILINE)
+MARKER = re.compile(
+    r"^<!-- ladder:(?P<kind>[a-z]+)(?: (?P<arg>\S+))? -->$"
+    r"(?P<held>\n(?:.*\n)*?<!-- ladder:end -->$)?",  # an include's text, held in the page
+    re.MULTILINE,
+)
+END = "<!-- ladder:end -->"
 LONG_PATTERN = 80  # longer patterns are named, not printed
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
@@ -426,3 +435,22 @@ def include(relative: str) -> str:
         raise MarkerError(f"cannot include {relative!r}")
     text = path.read_text(encoding="utf-8")
     return re.sub(r"\A# .*\n+", "", text)
+
+
+def held(markdown: str) -> str:
+    """The page with each included text it holds (marker, text, ``END``) written anew."""
+
+    def again(match: re.Match[str]) -> str:
+        if match["kind"] != "include" or not match["held"]:
+            return match[0]
+        return f"{match[0].splitlines()[0]}\n{include(match['arg']).rstrip()}\n{END}"
+
+    return MARKER.sub(again, markdown)
+
+
+if __name__ == "__main__":  # python -m scripts.mkdocs_hooks docs/security.md ...
+    import sys
+
+    for name in sys.argv[1:]:
+        page = Path(name)
+        page.write_text(held(page.read_text(encoding="utf-8")), encoding="utf-8")

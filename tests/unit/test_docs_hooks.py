@@ -117,3 +117,17 @@ def test_the_growth_table_shows_each_size_and_its_ratios(tmp_path: Path):
     assert "| 0 | 700 (1.00x)" in page
     assert "met." in page and "2026-12-03" in page
     assert "No growth results" in growth_page(tmp_path / "none.json")
+
+
+def test_a_page_holding_an_included_text_holds_the_file_as_it_is():
+    """docs/security.md holds deploy/SECURITY.md's text (read on a code host, where the site
+    is not built, it shows it); the build renders the file in its place, once; a stale copy
+    fails here (``python -m scripts.mkdocs_hooks docs/security.md`` writes it anew)."""
+    page = (mkdocs_hooks.ROOT / "docs" / "security.md").read_text(encoding="utf-8")
+    assert mkdocs_hooks.END in page
+    assert page == mkdocs_hooks.held(page)
+    built = mkdocs_hooks.expand(page)
+    assert "<!-- ladder:" not in built
+    assert 1 == built.count("## What is protected by what")
+    stale = page.replace("## What is protected by what", "## An old heading")
+    assert page == mkdocs_hooks.held(stale)
