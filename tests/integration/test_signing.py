@@ -98,7 +98,11 @@ def test_secrets_are_never_shown_in_settings_or_logs(signing_runtime, capfd):
 def test_publisher_secrets_are_read_from_the_environment():
     """LADDER_PUBLISHER_SECRETS=name:secret,...; requiring signatures needs at least one."""
     settings = Settings.from_env(
-        {"LADDER_PUBLISHER_SECRETS": "server-a:s1,server-b:s2", "LADDER_REQUIRE_SIGNATURE": "true"}
+        {
+            "LADDER_PUBLISHER_SECRETS": "server-a:s1,server-b:s2",
+            "LADDER_REQUIRE_SIGNATURE": "true",
+            "LADDER_NETWORK_KEY": "a-real-key",
+        }
     )
     assert ({"server-a": b"s1", "server-b": b"s2"}, True) == (
         settings.secrets(),
