@@ -56,14 +56,32 @@ _NAIVE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}(?::[0-9]{
 LADDER_PATTERN: Final[str] = r"^[A-Za-z0-9_.-]+$"
 _LADDER: Final = re.compile(r"[A-Za-z0-9_.-]+")
 
+
+def _format_characters() -> str:
+    """Every format character (Unicode category Cf) of the Basic Multilingual Plane as
+    character-class ranges (``\\u200b-\\u200f``...), from the running Python's Unicode data:
+    zero-width spaces and joiners, bidi controls, the soft hyphen, the BOM and the like."""
+    found = [c for c in range(0x10000) if unicodedata.category(chr(c)) == "Cf"]
+    ranges: list[tuple[int, int]] = []
+    for code in found:
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1] = (ranges[-1][0], code)
+        else:
+            ranges.append((code, code))
+    return "".join(f"\\u{a:04x}" if a == b else f"\\u{a:04x}-\\u{b:04x}" for a, b in ranges)
+
+
 # Characters an identifier may not contain, because a person reading it could not tell two
 # ids apart or would see the text around it change: control characters (Cc: U+0000-U+001F,
-# U+007F-U+009F), lone surrogates (Cs), bidi controls (U+061C, U+200E-U+200F, U+202A-U+202E,
-# U+2066-U+2069), line and paragraph separators (U+2028, U+2029) and the BOM (U+FEFF). One
-# character class, written the same in Python and in the published JSON Schema pattern.
+# U+007F-U+009F), lone surrogates (Cs), format characters (Cf: zero-width spaces and joiners,
+# bidi controls, the soft hyphen, the BOM...; "h-al\u200bice" would be a second "h-alice"),
+# line and paragraph separators (U+2028, U+2029). One character class, written the same in
+# Python and in the published JSON Schema pattern. The format characters beyond the Basic
+# Multilingual Plane (U+110BD...) are refused by ``check_identifier``; in the pattern, read as
+# ECMA 262 reads it (UTF-16), every such character is a surrogate pair, which the class
+# refuses already.
 _FORBIDDEN_CLASS: Final[str] = (
-    r"\u0000-\u001f\u007f-\u009f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e"
-    r"\u2028\u2029\u2066-\u2069\ufeff"
+    r"\u0000-\u001f\u007f-\u009f\ud800-\udfff\u2028\u2029" + _format_characters()
 )
 # Characters that show nothing: whitespace and the zero-width ones. An id made only of these
 # cannot be read (U+200B alone looks like an empty id).
@@ -98,9 +116,10 @@ def check_identifier(value: str) -> str:
         raise ValueError("must not be blank or only invisible characters")
     if not (_VISIBLE.match(value[0]) and _VISIBLE.match(value[-1])):
         raise ValueError("must not begin or end with white space or an invisible character")
-    if FORBIDDEN_CHARACTERS.search(value):
+    if FORBIDDEN_CHARACTERS.search(value) or any(unicodedata.category(c) == "Cf" for c in value):
         raise ValueError(
-            "must not contain control, bidi or separator characters, a BOM or lone surrogates"
+            "must not contain control, format (zero-width, bidi, BOM...) or separator "
+            "characters or lone surrogates"
         )
     if not unicodedata.is_normalized("NFC", value):
         raise ValueError("must be in Unicode normalisation form C (NFC)")

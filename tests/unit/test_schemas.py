@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import re
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -1010,21 +1011,39 @@ def test_the_tournament_schema_limits_the_podium_to_three_distinct_entries() -> 
     assert props["public"] == {"type": "boolean"}
 
 
-def test_forbidden_characters_are_unicode_cc_and_cs_plus_bidi_controls_separators_and_bom():
-    """Identifiers refuse control characters and lone surrogates (Unicode Cc and Cs), bidi
-    controls (Bidi_Control), line and paragraph separators (Zl, Zp) and the BOM: the character
-    class used for speed matches ``unicodedata`` on every code point."""
-    import sys
+def test_forbidden_characters_are_unicode_cc_cs_and_cf_plus_separators():
+    """Identifiers refuse control characters and lone surrogates (Unicode Cc and Cs), format
+    characters (Cf: bidi controls, zero-width spaces and joiners, the BOM...) and line and
+    paragraph separators (Zl, Zp): the character class used for speed matches ``unicodedata``
+    on every code point of the Basic Multilingual Plane, and ``check_identifier`` refuses every
+    Cf code point beyond it too."""
     import unicodedata
 
-    from schemas.events import FORBIDDEN_CHARACTERS
+    from schemas.events import FORBIDDEN_CHARACTERS, check_identifier
 
-    bidi_controls = {0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
-    for code in range(sys.maxunicode + 1):
+    for code in range(0x10000):
         ch = chr(code)
-        expected = (
-            unicodedata.category(ch) in {"Cc", "Cs", "Zl", "Zp"}
-            or code in bidi_controls
-            or code == 0xFEFF
-        )
+        expected = unicodedata.category(ch) in {"Cc", "Cs", "Cf", "Zl", "Zp"}
         assert expected == bool(FORBIDDEN_CHARACTERS.search(ch)), hex(code)
+    astral = [c for c in range(0x10000, 0x110000) if unicodedata.category(chr(c)) == "Cf"]
+    assert astral  # U+110BD, U+1D173...
+    for code in astral:
+        with pytest.raises(ValueError, match="format"):
+            check_identifier(f"h-al{chr(code)}ice")
+
+
+def test_an_id_with_a_zero_width_character_inside_is_refused_by_the_schema_and_the_worker():
+    """ "h-al\u200bice" would be a second player beside "h-alice": every format character
+    (Cf) inside an id is refused, by the published pattern and by the worker alike."""
+    import unicodedata
+
+    from schemas.events import IDENTIFIER_PATTERN, check_identifier
+
+    pattern = re.compile(IDENTIFIER_PATTERN)
+    for code in range(0x10000):
+        if unicodedata.category(chr(code)) == "Cf":
+            sneaky = f"h-al{chr(code)}ice"
+            assert pattern.search(sneaky) is None, hex(code)
+            with pytest.raises(ValueError):
+                check_identifier(sneaky)
+    assert pattern.search("h-alice") is not None
