@@ -9,7 +9,7 @@ from bench import env
 LADDERS = ("gammon42", "fibs", "prostriker")
 SECTIONS = (
     "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts,void,history,"
-    "growth"
+    "flood,growth"
 )
 RESULTS_DIR = env.ROOT / "bench" / "results"  # one dated file per run
 
@@ -29,6 +29,8 @@ class Plan:
     history_events: int  # section history: one ladder's games, and its players
     history_players: int
     rounds: int  # ingest, latency and rebuild are run this many times; the median is shown
+    flood_invalid: int = 100_000  # section flood: invalid events, then valid ones behind them
+    flood_valid: int = 1_000
 
 
 FULL = Plan(
@@ -60,4 +62,6 @@ QUICK = Plan(
     history_events=3_000,
     history_players=300,
     rounds=1,
+    flood_invalid=3_000,
+    flood_valid=100,
 )

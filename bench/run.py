@@ -43,7 +43,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import arrival, env, floorbench, history, moderation
+from bench import arrival, env, flood, floorbench, history, moderation
 from bench import boards as boards_bench
 from bench import receipts as receipts_bench
 from bench.ingest import ingest, noop_rate
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
-        "startup,boards,receipts,void,history,growth",
+        "startup,boards,receipts,void,history,flood,growth",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -223,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
                 "history",
                 lambda: history.run(target, plan.history_events, plan.history_players, log, ingest),
             )
+        if "flood" in sections:
+            _section(
+                result,
+                "flood",
+                lambda: flood.run(target, plan.flood_invalid, plan.flood_valid, log),
+            )
         if "growth" in sections:
             from bench import growth
 
@@ -238,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     result["worker_peak_rss_mib"] = round(Workers.peak_rss_kib / 1024, 1)
     result["total_seconds"] = round(time.perf_counter() - begun, 1)
-    result["goals"] = goals(result) + receipt_goals(result)
+    result["goals"] = goals(result) + receipt_goals(result) + flood.goals(result)
     print_table(result)
     if args.out is None:
         args.out = RESULTS_DIR / f"{result['started_at'].replace(':', '')}.json"

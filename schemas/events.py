@@ -13,6 +13,7 @@ Unknown extra fields are ignored so servers can add their own; an unknown ``type
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import unicodedata
@@ -460,9 +461,11 @@ AnyEventModel: TypeAlias = (
 )
 
 
+@functools.cache
 def enumeration(model: type[msgspec.Struct], name: str) -> tuple[Any, ...] | None:
     """The values a field of ``model`` is limited to, in the order its ``Literal`` lists
-    them; None for a field that is not an enumeration."""
+    them; None for a field that is not an enumeration. Worked out once per field: the
+    annotations are evaluated anew on every ``msgspec.structs.fields``."""
     for field in msgspec.structs.fields(model):
         if field.name == name:
             kind = field.type

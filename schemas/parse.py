@@ -9,6 +9,7 @@ is wrong as one of :data:`schemas.REASONS` and a detail that starts with the fie
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -17,6 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
+from schemas import oversized
 from schemas.errors import InvalidEvent
 from schemas.events import (
     EVENT_MODELS,
@@ -36,6 +38,13 @@ _STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 # With more objects and arrays than this (so possibly deeper), a payload is read step by step.
 _MAX_CONTAINERS: Final = 32
 _DECODER: Final = msgspec.json.Decoder(Event, dec_hook=decode_hook)
+
+
+@functools.cache
+def _fields(model: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """A Struct's fields, worked out once: ``msgspec.structs.fields`` evaluates the class's
+    annotations on every call, and an invalid event is walked field by field."""
+    return msgspec.structs.fields(model)
 
 
 def parse_event(
@@ -64,6 +73,8 @@ def parse_event_and_object(
     ``json.loads`` reads it), for a reader of more than the event, such as its signature."""
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("parse_event: `now` must be timezone-aware")
+    if isinstance(raw, str) and (refused := oversized.refusal(raw, max_bytes)) is not None:
+        raise refused  # the inbox's stand-in for an event it would not take whole
     try:
         text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8")
         if len(text) <= max_bytes and len(text.encode("utf-8")) <= max_bytes:
@@ -178,7 +189,7 @@ def _entries(value: dict[str, Any] | list[Any]) -> int:
 def _nested(model: type[msgspec.Struct]) -> dict[str, type[msgspec.Struct]]:
     """The fields of ``model`` whose type is a Struct (or a Struct or None)."""
     out = {}
-    for field in msgspec.structs.fields(model):
+    for field in _fields(model):
         kinds = [field.type, *getattr(field.type, "__args__", ())]
         structs = [k for k in kinds if isinstance(k, type) and issubclass(k, msgspec.Struct)]
         if structs:
@@ -189,7 +200,7 @@ def _nested(model: type[msgspec.Struct]) -> dict[str, type[msgspec.Struct]]:
 def _missing(obj: dict[str, Any], model: type[msgspec.Struct], prefix: str = "") -> str | None:
     """The path of the first required field ``obj`` lacks, in the Struct's field order."""
     nested = _nested(model)
-    for field in msgspec.structs.fields(model):
+    for field in _fields(model):
         if field.name not in obj:
             if field.required:
                 return prefix + field.name
@@ -204,7 +215,7 @@ def _in_field_order(obj: dict[str, Any], model: type[msgspec.Struct]) -> dict[st
     """``obj`` with the Struct's fields first, in its order: msgspec checks fields in the
     order it reads them, and the first field found wrong is the one reported."""
     nested = _nested(model)
-    names = [f.name for f in msgspec.structs.fields(model)]
+    names = [f.name for f in _fields(model)]
     out = {"type": obj["type"]} if "type" in obj else {}
     for name in names:
         if name in obj:

@@ -172,6 +172,7 @@ class Runtime:
             retry=retry,
             failure_ttl=self.given.dead_letter_ttl_days * 86400,
             job_timeout=self.given.job_timeout,
+            max_event_bytes=self.given.max_event_bytes,
         )
 
     @cached_property
@@ -190,10 +191,16 @@ class Runtime:
 
     def dead_letter(self, raw: str | bytes, error: InvalidEvent, traceback: str = "") -> None:
         """Dead-letter one event; raw IP addresses in it are replaced before it is stored."""
-        payload = storable_payload(
-            raw, self.given.network_key.get_secret_value(), signed_by=self.service.signer(raw)
+        self.dead_letter_many([(raw, error, traceback)])
+
+    def dead_letter_many(self, letters: list[tuple[str | bytes, InvalidEvent, str]]) -> None:
+        """Dead-letter these events together (``DeadLetters.add_many``), each as
+        ``dead_letter`` stores it."""
+        key = self.given.network_key.get_secret_value()
+        self.dead_letters.add_many(
+            (storable_payload(raw, key, signed_by=self.service.signer(raw)), error, scrub(trace))
+            for raw, error, trace in letters
         )
-        self.dead_letters.add(payload, error, traceback=scrub(traceback))
 
     def close(self) -> None:
         if "databases" in self.__dict__:

@@ -68,6 +68,8 @@ WHOLE = {
     "receipts_maxlen": Whole("LADDER_RECEIPTS_MAXLEN", 1_000_000, 1),
     # seconds ladder:receipt:<event_id> is kept
     "receipt_ttl": Whole("LADDER_RECEIPT_TTL", 86_400, 1, unit="second"),
+    # the largest event taken; a larger one is refused unread (``schemas.oversized``)
+    "max_event_bytes": Whole("LADDER_MAX_EVENT_BYTES", 65_536, 1, unit="byte"),
 }
 # The back-off before each retry, in seconds (one per retry: ``retry_intervals``).
 RETRY_INTERVALS = "LADDER_RETRY_INTERVALS"
@@ -103,7 +105,7 @@ class Settings(BaseModel):
     job_retry_intervals: tuple[Annotated[int, Field(ge=0)], ...] = DEFAULT_RETRY_INTERVALS
     dead_letter_ttl_days: int = WHOLE["dead_letter_ttl_days"].field()
     dead_letters_in_redis: int = WHOLE["dead_letters_in_redis"].field()
-    max_event_bytes: int = Field(65536, ge=1)
+    max_event_bytes: int = WHOLE["max_event_bytes"].field()
     metrics_port: int = WHOLE["metrics_port"].field()
     publisher_secrets: dict[str, SecretBytes] = {}
     publisher_ladders: dict[str, frozenset[str]] = {}

@@ -108,3 +108,27 @@ def test_the_floor_drains_the_hot_ladder_once(database_url: str, redis_url: str)
     assert 2 * outcomes["rated"] == ledger
     assert [(1500.0, 1484.0), (1500.0, 1516.0)] == first
     assert 40 >= target.redis.zcard("floor:{gammon42}:rating") > 30
+
+
+def test_the_flood_sends_invalid_events_the_worker_refuses_and_judges_the_ratio(
+    runtime: Any,
+) -> None:
+    """bench.flood: its invalid event is refused (``invalid_cube``), its valid one rated; its
+    goal is met at 0.5x the rated rate with every invalid event dead-lettered, and not below."""
+    from bench import flood
+    from tests.conftest import drain
+
+    runtime.redis.rpush(
+        keys.INBOX,
+        flood._game("bad-0", 0, 3, "2026-12-01T12:00:00Z"),
+        flood._game("ok-0", 0, 1, "2026-12-01T12:00:00Z"),
+    )
+    drain(runtime)
+    (letter,) = runtime.dead_letters.list()
+    assert ("bad-0", "invalid_cube") == (letter.event_id, letter.reason)
+    seen = {"invalid": 10, "valid": 1, "dead_letters": 10, "valid_wait_seconds": 1.0}
+    assert [True] == [g[2] for g in flood.goals({"flood": {**seen, "ratio": 0.5}})]
+    assert [False] == [g[2] for g in flood.goals({"flood": {**seen, "ratio": 0.49}})]
+    assert [False] == [
+        g[2] for g in flood.goals({"flood": {**seen, "ratio": 2, "dead_letters": 9}})
+    ]

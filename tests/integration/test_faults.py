@@ -55,13 +55,14 @@ def test_an_event_that_fails_alone_is_dead_lettered_and_its_35_neighbours_applie
 def test_an_invalid_event_in_a_split_batch_is_dead_lettered_once(runtime, monkeypatch):
     _poison(monkeypatch, "poison", [])
     written: list[str] = []
-    dead_letter = runtime.dead_letter
+    add_many = runtime.dead_letters.add_many
 
-    def counted(raw, error, traceback=""):
-        written.append(error.event_id)
-        dead_letter(raw, error, traceback)
+    def counted(letters, attempts=None):  # every dead letter is written through it
+        letters = list(letters)
+        written.extend(error.event_id for _, error, _ in letters)
+        return add_many(letters, attempts)
 
-    monkeypatch.setattr(runtime, "dead_letter", counted)
+    monkeypatch.setattr(runtime.dead_letters, "add_many", counted)
     bad = game("c", "d", event_id="bad", cube=3)
     publish(runtime, game("a", "b", event_id="ok"), bad, game("x", "y", event_id="poison"))
     drain(runtime)

@@ -277,7 +277,7 @@ def test_history_says_which_game_was_voided_and_why(runtime, capsys):
     assert 0 == ladder(runtime, "history", "gammon42", "y")
     out = capsys.readouterr().out
     lines = out.splitlines()
-    assert any(" correction " in x and x.endswith("  game c-y voided (cheating)") for x in lines)
+    assert any(" correction " in x and "  game c-y voided (cheating)" in x for x in lines)
     assert any(" adjustment " in x and "  adjusted by" in x and "(typo)" in x for x in lines)
     app = create_app(runtime.config, runtime.leaderboard_redis, runtime.engine, access=EVERYONE)
     with TestClient(app) as client:

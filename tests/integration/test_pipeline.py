@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from schemas import oversized
 from tests.conftest import drain, publish
 from tests.events import game, link
 from tests.integration.helpers import audit, board, card, ledger, outcome
@@ -118,7 +119,8 @@ def test_an_event_stranded_between_inbox_and_rq_is_recovered_once(runtime):
     """A process dying between taking events from the inbox and enqueueing them loses nothing."""
     publish(runtime, game("alice", "bob", event_id="g-1"))
     claimed = runtime.inbox._claim(
-        keys=[keys.INBOX, keys.staging("dead"), keys.STAGING_INDEX], args=[10, 0, "dead"]
+        keys=[keys.INBOX, keys.staging("dead"), keys.STAGING_INDEX],
+        args=[10, 0, "dead", runtime.inbox.max_event_bytes, oversized.MARK],
     )
     assert 1 == len(claimed) and 0 == runtime.inbox.pending()
     assert 1 == runtime.inbox.recover(grace_seconds=0)

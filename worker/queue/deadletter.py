@@ -16,7 +16,6 @@ pipeline, where an event already applied is a duplicate and changes nothing.
 from __future__ import annotations
 
 import builtins
-import hashlib
 import json
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -24,7 +23,6 @@ from typing import Any, cast
 
 import structlog
 from redis import Redis
-from redis.client import Pipeline
 from rq import Queue, get_current_job
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job, JobStatus
@@ -35,10 +33,10 @@ from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
 from worker import keys
 from worker.boards.receipts import ReceiptSink
-from worker.queue.letters import PAYLOAD_BYTES, aware, guess_head, guess_ids, guess_type
 from worker.queue.letters import AmbiguousReference as AmbiguousReference
 from worker.queue.letters import DeadLetter as DeadLetter
 from worker.queue.letters import Filter as Filter
+from worker.queue.letters import aware, filed, guess_ids, guess_type, receipt_of
 from worker.queue.letters import dead_letter_id as dead_letter_id
 from worker.store.archive import Archive
 
@@ -46,10 +44,9 @@ PROCESS_EVENT = "worker.queue.jobs.process_event"
 PROCESS_BATCH = "worker.queue.jobs.process_batch"
 KEEP_FOREVER = -1  # RQ's ttl for "never expires"
 RETRIES_EXHAUSTED = "retries_exhausted"
-TRACEBACK_CHARS = 20000
 PAGE_CHUNK = 500
 ARCHIVE_CHUNK = 1000  # most dead letters moved to PostgreSQL at once
-EVENT_ID_CHARS = 128  # SPEC 3: event_id is 1-128 characters
+LETTER_CHUNK = 500  # most dead letters written in one transaction
 log = structlog.get_logger("ladder")
 
 
@@ -77,64 +74,45 @@ class DeadLetters:
         traceback: str = "",
         attempts: int | None = None,
     ) -> str:
-        payload = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-        guessed = guess_ids(payload) if len(payload) <= PAYLOAD_BYTES else guess_head(payload)
-        data = payload.encode("utf-8", "surrogatepass")
-        kept: dict[str, Any] = {}
-        if len(data) > PAYLOAD_BYTES:  # oversized: its head and what identifies it
-            kept = {"payload_bytes": len(data), "payload_sha256": hashlib.sha256(data).hexdigest()}
-            payload = data[:PAYLOAD_BYTES].decode("utf-8", "ignore")
+        return self.add_many([(raw, error, traceback)], attempts)[0]
+
+    def add_many(
+        self,
+        letters: Iterable[tuple[str | bytes, InvalidEvent, str]],
+        attempts: int | None = None,
+    ) -> builtins.list[str]:
+        """Dead-letter each (payload, error, traceback): a batch's letters and their receipts
+        are written together, one transaction and one receipt script a ``LETTER_CHUNK``, so
+        refusing an event costs about what rating one does."""
+        made = [self._made(raw, error, trace, attempts) for raw, error, trace in letters]
+        for first in range(0, len(made), LETTER_CHUNK):
+            part = made[first : first + LETTER_CHUNK]
+            slips = []
+            with self.redis.pipeline() as pipe:
+                for job, payload, error, trace in part:
+                    job.save(pipeline=pipe)  # with its meta; the registry's save leaves meta out
+                    job.set_status(JobStatus.FAILED, pipeline=pipe)
+                    self.registry.add(job, ttl=self.ttl, exc_string=trace, pipeline=pipe)
+                    event_id = job.meta.get("event_id")
+                    if isinstance(event_id, str):
+                        pipe.sadd(keys.dlq_by_event(event_id), job.id)
+                    slips.append(receipt_of(payload, job.meta, error))
+                if self.receipts is not None and slips:
+                    self.receipts.write(pipe, slips, boards_here=False)
+                pipe.execute()
+        self._archive_overflow()
+        return [job.id for job, *_ in made]
+
+    def _made(
+        self, raw: str | bytes, error: InvalidEvent, traceback: str, attempts: int | None
+    ) -> tuple[Job, str, InvalidEvent, str]:
+        """The dead letter's job, kept payload, error and traceback."""
         if attempts is None:
             attempts = _attempts_of_current_batch() if error.reason == RETRIES_EXHAUSTED else 1
-        job = self._job(
-            payload,
-            dead_letter_id(raw),
-            {
-                "reason": error.reason,
-                "detail": error.detail,
-                "event_id": error.event_id or guessed.get("event_id"),
-                "ladder": error.ladder or guessed.get("ladder"),
-                "dead_lettered_at": datetime.now(UTC).isoformat(),
-                "attempts": attempts,
-                # RQ 3 keeps a registry entry's exc_string only in results; keep ours here.
-                "traceback": (traceback or str(error))[-TRACEBACK_CHARS:],
-                **kept,
-            },
-        )
+        payload, meta = filed(raw, error, traceback, attempts)
+        job = self._job(payload, dead_letter_id(raw), meta)
         job.ended_at = datetime.now(UTC)
-        with self.redis.pipeline() as pipe:
-            job.save(pipeline=pipe)  # with its meta; the registry's own save leaves meta out
-            job.set_status(JobStatus.FAILED, pipeline=pipe)
-            self.registry.add(job, ttl=self.ttl, exc_string=traceback or str(error), pipeline=pipe)
-            event_id = job.meta.get("event_id")
-            if isinstance(event_id, str):
-                pipe.sadd(keys.dlq_by_event(event_id), job.id)
-            if self.receipts is not None:
-                self._receipt(pipe, payload, job.meta, error)
-            pipe.execute()
-        self._archive_overflow()
-        return job.id
-
-    def _receipt(
-        self, pipe: Pipeline, payload: str, meta: dict[str, Any], error: InvalidEvent
-    ) -> None:
-        """The dead letter's receipt: ``event_id``, ``ladder`` and ``type`` as far as they
-        could be read (an id that is no valid event id gets the stream entry only)."""
-        assert self.receipts is not None
-        event_id = meta.get("event_id")
-        if not isinstance(event_id, str) or not 1 <= len(event_id) <= EVENT_ID_CHARS:
-            event_id = None
-        ladder = meta.get("ladder")
-        body = receipts.dead_lettered(
-            event_id,
-            ladder if isinstance(ladder, str) else None,
-            guess_type(payload),
-            error.reason,
-            error.detail,
-            datetime.now(UTC),
-        )
-        slip = receipts.Receipt(event_id, None, body, receipts.DEAD_LETTER)
-        self.receipts.write(pipe, [slip], boards_here=False)
+        return job, payload, error, traceback or str(error)
 
     def _job(self, payload: str, job_id: str, meta: dict[str, Any]) -> Job:
         """The RQ job of one dead-lettered event: replaying it runs ``process_event``."""

@@ -22,6 +22,7 @@ from redis import Redis
 from rq import Queue, Retry
 from rq.exceptions import DuplicateJobError
 
+from schemas import oversized
 from worker import failpoints, keys
 from worker.lua import lua_source
 
@@ -41,9 +42,11 @@ class Inbox:
         retry: Retry | None,
         failure_ttl: int,
         job_timeout: int = 60,
+        max_event_bytes: int = 65536,
     ) -> None:
         self.redis = redis
         self.batch_size = batch_size
+        self.max_event_bytes = max_event_bytes
         self.retry = retry
         self.failure_ttl = failure_ttl
         self.job_timeout = job_timeout
@@ -61,7 +64,9 @@ class Inbox:
         """
         batch = uuid.uuid4().hex
         script_keys = [keys.INBOX, keys.staging(batch), keys.STAGING_INDEX]
-        items = self._claim(keys=script_keys, args=[self.batch_size, time.time(), batch])
+        args: list[str | int | float] = [self.batch_size, time.time(), batch]
+        args += [self.max_event_bytes, oversized.MARK]
+        items = self._claim(keys=script_keys, args=args)
         if not items:
             return None
         return batch, _staged(items)
@@ -111,11 +116,20 @@ class Inbox:
             self.redis.zrem(keys.STAGING_INDEX, batch)
             return None
         self.redis.zadd(keys.STAGING_INDEX, {batch: time.time()})
+        if len(first) > self.max_event_bytes:  # arrived whole: not kept so, nor read
+            first = oversized.stand_in(first)
+            self.redis.lset(keys.staging(batch), 0, first)
         more = []
         if self.batch_size > 1:
             more = self._claim(
                 keys=[keys.INBOX, keys.staging(batch), keys.STAGING_INDEX],
-                args=[self.batch_size - 1, time.time(), batch],
+                args=[
+                    self.batch_size - 1,
+                    time.time(),
+                    batch,
+                    self.max_event_bytes,
+                    oversized.MARK,
+                ],
             )
         return batch, _staged([first, *(more or [])])
 

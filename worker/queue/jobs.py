@@ -1,16 +1,16 @@
 """RQ job functions. Thin: they hand the raw payloads to the service.
 
-``process_batch`` runs a batch taken from the inbox: invalid events are dead-lettered one by
-one. While PostgreSQL or Redis is unreachable the job keeps its batch and tries it again
-with capped back-off for as long as the outage lasts (``worker.queue.faults`` says what is an
-outage); no event is dead-lettered for an outage. Any other failure splits the batch until
-the event that fails is alone: that event is dead-lettered (``processing_error``) and the
-others are applied. A batch that fails even so (RQ's retries spent) becomes per-event dead
-letters (``retries_exhausted``), so an operator replays events, never opaque batches. Then,
-while events wait in the inbox, the job takes them itself a batch at a time (for up to half
-a second), so a busy worker does not pay for an RQ job per batch. ``process_event`` is the
-job of one dead-lettered event; replaying it runs it again, and an event still invalid
-fails again.
+``process_batch`` runs a batch taken from the inbox: its invalid events are dead-lettered
+together once the batch is applied. While PostgreSQL or Redis is unreachable the job keeps its
+batch and tries it again with capped back-off for as long as the outage lasts
+(``worker.queue.faults`` says what is an outage); no event is dead-lettered for an outage. Any
+other failure splits the batch until the event that fails is alone: that event is dead-lettered
+(``processing_error``) and the others are applied. A batch that fails even so (RQ's retries
+spent) becomes per-event dead letters (``retries_exhausted``), so an operator replays events,
+never opaque batches. Then, while events wait in the inbox, the job takes them itself a batch
+at a time (for up to ``FOLLOW_ON_SECONDS``), so a busy worker does not pay for an RQ job per
+batch. ``process_event`` is the job of one dead-lettered event; replaying it runs it again, and
+an event still invalid fails again.
 
 After each batch, ``heal_moderated`` asks PostgreSQL (one read of a partial index, empty but
 for them) whether a moderation action of the batch's ladders is marked not projected: its
@@ -130,8 +130,10 @@ def _follow_on(rt: Runtime) -> int:
             if claimed is None:
                 break
             batch, payloads = claimed
+            letters = _Letters(rt)
             try:
-                settled = rt.service.settle(payloads, _once(rt.dead_letter))
+                settled = rt.service.settle(payloads, letters)
+                letters.flush()
             except Exception as exc:
                 log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
                 rt.inbox.hand_over(batch, payloads)
@@ -190,12 +192,13 @@ OUTAGE_BACKOFF_MAX_SECONDS = 30.0
 def _process_batch(rt: Runtime, payloads: list[str]) -> int:
     """Apply the batch, holding it through an outage: tried again with capped back-off (1 s
     doubling to 30 s) for as long as the store is away; nothing is dead-lettered for it."""
-    on_invalid = _once(rt.dead_letter)
+    on_invalid = _Letters(rt)
     delay = OUTAGE_BACKOFF_FIRST_SECONDS
     while True:
         try:
             with _job_clock():
                 outcomes = apply_isolating(rt, payloads, on_invalid)
+                on_invalid.flush()
         except Exception as exc:
             store = faults.classify(exc, rt.probes)
             if store is None:  # not an outage: RQ's retries, then per-event dead letters
@@ -289,18 +292,27 @@ def _processing_error(rt: Runtime, payload: str, exc: Exception) -> Processed:
     return Processed(error.event_id, error.ladder, str(Outcome.DEAD_LETTERED), PROCESSING_ERROR)
 
 
-def _once(
-    dead_letter: Callable[[str | bytes, InvalidEvent], None],
-) -> Callable[[str | bytes, InvalidEvent], None]:
-    """A split batch validates its events again: dead-letter each invalid one only once."""
-    done: set[str | bytes] = set()
+class _Letters:
+    """A batch's invalid events, dead-lettered together once the batch is applied (``flush``):
+    one write for them all, so a flood of invalid events costs about what rating them would.
+    A split batch validates its events again: each is taken once. Until the flush they are
+    in the batch's staging list or job, so a crash before it loses none (the batch runs
+    again, and a dead letter's id is its payload's)."""
 
-    def on_invalid(raw: str | bytes, error: InvalidEvent) -> None:
-        if raw not in done:
-            dead_letter(raw, error)
-            done.add(raw)
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.seen: set[str | bytes] = set()
+        self.waiting: list[tuple[str | bytes, InvalidEvent, str]] = []
 
-    return on_invalid
+    def __call__(self, raw: str | bytes, error: InvalidEvent) -> None:
+        if raw not in self.seen:
+            self.seen.add(raw)
+            self.waiting.append((raw, error, ""))
+
+    def flush(self) -> None:
+        if self.waiting:
+            self.rt.dead_letter_many(self.waiting)
+            self.waiting = []
 
 
 @contextmanager

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from schemas import InvalidEvent, oversized
+from schemas import receipt_bodies as receipts
+
 PAYLOAD_BYTES = 65536  # a dead letter keeps at most this much of a payload, plus its digest
 
 
@@ -120,3 +123,52 @@ def guess_ids(payload: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         return {}
     return {k: data[k] for k in ("event_id", "ladder") if isinstance(data.get(k), str)}
+
+
+TRACEBACK_CHARS = 20000
+EVENT_ID_CHARS = 128  # SPEC 3: event_id is 1-128 characters
+
+
+def filed(
+    raw: str | bytes, error: InvalidEvent, traceback: str, attempts: int
+) -> tuple[str, dict[str, Any]]:
+    """What a dead letter keeps of an event: its payload (the first ``PAYLOAD_BYTES`` of an
+    oversized one, with its size and digest) and its meta (reason, detail, the ids as far as
+    they could be read, when, attempts, traceback)."""
+    payload = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    whole = len(payload) <= PAYLOAD_BYTES and not payload.startswith(oversized.MARK)
+    guessed = guess_ids(payload) if whole else guess_head(payload)  # else: its head
+    data = payload.encode("utf-8", "surrogatepass")
+    kept: dict[str, Any] = {}
+    if len(data) > PAYLOAD_BYTES:  # oversized: its head and what identifies it
+        kept = {"payload_bytes": len(data), "payload_sha256": hashlib.sha256(data).hexdigest()}
+        payload = data[:PAYLOAD_BYTES].decode("utf-8", "ignore")
+    return payload, {
+        "reason": error.reason,
+        "detail": error.detail,
+        "event_id": error.event_id or guessed.get("event_id"),
+        "ladder": error.ladder or guessed.get("ladder"),
+        "dead_lettered_at": datetime.now(UTC).isoformat(),
+        "attempts": attempts,
+        # RQ 3 keeps a registry entry's exc_string only in results; keep ours here.
+        "traceback": (traceback or str(error))[-TRACEBACK_CHARS:],
+        **kept,
+    }
+
+
+def receipt_of(payload: str, meta: dict[str, Any], error: InvalidEvent) -> receipts.Receipt:
+    """A dead letter's receipt: ``event_id``, ``ladder`` and ``type`` as far as they could be
+    read (an id that is no valid event id gets the stream entry only)."""
+    event_id = meta.get("event_id")
+    if not isinstance(event_id, str) or not 1 <= len(event_id) <= EVENT_ID_CHARS:
+        event_id = None
+    ladder = meta.get("ladder")
+    body = receipts.dead_lettered(
+        event_id,
+        ladder if isinstance(ladder, str) else None,
+        guess_type(payload),
+        error.reason,
+        error.detail,
+        datetime.now(UTC),
+    )
+    return receipts.Receipt(event_id, None, body, receipts.DEAD_LETTER)
