@@ -78,11 +78,17 @@ def _format_characters() -> str:
 # bidi controls, the soft hyphen, the BOM...; "h-al\u200bice" would be a second "h-alice"),
 # line and paragraph separators (U+2028, U+2029). One character class, written the same in
 # Python and in the published JSON Schema pattern. The format characters beyond the Basic
-# Multilingual Plane (U+110BD...) are refused by ``check_identifier``; in the pattern, read as
-# ECMA 262 reads it (UTF-16), every such character is a surrogate pair, which the class
-# refuses already.
+# Multilingual Plane are in it as the characters themselves (``ASTRAL_FORMAT_CHARACTERS``):
+# one code point each to Python and to an ECMA 262 pattern with the ``u`` flag (ajv's
+# default); read without it, each is a surrogate pair, which the class refuses already.
+ASTRAL_FORMAT_CHARACTERS: Final[tuple[tuple[int, int], ...]] = (
+    (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x13438), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+)  # fmt: skip  # Python's unicodedata beyond U+FFFF (a test compares them); not scanned here
 _FORBIDDEN_CLASS: Final[str] = (
-    r"\u0000-\u001f\u007f-\u009f\ud800-\udfff\u2028\u2029" + _format_characters()
+    r"\u0000-\u001f\u007f-\u009f\ud800-\udfff\u2028\u2029"
+    + _format_characters()
+    + "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in ASTRAL_FORMAT_CHARACTERS)
 )
 # Characters that show nothing: whitespace and the zero-width ones. An id made only of these
 # cannot be read (U+200B alone looks like an empty id).

@@ -171,10 +171,11 @@ class Settings(BaseModel):
         require = env.get("LADDER_REQUIRE_SIGNATURE", "").lower() in ("1", "true", "yes")
         if require and not secrets:
             raise SettingsError("LADDER_REQUIRE_SIGNATURE needs LADDER_PUBLISHER_SECRETS")
-        if require and not key:  # with the public development key anyone could attest
-            raise SettingsError(
-                "LADDER_NETWORK_KEY is required when LADDER_REQUIRE_SIGNATURE is set (the "
-                "development key is public: anyone could write a verified event's attestation)"
+        if (require or secrets) and not key:  # with the public development key anyone
+            raise SettingsError(  # could write a checked signature's attestation
+                "LADDER_NETWORK_KEY is required when LADDER_REQUIRE_SIGNATURE or "
+                "LADDER_PUBLISHER_SECRETS is set (the development key is public: anyone could "
+                "write a verified event's attestation)"
             )
         try:
             api_tokens = access.tokens_from_env(env)

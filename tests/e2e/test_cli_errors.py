@@ -407,3 +407,30 @@ def test_every_command_that_touches_postgresql_says_not_migrated_and_exits_2(bar
         else:
             assert "does not exist" not in err and "Traceback" not in err, line
             assert code in (0, 1), line
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"LADDER_REQUIRE_SIGNATURE": "true", "LADDER_PUBLISHER_SECRETS": "server-a:s1"},
+        {"LADDER_PUBLISHER_SECRETS": "server-a:s1"},
+        {"LADDER_ENV": "production"},
+    ],
+)
+def test_a_worker_that_would_sign_with_the_public_development_key_refuses_to_start(
+    bare, tmp_path, setting
+):
+    """Signatures or production without LADDER_NETWORK_KEY: one line naming it, exit 2, since
+    the development key is public and anyone could write a ``ladder-verified:`` attestation."""
+    bare.env.update({**setting, "LADDER_DATA_DIR": str(tmp_path)})
+    result = subprocess_in(bare, tmp_path, "worker", "--burst")
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert 2 == result.returncode and 1 == len(lines), result.stderr
+    assert lines[0].startswith("ladder: LADDER_NETWORK_KEY is required when ")
+    assert [] == list(tmp_path.iterdir())
+
+
+def test_the_development_setup_still_starts_with_the_development_key(cli, tmp_path):
+    """No signatures and not production: the worker runs on the development key, warning."""
+    result = cli.ladder("worker", "--burst")
+    assert "LADDER_NETWORK_KEY is not set" in result.stderr

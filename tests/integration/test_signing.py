@@ -111,7 +111,7 @@ def test_publisher_secrets_are_read_from_the_environment():
     with pytest.raises(SettingsError):
         Settings.from_env({"LADDER_REQUIRE_SIGNATURE": "true"})
     with pytest.raises(SettingsError):
-        Settings.from_env({"LADDER_PUBLISHER_SECRETS": "no-secret-here"})
+        Settings.from_env({"LADDER_PUBLISHER_SECRETS": "no-secret-here", "LADDER_NETWORK_KEY": "k"})
 
 
 def test_a_signed_event_with_an_address_replays_as_its_publishers_event(signing_runtime):
@@ -137,7 +137,10 @@ def test_a_publisher_limited_to_other_ladders_is_refused_as_bad_signature(make_r
     """LADDER_PUBLISHER_SECRETS=name:secret:ladder1|ladder2: a signature for another ladder
     is bad_signature; for its own ladders it is accepted."""
     scoped = Settings.from_env(
-        {"LADDER_PUBLISHER_SECRETS": "server-a:a-secret-of-server-a:fibs|prostriker"}
+        {
+            "LADDER_PUBLISHER_SECRETS": "server-a:a-secret-of-server-a:fibs|prostriker",
+            "LADDER_NETWORK_KEY": "k",
+        }
     )
     rt = make_runtime(
         publisher_secrets=scoped.publisher_secrets,

@@ -320,3 +320,22 @@ def test_each_whole_number_setting_is_stated_once(field):
             Settings.from_env({whole.variable: str(wrong)})
         assert str(caught.value) == whole.refusal()
         assert str(caught.value).startswith(f"{whole.variable} must be ")
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"LADDER_REQUIRE_SIGNATURE": "true", "LADDER_PUBLISHER_SECRETS": "a:s"},
+        {"LADDER_PUBLISHER_SECRETS": "a:s"},
+        {"LADDER_PUBLISHER_SECRETS": "a:s", "LADDER_NETWORK_KEY": ""},
+    ],
+)
+def test_signatures_require_a_network_key_of_their_own(env):
+    """The development key is public: with it anyone could write a signature's attestation."""
+    with pytest.raises(SettingsError, match="^LADDER_NETWORK_KEY is required when "):
+        Settings.from_env(env)
+    settings = Settings.from_env({**env, "LADDER_NETWORK_KEY": "k"})
+    assert (b"k", False) == (
+        settings.network_key.get_secret_value(),
+        settings.network_key_is_default,
+    )

@@ -202,7 +202,7 @@ def test_a_publisher_limited_to_ladders_cannot_sign_for_another():
 )
 def test_publisher_secrets_may_name_the_ladders_of_each_publisher(spec, secrets, ladders):
     """name:secret[:ladder1|ladder2]; ``*`` or no list means every ladder."""
-    settings = Settings.from_env({"LADDER_PUBLISHER_SECRETS": spec})
+    settings = Settings.from_env({"LADDER_PUBLISHER_SECRETS": spec, "LADDER_NETWORK_KEY": "k"})
     assert (secrets, ladders) == (settings.secrets(), settings.publisher_ladders)
 
 

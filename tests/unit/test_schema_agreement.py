@@ -170,3 +170,39 @@ def test_the_earliest_scorable_ended_at_is_accepted() -> None:
 def test_the_schema_files_are_valid_draft_2020_12(event_type: str) -> None:
     """Each file is itself a valid JSON Schema (what ajv/dist/2020 compiles)."""
     jsonschema.Draft202012Validator.check_schema(SCHEMAS[event_type])
+
+
+def test_every_format_character_inside_an_id_is_refused_by_the_schema_and_the_worker() -> None:
+    """Unicode Cf (zero-width, bidi, BOM...) inside any id is refused: no look-alike players."""
+    import sys
+
+    from schemas.events import EXAMPLES
+
+    formats = [c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    tournament, linked, updated = (
+        EXAMPLES[name] for name in ("tournament.finished", "identity.linked", "player.updated")
+    )
+    for code in formats:
+        bad = f"h-al{chr(code)}ice"
+        for event in (
+            variant("winner.player_id", bad),
+            variant("loser.player_id", bad),
+            variant("event_id", bad),
+            variant("tournament_id", bad),
+            {**tournament, "podium": ["alice", bad]},
+            {**linked, "anonymous_id": bad},
+            {**linked, "account_id": bad},
+            {**updated, "player_id": bad},
+        ):
+            assert (False, False) == (schema_accepts(event), worker_accepts(event)), hex(code)
+    for event in (tournament, linked, updated):
+        assert (True, True) == (schema_accepts(event), worker_accepts(event))
+
+
+def test_the_format_characters_beyond_the_bmp_are_those_of_unicodedata() -> None:
+    """The pattern's Cf ranges past U+FFFF are written out; Python's Unicode data has no more."""
+    from schemas.events import ASTRAL_FORMAT_CHARACTERS
+
+    found = [c for c in range(0x10000, 0x110000) if unicodedata.category(chr(c)) == "Cf"]
+    written = [c for low, high in ASTRAL_FORMAT_CHARACTERS for c in range(low, high + 1)]
+    assert found == written
