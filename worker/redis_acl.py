@@ -4,11 +4,14 @@
   ``GET ladder:receipt:*``, ``BLPOP ladder:receipt-wait:*``, and ``XREAD``, ``XREADGROUP``,
   ``XACK``, ``XREVRANGE`` (where the publishing helper starts reading) and ``XGROUP CREATE``
   on ``ladder:receipts``. Each in a selector of its own, so a publisher cannot push onto a
-  wait list (a forged receipt for another server) or pop the inbox.
-- ``reader`` (``ladder serve``, services reading leaderboards): read-only commands on the
-  leaderboard keys ``ladder:{<ladder>}:*``, receipt copies, and the dead letters' receipts
-  (their event index and RQ job hashes); the board scripts, which then can only read; and
-  ``SET``/``EXISTS`` on ``ladder:console-logout:*``, where a console logout is kept.
+  wait list (a forged receipt for another server) or pop the inbox. Database 0 only
+  (``SELECT 0`` and nothing else): the queue lives there.
+- ``reader`` (``ladder serve``, services reading leaderboards): read-only commands and read-only
+  key access on the leaderboard keys ``ladder:{<ladder>}:*``, receipt copies, and the dead
+  letters' receipts (their event index and RQ job hashes); the board script by its SHA1 only
+  (``EVALSHA_RO``), never a script of its own (no ``EVAL``, ``EVAL_RO``, ``SCRIPT LOAD``): a
+  worker loads the board script (``worker.boards.active.sweeper``); and ``SET``/``EXISTS`` on
+  ``ladder:console-logout:*``, where a console logout is kept.
 - ``worker`` (``ladder worker`` and every ``ladder`` command, RQ included): ladder's and RQ's
   keys and RQ's channels, every command but the dangerous ones (``CLIENT LIST`` excepted: RQ
   reads its own address there; ``INFO`` for rq-dashboard); never ``FLUSHALL``/``FLUSHDB``,
@@ -35,21 +38,21 @@ MIN_PASSWORD_LENGTH = 16
 
 # What every client needs to connect: redis-py and node-redis say hello, ping and name
 # themselves (redis-py ignores a refused CLIENT SETINFO, which Redis 7.0 does not know).
-_CONNECT = "+ping +hello +echo +select +client|setname +client|id"
+_CONNECT = "+ping +hello +echo +client|setname +client|id"
 
 RULES: dict[str, str] = {
     "publisher": (
-        f"{_CONNECT} ~{keys.INBOX} +rpush"
+        f"{_CONNECT} +select|0 ~{keys.INBOX} +rpush"
         f" (%R~{keys.receipt('*')} +get)"
         f" (~{keys.receipt_wait('*')} +blpop)"
         f" (~{keys.RECEIPTS} +xread +xreadgroup +xack +xrevrange +xgroup|create)"
     ),
-    # The board keys without %R: EVALSHA asks for read-write access to the keys it names,
-    # even for a script that only reads; with no write command allowed, a script cannot write.
+    # Scripts only by SHA1 and read-only (EVALSHA_RO, whose keys need read access only): the
+    # ones a worker has loaded, each refused at its first write, keys checked as for any read.
     "reader": (
-        f"{_CONNECT} ~ladder:{{* %R~{keys.receipt('*')} %R~{keys.dlq_by_event('*')}"
+        f"{_CONNECT} +select %R~ladder:{{* %R~{keys.receipt('*')} %R~{keys.dlq_by_event('*')}"
         " %R~rq:failed:ladder %R~rq:job:ladder-dead-* %R~rq:results:ladder-dead-*"
-        " +@read -@dangerous +evalsha +eval +evalsha_ro +eval_ro +script|load +script|exists"
+        " +@read -@dangerous +evalsha_ro"
         f" (~{keys.console_logout('*')} +set +exists)"
     ),
     "worker": (

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +24,7 @@ from redis.exceptions import AuthenticationError, NoPermissionError, ResponseErr
 
 from tests.e2e.conftest import LADDER
 from tests.e2e.private import free_port, ladder_serve
+from tests.e2e.test_examples import EXAMPLES, go_binary, node_command, start  # noqa: F401
 from tests.events import game
 from worker import keys, redis_acl
 from worker.boards import reader
@@ -139,6 +142,92 @@ def test_the_publisher_may_only_publish_and_read_receipts(acl_redis):
     assert 1 == worker.llen(keys.INBOX)
 
 
+def test_the_publisher_stays_on_database_0(acl_redis):
+    """publisher: SELECT 0 (what some clients send for a /0 URL) and nothing else, so a
+    publisher URL naming another database is refused at its first command."""
+    publisher = acl_redis.client("publisher")
+    assert publisher.execute_command("SELECT", 0)
+    with pytest.raises(NoPermissionError):
+        publisher.execute_command("SELECT", 1)
+    elsewhere = Redis.from_url(acl_redis.url("publisher")[: -len("/0")] + "/1", socket_timeout=10)
+    with pytest.raises(NoPermissionError):
+        elsewhere.rpush(keys.INBOX, "{}")
+    assert 0 == acl_redis.client("worker").llen(keys.INBOX)
+
+
+OWN_SCRIPT = "return redis.call('ZCARD', KEYS[1])"  # a loop would answer everyone BUSY
+
+
+def test_the_reader_runs_no_script_of_its_own(acl_redis):
+    """reader: no EVAL, EVAL_RO, SCRIPT LOAD (a script of its own could loop and answer every
+    other client BUSY) nor EVALSHA; EVALSHA_RO of a cached script is read-only, on its keys."""
+    worker, board = acl_redis.client("worker"), acl_redis.client("reader")
+    worker.zadd(keys.rating("gammon42"), {"alice": 1500})
+    refused = [
+        lambda: board.eval(OWN_SCRIPT, 1, keys.rating("gammon42")),
+        lambda: board.execute_command("EVAL_RO", OWN_SCRIPT, 1, keys.rating("gammon42")),
+        lambda: board.script_load(OWN_SCRIPT),
+        lambda: board.script_flush(),
+        lambda: board.execute_command("SCRIPT", "KILL"),
+    ]
+    for call in refused:
+        with pytest.raises(NoPermissionError):
+            call()
+    writes = worker.script_load("return redis.call('ZADD', KEYS[1], 1, 'x')")
+    with pytest.raises(NoPermissionError):
+        board.evalsha(writes, 1, keys.rating("gammon42"))
+    with pytest.raises(ResponseError, match="(?i)write commands are not allowed|can.t run"):
+        board.evalsha_ro(writes, 1, keys.rating("gammon42"))
+    counts = worker.script_load(OWN_SCRIPT)
+    assert 1 == board.evalsha_ro(counts, 1, keys.rating("gammon42"))
+    with pytest.raises(NoPermissionError):  # its keys: read access to the reader's keys only
+        board.evalsha_ro(counts, 1, keys.INBOX)
+    sneaks = worker.script_load("return redis.call('LLEN', ARGV[1])")
+    with pytest.raises(ResponseError, match="can.t access"):  # nor keys it does not declare
+        board.evalsha_ro(sneaks, 0, keys.INBOX)
+    assert {b"alice": 1500.0} == dict(
+        worker.zrange(keys.rating("gammon42"), 0, -1, withscores=True)
+    )
+
+
+def test_the_example_game_servers_publish_and_wait_as_the_publisher(acl_redis, env, request):
+    """examples/python, node and go with a publisher URL (/0): their RPUSH and the BLPOP of
+    their own wait list are all they need; the receipt comes from a worker."""
+    assert 0 == _ladder({**env, "REDIS_URL": acl_redis.url("worker")}, "migrate").returncode
+    commands = {
+        "python": [sys.executable, str(EXAMPLES / "python" / "game_server.py")],
+        "node": node_command(),
+        "go": [request.getfixturevalue("go_binary")],
+    }
+    worker = acl_redis.client("worker")
+    for language, command in commands.items():
+        game_server = start(
+            command,
+            {
+                **env,
+                "REDIS_URL": acl_redis.url("publisher"),
+                "RECEIPT_TIMEOUT": "60",
+                "OUTBOX": str(request.getfixturevalue("tmp_path") / language),
+                "WINNER": f"{language}-winner",
+                "LOSER": f"{language}-loser",
+            },
+            f"acl-{language}",
+        )
+        deadline = time.monotonic() + 60
+        while worker.llen(keys.INBOX) < 1:
+            assert game_server.poll() is None, game_server.communicate()
+            assert time.monotonic() < deadline, f"{language}: nothing published"
+            time.sleep(0.05)
+        burst = _ladder({**env, "REDIS_URL": acl_redis.url("worker")}, "worker", "--burst")
+        assert 0 == burst.returncode, burst.stderr[-2000:]
+        out, err = game_server.communicate(timeout=60)
+        assert 0 == game_server.returncode, (language, err)
+        assert ("rated", f"acl-{language}") == (
+            json.loads(out)["outcome"],
+            json.loads(out)["event_id"],
+        )
+
+
 def test_the_default_user_is_off(acl_redis):
     """A connection without a user name can do nothing."""
     anonymous = Redis(port=acl_redis.port, socket_timeout=10)
@@ -193,16 +282,11 @@ def test_a_worker_scores_a_whole_batch_with_receipts_and_the_other_users_read_it
         assert 0 == done.returncode, (command, done.stderr[-2000:])
 
     board = acl_redis.client("reader")
-    (first, *_) = reader.top(board, "gammon42", 10)
-    assert "alice" == first.player_id
-    assert "alice" == reader.card(board, "gammon42", "alice").player_id
-    assert [e.player_id for e in reader.around(board, "gammon42", "bob", 1)] == ["alice", "bob"]
+    _reads_work(board)
     with pytest.raises(NoPermissionError):
         board.zadd(keys.rating("gammon42"), {"x": 1})
     with pytest.raises(NoPermissionError):
         board.lrange(keys.INBOX, 0, -1)  # events waiting, raw addresses and all
-    with pytest.raises(ResponseError, match="can.t run this command"):  # nor from a script
-        board.eval("return redis.call('ZADD', KEYS[1], 1, 'x')", 1, keys.rating("gammon42"))
 
     with ladder_serve({**as_reader, "LADDER_PUBLIC_SCOPES": "boards,history"}) as base:
         for path in (
@@ -217,6 +301,37 @@ def test_a_worker_scores_a_whole_batch_with_receipts_and_the_other_users_read_it
         ):
             with urllib.request.urlopen(base + path, timeout=10) as answer:
                 assert 200 == answer.status, path
+
+        # The reader may not load the board script: after the cache is emptied (a Redis
+        # restart), its reads are refused in one line (503 over HTTP) until a worker loads it.
+        acl_redis.client("worker").script_flush()
+        with pytest.raises(reader.BoardScriptMissing) as missing:
+            reader.top(board, "gammon42", 10)
+        assert 1 == len(str(missing.value).splitlines()) and "ladder worker" in str(missing.value)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base + "/ladders/gammon42/top", timeout=10)
+        refused.value.close()
+        assert 503 == refused.value.code
+        assert 0 == _ladder(as_worker, "worker", "--burst").returncode
+        _reads_work(board)
+        with urllib.request.urlopen(base + "/ladders/gammon42/top", timeout=10) as answer:
+            assert 200 == answer.status
+
+
+def _reads_work(board: Redis) -> None:
+    """The reader library's reads (top, page, rank, card, around, among) of the board."""
+    (first, *_) = reader.top(board, "gammon42", 10)
+    assert "alice" == first.player_id
+    shown = reader.page(board, "gammon42", size=1)
+    assert ["alice"] == [e.player_id for e in shown.entries] and shown.next_cursor
+    after = reader.page(board, "gammon42", cursor=shown.next_cursor, size=1)
+    assert ["bob"] == [e.player_id for e in after.entries]
+    assert 2 == reader.rank(board, "gammon42", "bob").rank
+    assert "alice" == reader.card(board, "gammon42", "alice").player_id
+    assert [e.player_id for e in reader.around(board, "gammon42", "bob", 1)] == ["alice", "bob"]
+    assert ["alice", "bob"] == [
+        e.player_id for e in reader.among(board, "gammon42", ["bob", "alice"]).entries
+    ]
 
 
 def test_ladder_deploy_redis_acl_writes_a_file_redis_loads_with_no_password_in_it(env, tmp_path):

@@ -6,7 +6,9 @@ Time alone takes a player off it too, with no event: ``sweep`` removes the playe
 game has grown too old, found through ``ladder:{L}:active:since`` (score = when that game
 ended), so a sweep costs what it removes, not the size of the board. Every worker runs the
 sweep in its maintenance thread (``worker.queue.liveness``); two workers sweeping at once
-remove the same players twice, which is harmless.
+remove the same players twice, which is harmless. The same thread loads the board script of
+``worker.boards.reader``, which the ``reader`` ACL user may run but not load, at the worker's
+start and every minute (a restarted Redis has an empty script cache).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from redis import Redis
 from redis.cluster import RedisCluster
 
 from worker import keys
+from worker.boards import reader
 from worker.ladders import Config, LadderConfig
 from worker.lua import lua_source
 
@@ -65,13 +68,15 @@ def sweep(
 
 def sweeper(
     redis: Redis | RedisCluster, config: Config, clock: Callable[[], datetime] | None = None
-) -> Callable[[], None] | None:
-    """The maintenance call a worker runs every ``SWEEP_SECONDS`` (None: nothing to sweep)."""
-    if not any(lc.active_days is not None for lc in config.ladders.values()):
-        return None
+) -> Callable[[], None]:
+    """The maintenance call a worker runs every ``SWEEP_SECONDS``: load the board script, then
+    sweep every ladder that keeps an active board."""
+    sweeps = any(lc.active_days is not None for lc in config.ladders.values())
     now = clock or (lambda: datetime.now(UTC))
 
     def run() -> None:
-        sweep(redis, config, now())
+        reader.load_script(redis)
+        if sweeps:
+            sweep(redis, config, now())
 
     return run

@@ -12,13 +12,21 @@ rating history) live in ``worker.store.history``.
 
 Errors: ``UnknownPlayer`` (a ``LookupError``) for a player not on the board or without a
 card; ``InvalidArgument`` (a ``ValueError``) for a bad board name, cursor, size or game;
-its subclass ``InvalidCursor`` for a cursor that cannot be decoded.
+its subclass ``InvalidCursor`` for a cursor that cannot be decoded; ``BoardScriptMissing`` (a
+redis ``ConnectionError``: the board reads are unavailable) when the board script is not in
+the Redis script cache and this client may not load it (the ``reader`` ACL user).
+
+The script runs by its SHA1 and read-only (``EVALSHA_RO``, Redis 7), which is all the
+``reader`` user may run: a worker loads it (``load_script``, at start and every minute), and a
+client allowed to, the ``worker`` user or one without ACL, loads it itself on ``NOSCRIPT``. A
+Redis 6.2 (the embedded one) has no ``EVALSHA_RO`` and runs it with ``EVALSHA``.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import math
 import weakref
@@ -29,6 +37,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from redis import Redis
 from redis.cluster import RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
 from engine import PlayerState
 from schemas.errors import InvalidArgument as InvalidArgument
@@ -56,10 +66,15 @@ Client = Redis | RedisCluster  # the leaderboards may live on a Redis Cluster
 # The board script (page.lua beside this module) reads windows of a board and their
 # provisional flags in one call; its header states its keys, arguments and reply.
 _SCRIPT = (resources.files("worker.boards") / "page.lua").read_text(encoding="utf-8")
+SCRIPT_SHA = hashlib.sha1(_SCRIPT.encode("utf-8"), usedforsecurity=False).hexdigest()
 
 
 class InvalidCursor(InvalidArgument):
     """A page cursor that was not produced by ``page`` for this ladder and board."""
+
+
+class BoardScriptMissing(RedisConnectionError):
+    """The board script is not loaded on this Redis and this client may not load it."""
 
 
 @dataclass(frozen=True)
@@ -251,7 +266,7 @@ def card(redis: Client, ladder: str, player: str) -> Card:
     if not is_identifier(player):
         raise UnknownPlayer(f"no player {player!r} on {ladder}")
     board = [keys.rating(ladder), keys.player(ladder, player)]
-    reply, raw = _script(redis)(keys=board, args=["card", "", player, 0])
+    reply, raw = _call(redis, board, ["card", "", player, 0])
     if not raw:
         raise UnknownPlayer(f"no player {player!r} on {ladder}")
     fields = {_decode(raw[i]): _decode(raw[i + 1]) for i in range(0, len(raw), 2)}
@@ -311,15 +326,42 @@ def decode_cursor(cursor: str, ladder: str, board: str) -> tuple[str, float, int
     return member, float(score), position
 
 
-_SCRIPTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+def load_script(redis: Client) -> str:
+    """Put the board script in the script cache (of every primary of a cluster)."""
+    return str(redis.script_load(_SCRIPT))
 
 
-def _script(redis: Client) -> Any:
-    """The board script for this client, hashed once (it is loaded on first use)."""
-    script = _SCRIPTS.get(redis)
-    if script is None:
-        script = _SCRIPTS[redis] = redis.register_script(_SCRIPT)
-    return script
+# Clients of a Redis without EVALSHA_RO (6.2), which run the script with EVALSHA.
+_WITHOUT_RO: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _evalsha(redis: Client, names: list[str], args: list[Any]) -> Any:
+    if redis not in _WITHOUT_RO:
+        try:
+            return redis.evalsha_ro(SCRIPT_SHA, len(names), *names, *args)
+        except NoScriptError:
+            raise
+        except ResponseError as exc:
+            if not str(exc).lower().startswith("unknown command"):
+                raise
+            _WITHOUT_RO.add(redis)
+    return redis.evalsha(SCRIPT_SHA, len(names), *names, *args)
+
+
+def _call(redis: Client, names: list[str], args: list[Any]) -> Any:
+    """The board script, read-only by its SHA1; loaded first if missing and this client may."""
+    try:
+        return _evalsha(redis, names, args)
+    except NoScriptError:
+        pass
+    try:
+        load_script(redis)
+    except NoPermissionError:
+        raise BoardScriptMissing(
+            "the board script is not loaded on this Redis and this user may not load it: "
+            "a running `ladder worker` loads it within a minute"
+        ) from None
+    return _evalsha(redis, names, args)
 
 
 def _run(
@@ -327,7 +369,7 @@ def _run(
 ) -> tuple[int, int, list[Entry]]:
     """One script call: the entries, and on a rating board their provisional flags too."""
     flags = keys.player_prefix(ladder) if board in RATING_BOARDS else ""
-    return _parse(_script(redis)(keys=[key], args=[op, flags, *args]))
+    return _parse(_call(redis, [key], [op, flags, *args]))
 
 
 def _parse(reply: bytes | str) -> tuple[int, int, list[Entry]]:
