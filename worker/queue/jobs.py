@@ -24,7 +24,7 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -198,7 +198,6 @@ def _process_batch(rt: Runtime, payloads: list[str]) -> int:
         try:
             with _job_clock():
                 outcomes = apply_isolating(rt, payloads, on_invalid)
-                on_invalid.flush()
         except Exception as exc:
             store = faults.classify(exc, rt.probes)
             if store is None:  # not an outage: RQ's retries, then per-event dead letters
@@ -242,19 +241,20 @@ def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
         log.warning("moderation_heal_failed", error=f"{type(exc).__name__}: {exc}"[:300])
 
 
-def apply_isolating(
-    rt: Runtime,
-    payloads: list[str],
-    on_invalid: Callable[[str | bytes, InvalidEvent], None],
-) -> list[Processed]:
+def apply_isolating(rt: Runtime, payloads: list[str], on_invalid: _Letters) -> list[Processed]:
     """Apply ``payloads``; when that fails for a reason that is not an outage, split the
     batch in halves, and so on, until the event that fails is alone: it is dead-lettered
-    (``processing_error``, with the exception) and every other event is applied.
+    (``processing_error``, with the exception) and every other event is applied. The batch's
+    invalid events are dead-lettered once it is committed, before its Redis write (their
+    receipts come first, as they were refused first).
 
     An outage is raised to the caller, which holds the whole batch (events of halves applied
     already are duplicates when it is tried again, and change nothing)."""
     try:
-        return rt.service.process(payloads, on_invalid=on_invalid)
+        settled = rt.service.settle(payloads, on_invalid)
+        on_invalid.flush()
+        rt.service.project(settled)
+        return settled.outcomes
     except Exception as exc:
         if faults.classify(exc, rt.probes) is not None:
             raise
