@@ -188,8 +188,9 @@ def erase(rt: Any, ladder_config: LadderConfig, player_id: str, by: str) -> dict
             "Redis answers to remove it there"
         ) from exc
     if unsettled:
+        many = len(unsettled)
         report["warning"] = (
-            f"{len(unsettled)} batches in flight did not finish within "
+            f"{many} {'batch' if many == 1 else 'batches'} in flight did not finish within "
             f"{rt.settings.job_timeout} s (a worker stopped?): when they are recovered "
             "they write what PostgreSQL holds; run `ladder reconcile` once they are"
         )

@@ -33,6 +33,7 @@ from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
 from worker import keys
 from worker.boards.receipts import ReceiptSink
+from worker.queue import faults
 from worker.queue.letters import AmbiguousReference as AmbiguousReference
 from worker.queue.letters import DeadLetter as DeadLetter
 from worker.queue.letters import Filter as Filter
@@ -141,7 +142,7 @@ class DeadLetters:
             jobs = [j for j in Job.fetch_many(ids, connection=self.redis) if j is not None]
             self.archive.store([(self._letter(job), _traceback(job)) for job in jobs])
         except Exception as exc:
-            log.warning("dead_letter_archive_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+            log.warning("dead_letter_archive_failed", error=faults.said(exc, 300))
             return
         with self.redis.pipeline() as pipe:
             for job_id in ids:

@@ -86,7 +86,7 @@ class Outages:
             if store in self._down:
                 return
             self._down[store] = time.monotonic()
-        log.warning("store_unavailable", store=store, error=f"{type(exc).__name__}: {exc}"[:300])
+        log.warning("store_unavailable", store=store, error=said(exc, 300))
 
     def regained(self) -> None:
         with self._lock:
@@ -102,3 +102,8 @@ class Outages:
 
 
 outages = Outages()
+
+
+def said(exc: BaseException, most: int = 500) -> str:
+    """An exception as one log field: its type and message, at most ``most`` characters."""
+    return f"{type(exc).__name__}: {exc}"[:most]

@@ -135,7 +135,7 @@ def _follow_on(rt: Runtime) -> int:
                 settled = rt.service.settle(payloads, letters)
                 letters.flush()
             except Exception as exc:
-                log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
+                log.warning("follow_on_batch_failed", error=faults.said(exc))
                 rt.inbox.hand_over(batch, payloads)
                 break
             previous, writing = writing, None
@@ -178,7 +178,7 @@ class _Writing:
             self.future.result()
             return True
         except Exception as exc:
-            log.warning("follow_on_batch_failed", error=f"{type(exc).__name__}: {exc}"[:500])
+            log.warning("follow_on_batch_failed", error=faults.said(exc))
             rt.inbox.hand_over(self.batch, self.payloads)
             return False
 
@@ -238,7 +238,7 @@ def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
                 )
                 log.warning("moderation_healed", ladder=ladder, action=through, players=healed)
     except Exception as exc:
-        log.warning("moderation_heal_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+        log.warning("moderation_heal_failed", error=faults.said(exc, 300))
 
 
 def apply_isolating(rt: Runtime, payloads: list[str], on_invalid: _Letters) -> list[Processed]:
@@ -263,7 +263,7 @@ def apply_isolating(rt: Runtime, payloads: list[str], on_invalid: _Letters) -> l
         log.warning(
             "batch_split",
             events=len(payloads),
-            error=f"{type(exc).__name__}: {exc}"[:300],
+            error=faults.said(exc, 300),
         )
         middle = len(payloads) // 2
         return [
@@ -276,7 +276,7 @@ def _processing_error(rt: Runtime, payload: str, exc: Exception) -> Processed:
     guessed = guess_ids(payload)
     error = InvalidEvent(
         PROCESSING_ERROR,
-        f"{type(exc).__name__}: {exc}"[:500],
+        faults.said(exc),
         event_id=guessed.get("event_id"),
         ladder=guessed.get("ladder"),
     )
@@ -345,7 +345,7 @@ def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: st
         except InvalidEvent as invalid:
             rt.dead_letter(payload, invalid)  # keep its own, precise reason
             continue
-        error = InvalidEvent("retries_exhausted", f"{type(exc).__name__}: {exc}"[:500])
+        error = InvalidEvent("retries_exhausted", faults.said(exc))
         rt.dead_letter(payload, error, trace)
 
 

@@ -29,6 +29,7 @@ from rq.utils import current_timestamp
 
 from worker import keys
 from worker.lua import lua_source
+from worker.queue import faults
 
 if TYPE_CHECKING:
     from redis import Redis
@@ -127,7 +128,7 @@ class Liveness:
             try:
                 self.maintenance()
             except Exception as exc:
-                log.warning("maintenance_failed", error=f"{type(exc).__name__}: {exc}")
+                log.warning("maintenance_failed", error=faults.said(exc))
             if self.stop.wait(MAINTENANCE_SECONDS):
                 return
 

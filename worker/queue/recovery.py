@@ -29,6 +29,7 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
 from worker import keys
+from worker.queue import faults
 from worker.queue.jobs import split_failed_batches
 from worker.queue.liveness import ALIVE_SECONDS
 
@@ -138,4 +139,4 @@ def maintain(rt: Runtime, worker: SimpleWorker) -> None:
         try:
             step()
         except Exception as exc:
-            log.warning("maintenance_step_failed", error=f"{type(exc).__name__}: {exc}")
+            log.warning("maintenance_step_failed", error=faults.said(exc))

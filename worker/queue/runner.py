@@ -26,7 +26,7 @@ from worker import failpoints, keys
 from worker.boards.active import sweeper
 from worker.bootstrap import Runtime
 from worker.observability import logs
-from worker.queue import jobs
+from worker.queue import faults, jobs
 from worker.queue.liveness import Liveness
 from worker.queue.recovery import maintain
 from worker.queue.rqworker import Worker
@@ -147,7 +147,7 @@ def run_forever(rt: Runtime) -> None:
             try:
                 return observed.worker([rt.inbox.queue], rt.redis, jobs.job_class(rt))
             except RedisError as exc:
-                log.warning("redis_unreachable", error=f"{type(exc).__name__}: {exc}")
+                log.warning("redis_unreachable", error=faults.said(exc))
                 stop.wait(delay)
                 delay = min(delay * 2, 30.0)
         return None
@@ -199,7 +199,7 @@ def _serve(
                     maintain(rt, current[0])
                     last_maintenance = time.monotonic()
             except Exception as exc:  # Redis away: wait and try again, never die
-                log.warning("inbox_pump_error", error=f"{type(exc).__name__}: {exc}")
+                log.warning("inbox_pump_error", error=faults.said(exc))
                 stop.wait(1.0)
 
     thread = threading.Thread(target=pump, name="ladder-inbox-pump", daemon=True)
@@ -210,7 +210,7 @@ def _serve(
             try:
                 _work(worker, burst=False)
             except Exception as exc:
-                log.warning("worker_loop_error", error=f"{type(exc).__name__}: {exc}")
+                log.warning("worker_loop_error", error=faults.said(exc))
             if _stop_was_requested(worker):
                 break
             keep_stop_requests()
