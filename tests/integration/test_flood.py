@@ -55,3 +55,39 @@ def test_an_oversized_event_is_staged_as_its_stand_in_by_either_claim(runtime):
         staged = runtime.redis.lrange(keys.staging(batch), 0, -1)
         assert items == [s.decode() for s in staged]
         runtime.inbox.release(batch)
+
+
+def test_a_flood_beyond_the_redis_limit_spills_to_postgresql_in_few_moves_and_keeps_each(
+    make_runtime, capsys, monkeypatch
+):
+    """3,000 invalid events with 1,000 dead letters kept in Redis: a few pipelines and moves
+    to PostgreSQL, not one each; every letter still listed, shown and replayable; the valid
+    events behind them have their receipts."""
+    from tests.integration.test_operations import ladder_json
+    from worker.store.archive import Archive
+
+    rt = make_runtime(dead_letters_in_redis=1000)
+    flood = [json.dumps({"event_id": f"bad-{i}", "ladder": "gammon42"}) for i in range(3000)]
+    publish(rt, *flood, *(game(f"a{i}", f"b{i}", event_id=f"ok-{i}") for i in range(5)))
+    calls = {"pipelines": 0, "moves": 0}
+    execute, store = Pipeline.execute, Archive.store
+
+    def counted_execute(self, raise_on_error=True):
+        calls["pipelines"] += 1
+        return execute(self, raise_on_error)
+
+    def counted_store(self, letters):
+        calls["moves"] += 1
+        return store(self, letters)
+
+    monkeypatch.setattr(Pipeline, "execute", counted_execute)
+    monkeypatch.setattr(Archive, "store", counted_store)
+    drain(rt)
+    assert calls["pipelines"] < 60 and calls["moves"] < 60, calls
+    assert {"redis": 1000, "postgresql": 2000} == rt.dead_letters.counts()
+    assert 3000 == len(ladder_json(rt, capsys, "dlq", "list", "--limit", "5000"))
+    assert "bad-7" == ladder_json(rt, capsys, "dlq", "show", "bad-7")["event_id"]
+    assert "bad-2999" == ladder_json(rt, capsys, "dlq", "show", "bad-2999")["event_id"]
+    replayed = [rt.dead_letters.resolve("bad-7"), rt.dead_letters.resolve("bad-2999")]
+    assert replayed == rt.dead_letters.replay(replayed)
+    assert 5 == len(rt.redis.keys("ladder:receipt:ok-*"))
