@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -23,11 +24,13 @@ from redis import Redis
 from sqlalchemy import create_engine, or_, select
 
 from tests.e2e.invariants import check_stores
+from tests.e2e.private import LADDER as LADDER_COMMAND
 from tests.e2e.test_reliability import kill_group, publish, spawn
-from tests.events import iso
+from tests.events import game, iso
 from worker.store.tables import events, players
 
 LADDER = "gammon42"
+Stream = list[tuple[str, dict[str, str]]]  # XRANGE on a decoding client
 PLAYERS = [f"x-p{i}" for i in range(5)]
 ERASED, BANNED = "x-p3", "x-p1"
 
@@ -153,3 +156,47 @@ def test_erase_void_and_ban_while_workers_score_the_same_ids_lose_no_receipt(cli
     assert reused == redis.zscore(f"ladder:{{{LADDER}}}:rating", ERASED)
     assert redis.zscore(f"ladder:{{{LADDER}}}:rating", pseudonym) is None
     redis.close()
+
+
+@pytest.mark.long
+def test_an_erase_beside_a_worker_killed_mid_write_waits_warns_and_stays_consistent(
+    cli, database_url
+):
+    """A worker is SIGKILLed between committing a batch of the id's game and writing it to
+    Redis (failpoint ``jobs.before_redis_write``); the erase that follows waits for what is in
+    flight up to LADDER_JOB_TIMEOUT, says in one line that it is still held, and erases; the
+    batch is recovered later and writes what PostgreSQL holds: no receipt or stream entry names
+    the id, and verify, reconcile and the stores agree."""
+    gone = "x-kill"
+    games = [
+        game(gone, "a", event_id="k-0"),
+        game("b", gone, event_id="k-1"),
+        game("c", "d", event_id="k-2"),
+    ]
+    redis = Redis.from_url(cli.env["REDIS_URL"], decode_responses=True)
+    publish(redis, games)
+    env = {**cli.env, "LADDER_BATCH_SIZE": "1"}
+    first = spawn({**env, "LADDER_FAILPOINTS": "jobs.before_redis_write=1"}, "--burst")
+    assert -signal.SIGKILL == first.wait(timeout=60)  # at the follow-on batch's write
+    assert redis.get("ladder:receipt:k-1") is None  # committed, not written to Redis
+    erased = subprocess.run(
+        [LADDER_COMMAND, "player", "erase", LADDER, gone, "--yes", "--json"],
+        env={**cli.env, "LADDER_JOB_TIMEOUT": "2"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert 0 == erased.returncode, erased.stderr
+    (warning,) = erased.stderr.strip().splitlines()
+    # the staged batch, and the killed worker's job still in RQ's started registry
+    assert warning.startswith("ladder: warning: 2 batches in flight did not finish within 2 s")
+    cli.ladder("worker", "--burst", timeout=120)  # recovers the staged batch (30 s grace)
+    kept = [redis.get(f"ladder:receipt:{g['event_id']}") for g in games]
+    streamed = [json.dumps(f) for _, f in cast(Stream, redis.xrange("ladder:receipts"))]
+    redis.close()
+    assert all(kept)  # every event's receipt, the recovered one's too
+    assert [] == [text for text in [*kept, *streamed] if text and gone in text]
+    verified = cli.ladder("verify", "--json", check=False)
+    assert [] == json.loads(verified.stdout)["ladders"][LADDER]["mismatches"]
+    assert 0 == cli.ladder("reconcile").returncode
+    check_stores(database_url, cli.env["REDIS_URL"], {(LADDER, g["event_id"]) for g in games})
