@@ -228,6 +228,7 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
         voided = g.outcome == VOIDED
         why = "voided" if voided else REASON_WORDS.get(g.reason or "", g.reason or "unrated")
         row = ledger.get(g.event_id)
+        shown = row.delta if voided and row is not None else g.delta  # voided: the change it had
         listed.append(
             {
                 "date": _when(g.ended_at)[:10],
@@ -239,9 +240,8 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
                 "mode": g.mode or "",
                 "counted": counted,
                 "voided": voided,
-                # a voided game: the change it had, struck (not applied)
-                "change": display_change(rules, row.delta if voided and row else g.delta or 0.0),
-                "struck": voided and row is not None,
+                "change": display_change(rules, shown) if shown is not None else "",
+                "struck": voided and row is not None,  # shown struck: not applied
                 "up": counted and (g.delta or 0.0) > 0,
                 "down": counted and (g.delta or 0.0) < 0,
                 "rating": display_rating(rules, row.running) if row else "",
