@@ -50,16 +50,21 @@ TIMERS: list[tuple[str, str, str]] = [
         "Service._apply_with_retries",
     ),
     ("    claim_players (create + lock, in key order)", "worker.store.statements", "claim_players"),
-    ("    load_links (before the locks)", "worker.store.statements", "load_links"),
     (
-        "    after_claim (links again, duplicates, tournaments, window counts: one round trip)",
+        "    before_claim (links, ids applied before: one round trip)",
+        "worker.store.statements",
+        "before_claim",
+    ),
+    ("    what the batch needs (engine.needs)", "engine.needs", "needs"),
+    (
+        "    after_claim (links again, ids applied meanwhile, tournaments, windows)",
         "worker.store.statements",
         "after_claim",
     ),
     (
-        "    the windows from the counts (needs.windows)",
-        "worker.service.needs",
-        "windows",
+        "    the windows from the counts (WindowFacts.windows)",
+        "worker.store.windows",
+        "WindowFacts.windows",
     ),
     ("    the engine's decisions (engine.ladder.apply)", "worker.service.batch", "apply"),
     (

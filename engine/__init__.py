@@ -8,7 +8,7 @@ itself; its formulas live in the ``gammon42``, ``fibs`` and ``prostriker`` modul
 ledger) and ``replay.Replay`` runs a ladder's stored log through it again.
 """
 
-from engine import fairplay, fibs, gammon42, prostriker
+from engine import fairplay, fibs, gammon42, needs, prostriker
 from engine.fairplay import FairPlayConfig
 from engine.gammon42 import CUBE_VALUES
 from engine.ladder import Decision, LadderState, LedgerChange, Policy, apply
@@ -53,6 +53,7 @@ __all__ = [
     "gammon42",
     "in_order",
     "is_provisional",
+    "needs",
     "network_token",
     "preview",
     "prostriker",

@@ -23,6 +23,7 @@ __all__ = [
     "Filter",
     "Reason",
     "bot",
+    "may_be_rated",
     "not_ranked",
     "pair_limit",
     "shared_network",
@@ -82,11 +83,15 @@ class FairPlayFacts:
 Filter = Callable[[FairPlayFacts, FairPlayConfig], Reason | None]
 
 
+def may_be_rated(mode: str, cfg: FairPlayConfig) -> bool:
+    """Whether a game of ``mode`` passes the first filter: only ranked games change ratings,
+    unless the ladder switched the filter off."""
+    return mode == "ranked" or not cfg.not_ranked
+
+
 def not_ranked(facts: FairPlayFacts, cfg: FairPlayConfig) -> Reason | None:
     """Only ranked games change ratings; boosted and tournament games are handled elsewhere."""
-    if cfg.not_ranked and facts.mode != "ranked":
-        return Reason.NOT_RANKED
-    return None
+    return None if may_be_rated(facts.mode, cfg) else Reason.NOT_RANKED
 
 
 def bot(facts: FairPlayFacts, cfg: FairPlayConfig) -> Reason | None:

@@ -264,8 +264,12 @@ def apply(
                 Reason.EVENT_ID_CONFLICT,
                 digests=(stored, event.digest),
             )
+        # A duplicate changes nobody; its players are projected again (a crash may have cut
+        # the first projection short), those that still exist: an erased id stays erased.
         for pid in named:
-            state.player(ladder, links.get(pid, pid))
+            pkey = (ladder, links.get(pid, pid))
+            if pkey in state.players:
+                state.touched.add(pkey)
         return Decision(event.event_id, ladder, event.type, Outcome.DUPLICATE)
     state.seen[key] = event.digest
     players = state.players

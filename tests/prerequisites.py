@@ -75,10 +75,7 @@ CHECKS: tuple[tuple[str, Callable[[], bool], str], ...] = (
     ),
     (
         "go with Debian's redigo (the Go example, tests/e2e/test_examples.py)",
-        lambda: (
-            shutil.which("go") is not None
-            and Path("/usr/share/gocode/src/github.com/gomodule/redigo").is_dir()
-        ),
+        lambda: shutil.which("go") is not None and REDIGO.is_dir(),
         "apt-get install golang-go golang-github-gomodule-redigo-dev",
     ),
     (

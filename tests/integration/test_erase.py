@@ -10,6 +10,7 @@ from tests.events import game, tournament
 from tests.integration.helpers import board, stored_players
 from tests.integration.test_moderation import clean, ladder, ladder_json
 from tests.integration.test_privacy import everything_in_postgres, everything_in_redis
+from worker import keys
 from worker.ops import seasons
 
 ID = "zed-7"
@@ -119,3 +120,36 @@ def test_an_erased_pseudonym_is_stable_and_verify_passes_after_more_games(runtim
     publish(runtime, game("amy", "bob", event_id="g9"))
     drain(runtime)
     clean(runtime, "gammon42")
+
+
+def test_a_copy_of_an_erased_players_game_sent_again_does_not_bring_the_id_back(runtime, capsys):
+    """SPEC 2.4 step 1: "an event_id already applied is a duplicate: no change". An erased
+    player's games keep their event ids, so a copy of one sent again (or a batch recovered
+    after the erase) is a duplicate: it creates no player, card or board entry for the id,
+    and its receipt repeats the original's numbers under the pseudonym. A new game naming the
+    id is a new player's, as before."""
+    history_of_zed(runtime)
+    shown = ladder_json(runtime, capsys, "player", "erase", "gammon42", ID, "--yes")
+    publish(
+        runtime,
+        game(ID, "amy", event_id="g1", ended_at=T0),
+        game("bob", ID, event_id="g2", ended_at=T0 + timedelta(hours=1)),
+    )
+    drain(runtime)
+    assert ID not in everything_in_postgres(runtime) + everything_in_redis(runtime)
+    sent = streamed(runtime)[-2:]
+    assert [("g1", "duplicate"), ("g2", "duplicate")] == [
+        (r["event_id"], r["outcome"]) for r in sent
+    ]
+    assert shown["pseudonym"] in json.dumps(sent)
+    clean(runtime, "gammon42")
+
+    publish(runtime, game(ID, "amy", event_id="g1", ended_at=T0), game(ID, "amy", event_id="g10"))
+    drain(runtime)
+    assert ["duplicate", "rated"] == [r["outcome"] for r in streamed(runtime)[-2:]]
+    assert 1 == stored_players(runtime, "gammon42")[ID]["rated_games"]
+    clean(runtime, "gammon42")
+
+
+def streamed(rt):
+    return [json.loads(f[b"receipt"]) for _, f in rt.redis.xrange(keys.RECEIPTS)]

@@ -19,10 +19,11 @@ A batch is a unit of work around the engine, which holds every ladder rule
 (``engine.ladder.apply``): validate every event and map it to its stored form and engine
 event (``worker.service.intake``); then, for each PostgreSQL primary that holds some of the
 batch's ladders (``worker.store.routes``; one, unless ladders are routed), in one
-transaction on that primary read the links, create the missing
+transaction on that primary read the links and the event ids applied before (with their
+digests), ask the engine what else the batch needs (``engine.needs``), create the missing
 players and lock every player in sorted key order, check the links did not move meanwhile,
-load the event ids already applied (with their digests) and the window counts
-(``worker.service.needs``); apply the engine's decision event by event in memory; write
+read the ids applied meanwhile and the window counts; apply the engine's decision event by
+event in memory; write
 audit rows, ledger rows, links, settled tournaments and players; commit; then dead-letter
 the events whose id was applied before with other content, and project every touched player
 into Redis (version-guarded, so a late write from a slower worker never overwrites a newer
@@ -42,14 +43,13 @@ import structlog
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from engine import Decision, LadderState, Outcome, Player, Policy, apply
-from engine.ladder import TournamentFinished, when
+from engine import Decision, LadderState, Outcome, Player, Policy, Ruleset, apply, needs
+from engine.ladder import Event, when
 from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
 from worker import failpoints
 from worker.boards.projection import Projection
 from worker.ladders import Config
-from worker.service import needs
 from worker.service.intake import Intake, Valid
 from worker.service.rows import Rows, text
 from worker.store import partitions
@@ -224,6 +224,11 @@ class Service(Intake):
             [r for w in parts for r in w.receipts],
         )
 
+    def _rules_for(self, now: datetime) -> Callable[[Event], Ruleset]:
+        """Each event's ruleset version: the one in force at ``when(event, now)``."""
+        ladders = self.config.ladders
+        return lambda event: ladders[event.ladder].rules_at(when(event, now))
+
     def _apply_with_retries(self, engine: Engine, items: list[Valid], now: datetime) -> _Written:
         """Conflicts between concurrent workers (deadlock, duplicate insert) are retried here."""
         for attempt in range(CONFLICT_RETRIES):
@@ -240,17 +245,15 @@ class Service(Intake):
 
     def _apply(self, engine: Engine, items: list[Valid], now: datetime) -> _Written:
         events = [item.event for item in items]
-        named = needs.named_players(events)
+        named = needs.named(events)
+        keys = {(e.ladder, e.event_id) for e in events}
         partitions.ready(engine, now)  # the audit log's partition for ``now``'s month
         with engine.begin() as conn:
-            links = store.load_links(conn, named)
-            players = store.claim_players(conn, needs.starts(self.config, events, links, now), now)
+            links, seen = store.before_claim(conn, named, keys)
+            wanted = needs.needs(events, self._rules_for(now), self.policies, links, seen)
+            players = store.claim_players(conn, wanted.starts, now, wanted.existing)
             found = store.after_claim(
-                conn,
-                named,
-                {(e.ladder, e.tournament_id) for e in events if isinstance(e, TournamentFinished)},
-                needs.window_asks(self.config, self.policies, events, links),
-                {(e.ladder, e.event_id) for e in events},
+                conn, named, wanted.tournaments, wanted.windows, keys - seen.keys()
             )
             if found.links != links:
                 raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
@@ -259,8 +262,8 @@ class Service(Intake):
                 links=links,
                 linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
                 settled=found.settled,
-                windows=needs.windows(found.windows),
-                seen=found.seen,
+                windows=found.windows,
+                seen=seen | found.seen,
             )
             batch = Rows(now)
             outcomes: list[Processed] = []

@@ -10,9 +10,9 @@ changes with their length. psycopg then prepares each statement once per connect
 neither SQLAlchemy nor the server parses it again (``worker.store.tables`` keeps each run
 planned for the tables as they are). Audit rows, ledger rows and the changed players each
 travel as one JSON document; from ``COPY_ROWS`` audit and ledger rows on, those two go by COPY
-instead. A batch makes four round trips, with psycopg's pipeline mode: the links (with the
-transaction's BEGIN), ``claim_players``, ``after_claim`` and ``write_batch`` (with the COMMIT,
-unless the caller reads after it), and two more for each COPY of a large batch.
+instead. A batch makes four round trips, with psycopg's pipeline mode: ``before_claim`` (with
+the transaction's BEGIN), ``claim_players``, ``after_claim`` and ``write_batch`` (with the
+COMMIT, unless the caller reads after it), and two more for each COPY of a large batch.
 """
 
 from __future__ import annotations
@@ -25,13 +25,14 @@ from sqlalchemy import JSON, String, Table
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
-from engine import Player, PlayerKey
+from engine import Player, PlayerKey, Windows
+from engine.needs import WindowAsk
 from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
 from worker.store import windows
-from worker.store.driver import KEYS, Read, driver_errors, pipeline, run, split
+from worker.store.driver import KEYS, Read, driver_errors, pipeline, split
 from worker.store.tables import events, links, players, rating_changes, tournaments
-from worker.store.windows import WindowAsk, WindowFacts
+from worker.store.windows import WindowFacts
 
 __all__ = [  # the windows' types are the batch's as much as the rest
     "COPY_ROWS",
@@ -41,9 +42,9 @@ __all__ = [  # the windows' types are the batch's as much as the rest
     "WindowAsk",
     "WindowFacts",
     "after_claim",
+    "before_claim",
     "chunks",
     "claim_players",
-    "load_links",
     "load_players",
     "write_batch",
 ]
@@ -151,27 +152,33 @@ _PG_WRITE_PLAYERS = (
 
 
 def claim_players(
-    conn: Connection, starts: dict[PlayerKey, float], now: datetime
+    conn: Connection,
+    starts: dict[PlayerKey, float],
+    now: datetime,
+    existing: Iterable[PlayerKey] = (),
 ) -> dict[PlayerKey, Player]:
-    """Create the missing players and lock every one of them, in sorted key order.
+    """Create the missing players and lock every one of them, in sorted key order; read
+    ``existing`` too, the ones of them that exist, without creating or locking them.
 
-    ``starts`` holds every player the batch touches with the rating a new row starts at.
+    ``starts`` holds every player the batch may change with the rating a new row starts at.
     One ``INSERT ... ON CONFLICT DO UPDATE ... WHERE false`` walks the keys in
     sorted order: it inserts a missing row and locks an existing one without changing it
     (PostgreSQL locks every conflicting row even when the ``WHERE`` is false). Every batch
     locks in this one order, so concurrent workers queue behind each other and never
     deadlock, and creating and locking share the batch's transaction.
     """
-    if not starts:
+    read = split([*starts, *existing])
+    if not read["ladders"]:
         return {}
-    params = split(starts)
-    ordered = list(zip(params["ladders"], params["ids"], strict=True))
     with pipeline(conn) as driver:  # the claim and the read of the locked rows
-        driver.execute(
-            _PG_CLAIM_PLAYERS,
-            {**params, "ratings": [starts[k] for k in ordered], "now": now},
-        )
-        locked = driver.execute(_PG_SELECT_PLAYERS, params)
+        if starts:
+            params = split(starts)
+            ordered = list(zip(params["ladders"], params["ids"], strict=True))
+            driver.execute(
+                _PG_CLAIM_PLAYERS,
+                {**params, "ratings": [starts[k] for k in ordered], "now": now},
+            )
+        locked = driver.execute(_PG_SELECT_PLAYERS, read)
     return {(r[0], r[1]): _record(r) for r in locked.fetchall()}
 
 
@@ -181,19 +188,23 @@ def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey,
     return {(r[0], r[1]): _record(r) for r in rows}
 
 
-def load_links(conn: Connection, named: dict[str, set[str]]) -> dict[str, dict[str, str]]:
-    """Per ladder, the {anonymous_id: account_id} links in which any named id takes part,
-    on either side. Every named ladder is in the answer (``{}`` when it has none)."""
-    return run(conn, _links_read(named))
+def before_claim(
+    conn: Connection, named: dict[str, set[str]], event_keys: Iterable[tuple[str, str]]
+) -> tuple[dict[str, dict[str, str]], dict[tuple[str, str], str | None]]:
+    """What a batch reads before its players are locked, in one round trip: per ladder, the
+    links in which any named id takes part, on either side (every named ladder is in the
+    answer, ``{}`` when it has none); and the event ids applied before, with their digests."""
+    links, seen = _read_all(conn, [_links_read(named), _existing_read(event_keys)])
+    return links, seen
 
 
 class AfterClaim(NamedTuple):
     """What a batch reads once its players are locked."""
 
-    links: dict[str, dict[str, str]]  # ``load_links`` again: a link committed meanwhile?
+    links: dict[str, dict[str, str]]  # ``before_claim``'s again: a link committed meanwhile?
     settled: set[tuple[str, str]]  # the batch's tournaments already settled
-    windows: WindowFacts  # the windows (``WindowAsk``)
-    seen: dict[tuple[str, str], str | None]  # the batch's event ids already applied, digests
+    windows: Windows  # the windows (``WindowAsk``)
+    seen: dict[tuple[str, str], str | None]  # of the keys asked, those applied meanwhile
 
 
 def after_claim(
@@ -205,22 +216,29 @@ def after_claim(
 ) -> AfterClaim:
     """The reads a batch makes once its players are locked. They go in one
     round trip (psycopg's pipeline mode): each statement is sent without waiting for the one
-    before, and the server runs them in order, in the batch's transaction, after the locks."""
+    before, and the server runs them in order, in the batch's transaction, after the locks.
+    ``event_keys``: the batch's ids not applied before it claimed, asked again (another
+    worker may have applied one while this one waited for the locks)."""
     tournament_keys = sorted(set(tournament_keys))
     facts = WindowFacts([], [], [])
     reads: list[Read[Any]] = [_links_read(named), _existing_read(event_keys)]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
     reads += windows.reads(asks, facts)
-    with pipeline(conn) as driver:
-        cursors = [driver.execute(read.sql, read.params) for read in reads]
-    made = [read.make(cursor.fetchall()) for read, cursor in zip(reads, cursors, strict=True)]
+    made = _read_all(conn, reads)
     return AfterClaim(
         links=made[0],
         seen=made[1],
         settled=made[2] if tournament_keys else set(),
-        windows=facts,
+        windows=facts.windows(),
     )
+
+
+def _read_all(conn: Connection, reads: Sequence[Read[Any]]) -> list[Any]:
+    """``reads`` in one round trip, each made from its rows."""
+    with pipeline(conn) as driver:
+        cursors = [driver.execute(read.sql, read.params) for read in reads]
+    return [read.make(cursor.fetchall()) for read, cursor in zip(reads, cursors, strict=True)]
 
 
 def _links_read(named: dict[str, set[str]]) -> Read[dict[str, dict[str, str]]]:

@@ -11,10 +11,11 @@ window's start was processed after it, less a margin (``PROCESSED_MARGIN``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
+from engine import Windows
+from engine.needs import WindowAsk
 from worker.jsontext import compact
 from worker.store.driver import Read
 
@@ -22,38 +23,6 @@ from worker.store.driver import Read
 # over 5 minutes ahead of the worker's clock; a day covers clocks that differ).
 PROCESSED_MARGIN = timedelta(days=1)
 _MARGIN = f"interval '{PROCESSED_MARGIN.days} days'"
-
-
-@dataclass(frozen=True)
-class WindowAsk:
-    """What one ladder's batch counts in its windows (``engine.Windows``), for its games that
-    ended in [first, last]: the ranked games of ``ranked_ids`` in the ``ranked_hours``
-    (shortest, longest; None: the rules count none) before each game, and the rated games
-    between the two players of each of ``pairs`` in the ``pair_hours`` before it."""
-
-    ladder: str
-    first: datetime
-    last: datetime
-    ranked_ids: Sequence[str]
-    ranked_hours: tuple[int, int] | None
-    pairs: Sequence[tuple[str, str]]
-    pair_hours: int
-
-    @property
-    def since(self) -> datetime:
-        """The start of the earliest window the batch reads."""
-        hours = self.pair_hours
-        if self.ranked_hours is not None:
-            hours = max(hours, self.ranked_hours[1])
-        return self.first - timedelta(hours=hours)
-
-    @property
-    def core(self) -> tuple[datetime, datetime]:
-        """[start, end) of the ranked games every window of the batch counts: those after the
-        last game's shortest window opens and before the first game ended. Empty (start ==
-        end) when the batch spans a window or more."""
-        shortest = 0 if self.ranked_hours is None else self.ranked_hours[0]
-        return min(self.last - timedelta(hours=shortest), self.first), self.first
 
 
 class WindowFacts(NamedTuple):
@@ -64,6 +33,17 @@ class WindowFacts(NamedTuple):
     # ``WindowAsk.core``), entered as ended at the core's start, where every window holds them
     ranked_counts: list[tuple[str, str, datetime, int]]
     rated_pairs: list[tuple[str, str, str, datetime]]  # ladder, winner, loser, ended_at
+
+    def windows(self) -> Windows:
+        """The engine's windows from what the store found."""
+        out = Windows()
+        for ladder, player_id, ended_at in self.ranked:
+            out.add_ranked(ladder, player_id, ended_at)
+        for ladder, player_id, at, n in self.ranked_counts:
+            out.add_ranked_many(ladder, player_id, at, n)
+        for ladder, winner_id, loser_id, ended_at in self.rated_pairs:
+            out.add_rated_pair(ladder, winner_id, loser_id, ended_at)
+        return out
 
 
 # The windows (``WindowAsk``), all ladders at once, each asking ladder's ids and pairs in one
