@@ -193,9 +193,20 @@ def test_an_erase_beside_a_worker_killed_mid_write_waits_warns_and_stays_consist
     cli.ladder("worker", "--burst", timeout=120)  # recovers the staged batch (30 s grace)
     kept = [redis.get(f"ladder:receipt:{g['event_id']}") for g in games]
     streamed = [json.dumps(f) for _, f in cast(Stream, redis.xrange("ladder:receipts"))]
+    # the recovered batch's game is a duplicate now: it brings no player, card or entry back
+    named = [
+        key
+        for key in redis.scan_iter()
+        if gone in key or (redis.type(key) == "zset" and redis.zscore(key, gone) is not None)
+    ]
     redis.close()
     assert all(kept)  # every event's receipt, the recovered one's too
     assert [] == [text for text in [*kept, *streamed] if text and gone in text]
+    assert [] == named
+    with create_engine(database_url).connect() as conn:
+        assert (
+            [] == conn.execute(select(players.c.player_id).where(players.c.player_id == gone)).all()
+        )
     verified = cli.ladder("verify", "--json", check=False)
     assert [] == json.loads(verified.stdout)["ladders"][LADDER]["mismatches"]
     assert 0 == cli.ladder("reconcile").returncode
