@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from engine import Replay
 from tests.conftest import drain, publish
 from tests.e2e.oracle import Oracle
 from tests.events import game
@@ -18,6 +17,7 @@ from worker.entrypoints.cli import moderate, read
 from worker.entrypoints.cli.main import dispatch
 from worker.ops import logreplay, moderation, reconcile, void
 from worker.ops.verify import verify
+from worker.store import replays
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=20)
 
@@ -496,14 +496,13 @@ def test_a_void_asks_an_unreachable_receipts_redis_once_and_keeps_what_it_made(
             return super().mget(*args, **kwargs)
 
     down = Down(host="127.0.0.1", port=1, socket_connect_timeout=0.2)
-    should = Replay(config.policy, config.rules_at, track=True)
+    told = replays.load(runtime.engine, "gammon42")  # no action, nothing recorded
+    should = told.replay(config.policy, config.rules_at, track=True)
     since = datetime.now(UTC) - timedelta(days=1)
     log = logreplay.LogReplay(
         runtime.engine,
-        "gammon42",
+        told,
         should,
-        actions=[],
-        recorded=[],
         receipts_since=since,
         voiding=frozenset(["*"]),
         kept=down,
@@ -546,25 +545,15 @@ def _true_receipts(rt: Any, ladder: str, kept: Any = None) -> dict[str, dict[str
     """Every event's receipt as the ladder now stands (its log replayed with every recorded
     void), built for each event rather than only for those that differ; with ``kept`` (the
     Redis of the copies), only those a refresh may still write, as a void holds them."""
-    from worker.store import imports
-    from worker.store import moderation as store
-    from worker.store.log import recorded_actions
-
     config = rt.config.ladders[ladder]
-    with rt.engine.connect() as conn:
-        known = store.history_actions(conn, ladder)
-        recorded = recorded_actions(conn, ladder)
-    voided = frozenset().union(*(a.voided for a in known))
-    should = Replay(
-        config.policy, config.rules_at, imports.profiles(rt.engine, ladder), voided, track=True
-    )
+    told = replays.load(rt.engine, ladder)
+    voided = frozenset().union(*(a.voided for a in told.actions))
+    should = told.replay(config.policy, config.rules_at, voided, track=True)
     since = datetime.now(UTC) - timedelta(days=1)
     log = logreplay.LogReplay(
         rt.engine,
-        ladder,
+        told,
         should,
-        actions=known,
-        recorded=recorded,
         receipts_since=since,
         voiding=frozenset(["*"]),
         kept=kept,

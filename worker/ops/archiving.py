@@ -22,10 +22,9 @@ from datetime import UTC, date, datetime
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from engine import Action, Lived
 from worker.ladders import Config, LadderConfig
-from worker.store import checkpoints, imports, moderation, partitions
-from worker.store.log import Logged, audit_rows, event_of, history, recorded_actions
+from worker.store import checkpoints, partitions, replays
+from worker.store.log import event_of
 
 
 class ArchiveRefused(Exception):
@@ -96,23 +95,12 @@ def checkpoint(
     processed before ``boundary``) and its recorded rows and moderation actions before it, by
     the one replay as it was lived, started from the ladder's earlier checkpoint if any."""
     ladder = ladder_config.name
-    with engine.connect() as conn:
-        # from the ladder's earlier checkpoint, if any
-        begin = checkpoints.start(conn, ladder, moderation.history_actions(conn, ladder))
-    earlier = begin.checkpoint
-    through = max(through, begin.after_seq)
-    actions: list[Action] = [a for a in begin.actions if a.at < boundary]
-    rows = [r for r in recorded_actions(engine, ladder) if r[1] < boundary]
-    imported = imports.profiles(engine, ladder)
-    replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
-    begin.seed(replay)
-    logged = ((row, ()) for row in audit_rows(engine, ladder, begin.after_seq, through))
-    for entry in history(logged, rows, actions):
-        if isinstance(entry, Logged):
-            replay.event(event_of(entry.row), entry.row[5])
-        elif isinstance(entry, Action):
-            replay.action(entry)
-        else:
-            replay.recorded(ladder, entry.change, entry.at)
+    # from the ladder's earlier checkpoint, if any: its actions and recorded rows before
+    told = replays.load(engine, ladder, before=boundary)
+    earlier = told.start.checkpoint
+    through = max(through, told.start.after_seq)
+    replay = told.lived(ladder_config.policy, ladder_config.rules_at)
+    for logged in told.walk(replay, told.entries(engine, ledger=None, through=through)):
+        replay.event(event_of(logged.row), logged.row.processed_at)
     total = count + (0 if earlier is None else earlier.events)
     return checkpoints.of_state(ladder, replay.state, boundary, through, total)

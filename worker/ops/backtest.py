@@ -1,6 +1,6 @@
 """Backtest: replay a ladder's stored log under candidate parameters, and compare.
 
-The ladder's history (``worker.store.log.history``) goes through the one replay,
+The ladder's history (``worker.store.replays``) goes through the one replay,
 ``engine.replay.Replay``, as moderated: voided games skipped, bans, unbans, adjustments,
 season resets and imports where they fall, exactly the ladder the store holds, with one
 difference: from ``start`` on, every ruleset version in force has the ``--set`` values in
@@ -27,13 +27,13 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from engine import Action, LedgerKind, Outcome, Replay, Ruleset, voided_by
+from engine import LedgerKind, Outcome, Ruleset, voided_by
 from engine.ladder import GameFinished, on_rating_board, when
 from worker import gcpause
 from worker.ladders import LadderConfig
 from worker.ops.calibrate import Metrics, current_ratings
-from worker.store import checkpoints, imports, moderation
-from worker.store.log import Recorded, event_of, history, recorded_actions, stream_log
+from worker.store import moderation, replays
+from worker.store.log import event_of
 
 FIXED = frozenset({"version"})  # a label, not a parameter
 
@@ -166,28 +166,15 @@ def backtest(
         ladder, overrides, start, stored=Metrics(by_length), candidate=Metrics(by_length)
     )
     rules_at = candidate_rules(ladder_config, overrides, start)
+    told = replays.load(engine, ladder)  # from the checkpoint when months were archived
     with engine.connect() as conn:
-        # months archived: the replay starts at their checkpoint
-        begin = checkpoints.start(conn, ladder, moderation.history_actions(conn, ladder))
-        actions = begin.actions
-        effective = moderation.effective(conn, ladder) if actions else {}
-    replay = Replay(
-        ladder_config.policy, rules_at, imports.profiles(engine, ladder), voided_by(actions)
-    )
-    begin.seed(replay)
+        effective = moderation.effective(conn, ladder) if told.actions else {}
+    replay = told.replay(ladder_config.policy, rules_at, voided_by(told.actions))
     rated, stored_rated, game = Outcome.RATED, Outcome.RATED.value, LedgerKind.GAME.value
     with gcpause.paused():
-        logged = stream_log(engine, ladder, begin.after_seq)
-        log = history(logged, recorded_actions(engine, ladder), actions)
-        for entry in log:
-            if isinstance(entry, Action):
-                replay.action(ladder, entry)
-                continue
-            if isinstance(entry, Recorded):
-                replay.recorded(ladder, entry.change, entry.at)
-                continue
-            row, ledger = entry.row, entry.ledger
-            processed_at = row[5]
+        for logged in told.walk(replay, told.entries(engine)):
+            row, ledger = logged.row, logged.ledger
+            processed_at = row.processed_at
             result.events += 1
             try:
                 event = event_of(row)
@@ -205,12 +192,19 @@ def backtest(
                     result.candidate.add(
                         won.player_id, lost.player_id, won.expected, lost.expected, length
                     )
-            outcome = effective[row[0]][0][0] if row[0] in effective else row[1]
-            games = [r for r in ledger if r[1] == game]
-            if outcome == stored_rated and row[1] == stored_rated and len(games) == 2:
+            stored = row.outcome
+            outcome = effective[row.event_id][0][0] if row.event_id in effective else stored
+            games = [r for r in ledger if r.kind == game]
+            if outcome == stored_rated and stored == stored_rated and len(games) == 2:
                 won_row, lost_row = games
-                if won_row[6] is not None and lost_row[6] is not None:
-                    result.stored.add(won_row[0], lost_row[0], won_row[6], lost_row[6], length)
+                if won_row.expected is not None and lost_row.expected is not None:
+                    result.stored.add(
+                        won_row.player_id,
+                        lost_row.player_id,
+                        won_row.expected,
+                        lost_row.expected,
+                        length,
+                    )
     result.stored_ratings = current_ratings(engine, ladder)
     for (_, pid), player in replay.state.players.items():
         if on_rating_board(player):

@@ -21,18 +21,19 @@ from worker import gcpause
 from worker.boards.receipts import ReceiptSink, encode, refresh, unsettled
 from worker.ladders import LadderConfig
 from worker.ops.progress import Progress
-from worker.store import checkpoints, imports
 from worker.store import moderation as store
+from worker.store import replays
 from worker.store.log import (
     RECEIPT_LEDGER,
+    AuditRow,
     Recorded,
     audit_rows,
     event_of,
     first_processed_since,
     history,
-    recorded_actions,
     stream_log,
 )
+from worker.store.replays import History
 
 RECEIPT_CHUNK = 1000  # receipts compared with their kept copies in one MGET
 
@@ -44,23 +45,19 @@ class LogReplay:
     def __init__(
         self,
         engine: Engine,
-        ladder: str,
+        told: History,
         target: Replay,
         *,
-        actions: Sequence[Action],
-        recorded: Sequence[Sequence[Any]],
         progress: Progress | None = None,
         receipts_since: datetime | None = None,
         voiding: frozenset[str] = frozenset(),
         kept: Redis | None = None,
     ) -> None:
-        self.engine, self.ladder, self.target, self.progress = engine, ladder, target, progress
-        # months archived: the log is run from their checkpoint
-        start = checkpoints.start(engine, ladder, actions)
-        start.seed(target)
-        self.pending = start.actions
-        self.recorded = list(recorded)  # season resets and imports, oldest first
-        self.seq = start.after_seq  # the scoring number of the last event run
+        """``target``: a replay of ``told`` started where it starts (``told.replay``)."""
+        self.engine, self.ladder, self.target, self.progress = engine, told.ladder, target, progress
+        self.pending = list(told.actions)
+        self.recorded = list(told.recorded)  # season resets and imports, oldest first
+        self.seq = told.start.after_seq  # the scoring number of the last event run
         self.count = 0
         # The receipt, as re-rated, of every event from the first one ``voiding`` (none before
         # it changes) that was processed since ``receipts_since`` (the ones whose Redis copy
@@ -80,7 +77,7 @@ class LogReplay:
         # scores exactly so has a true copy already, and only the others are kept. After an
         # earlier void a copy may hold that void's numbers instead, so every receipt is kept
         # and ``refresh`` compares with the copies themselves.
-        self.against_ledger = receipts_since is not None and not any(a.voided for a in actions)
+        self.against_ledger = receipts_since is not None and not any(a.voided for a in self.pending)
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""
@@ -89,7 +86,7 @@ class LogReplay:
 
     def _run(self) -> None:
         ladder, target, engine = self.ladder, self.target, self.engine
-        log: Iterable[tuple[Sequence[Any], list[Sequence[Any]]]]
+        log: Iterable[tuple[AuditRow, Sequence[Any]]]
         window = None
         if self.against_ledger and self.receipts_since is not None:
             # The ledger is read only where a receipt may still be kept.
@@ -110,7 +107,7 @@ class LogReplay:
                 target.recorded(ladder, entry.change, entry.at)
                 continue
             row, ledger = entry.row, entry.ledger
-            outcome, reason, processed_at, seq = row[1], row[2], row[5], row[6]
+            outcome, reason, processed_at, seq = row.outcome, row.reason, row.processed_at, row.seq
             event = event_of(row)
             decision = target.event(event, processed_at, (outcome, reason))
             if self.receipts_since is not None:
@@ -142,9 +139,9 @@ class LogReplay:
 
     def _as_scored(
         self,
-        row: Sequence[Any],
+        row: AuditRow,
         decision: Decision | None,
-        ledger: Sequence[Sequence[Any]],
+        ledger: Sequence[Any],
         rules: Ruleset,
     ) -> bool:
         """Whether ``decision`` is what the event's receipt said when it was scored: the same
@@ -153,7 +150,11 @@ class LogReplay:
         if decision is None:
             return False  # voided now
         reason = None if decision.reason is None else str(decision.reason)
-        if (decision.outcome, reason, decision.ruleset_version) != (row[1], row[2], row[3]):
+        if (decision.outcome, reason, decision.ruleset_version) != (
+            row.outcome,
+            row.reason,
+            row.version,
+        ):
             return False
         changes = decision.changes
         if len(changes) != len(ledger):
@@ -172,16 +173,16 @@ class LogReplay:
                 return False
             player = players[(decision.ladder, change.player_id)]
             state = PlayerState(player.rating, player.rated_games, player.experience)
-            if (kept[7], kept[8]) != (player.rated_games, is_provisional(rules, state)):
+            if (kept.games, kept.provisional) != (player.rated_games, is_provisional(rules, state)):
                 return False  # also when the row does not know them (NULL)
         return True
 
     def _receipt(
-        self, row: Sequence[Any], event: Event, decision: Decision | None, processed_at: datetime
+        self, row: AuditRow, event: Event, decision: Decision | None, processed_at: datetime
     ) -> dict[str, Any]:
         """The event's receipt as the ladder as it should be scores it (``None``: voided)."""
         if decision is None:
-            return receipts.voided(row[0], self.ladder, event.type, row[3], processed_at)
+            return receipts.voided(row.event_id, self.ladder, event.type, row.version, processed_at)
         rules = self.target.rules_at(when(event, processed_at))
         return receipts.scored(decision, self.target.players, rules, processed_at)
 
@@ -210,21 +211,14 @@ def refresh_receipts(engine: Engine, ladder_config: LadderConfig, sink: ReceiptS
         voided = store.voided(conn, ladder)
         if not voided:
             return 0
-        known = store.history_actions(conn, ladder)
-        recorded = recorded_actions(conn, ladder)
-    should = Replay(
-        ladder_config.policy,
-        ladder_config.rules_at,
-        imports.profiles(engine, ladder),
-        frozenset(voided),
-        track=True,
+        told = replays.load(conn, ladder)
+    should = told.replay(
+        ladder_config.policy, ladder_config.rules_at, frozenset(voided), track=True
     )
     log = LogReplay(
         engine,
-        ladder,
+        told,
         should,
-        actions=known,
-        recorded=recorded,
         receipts_since=datetime.now(UTC) - timedelta(seconds=sink.ttl),
         voiding=frozenset(voided),
         kept=sink.redis,

@@ -41,16 +41,8 @@ from worker.ops.keptreceipts import KeptReceipts
 from worker.ops.progress import Progress
 from worker.ops.verifycompare import check_players, compare_change
 from worker.ops.verifyreport import Advancing, LadderReport, Mismatch
-from worker.store import boundary, checkpoints, imports, moderation
-from worker.store.log import (
-    Logged,
-    Recorded,
-    count_events,
-    event_of,
-    history,
-    recorded_actions,
-    stream_log,
-)
+from worker.store import boundary, moderation, replays
+from worker.store.log import AuditRow, Logged, Recorded, count_events, event_of
 
 PROGRESS_EVERY = 1000  # events between progress reports
 Kept = tuple[Redis | RedisCluster, datetime]  # receipts' Redis, oldest processing kept
@@ -215,22 +207,18 @@ def _replay(
     each audit and ledger row compared with what the replay derives where it was made, each
     moderation action's rows and changed outcomes with what the action derives."""
     ladder = ladder_config.name
-    imported = imports.profiles(engine, ladder)  # what an import row's player starts with
+    # months archived: the replay starts at their checkpoint; since: at the instant
+    at = None
+    if since is not None:
+        board = ladder_config.policy.boosted_board
+        at = replays.Since(since, ladder_config.rules_at(since).start, board)
+    told = replays.load(engine, ladder, since=at)
+    if since is not None:
+        report.since = told.begins
     with engine.connect() as conn:
-        # months archived: the replay starts at their checkpoint; since: at the instant
-        taken = moderation.history_actions(conn, ladder)
-        if since is None:
-            start = checkpoints.start(conn, ladder, taken)
-        else:
-            first = ladder_config.rules_at(since).start
-            board = ladder_config.policy.boosted_board
-            start = boundary.start(conn, ladder, taken, since, first, boosted_board=board)
-            report.since = None if start.checkpoint is None else start.checkpoint.before
-        actions = start.actions
-        kept_rows = moderation.action_rows(conn, ladder) if actions else {}
-        kept_effects = moderation.action_effects(conn, ladder) if actions else {}
-    replay = Lived(ladder, ladder_config.policy, ladder_config.rules_at, actions, imported)
-    start.seed(replay)
+        kept_rows = moderation.action_rows(conn, ladder) if told.actions else {}
+        kept_effects = moderation.action_effects(conn, ladder) if told.actions else {}
+    replay = told.lived(ladder_config.policy, ladder_config.rules_at)
     kept = None
     if receipts is not None:
         kept = KeptReceipts(*receipts, lambda *found: report.differ(Mismatch(*found)))
@@ -238,11 +226,7 @@ def _replay(
         # every event after the start was processed at or after its checkpoint's instant
         # (``boundary.at`` and ``ladder archive`` refuse an instant where one was not), and
         # the recorded rows before that instant are in the checkpoint
-        begins = None if start.checkpoint is None else start.checkpoint.before
-        logged = stream_log(engine, ladder, start.after_seq, since=begins)
-        recorded = recorded_actions(engine, ladder, since=begins)
-        log = history(logged, recorded, actions)
-        for entry in log:
+        for entry in told.entries(engine):
             if isinstance(entry, Logged):
                 _check_event(replay, entry.row, entry.ledger, report, kept)
                 if progress is not None and report.events % PROGRESS_EVERY == 0:
@@ -286,12 +270,18 @@ def _check_action(
 
 def _check_event(
     replay: Lived,
-    row: Sequence[Any],
-    stored: Sequence[Sequence[Any]],
+    row: AuditRow,
+    stored: Sequence[Any],
     report: LadderReport,
     kept: KeptReceipts | None = None,
 ) -> None:
-    event_id, outcome, reason, version, _, processed_at = row[:6]
+    event_id, outcome, reason, version, processed_at = (
+        row.event_id,
+        row.outcome,
+        row.reason,
+        row.version,
+        row.processed_at,
+    )
     report.events += 1
     report.ledger_rows += len(stored)
     try:
@@ -308,9 +298,9 @@ def _check_event(
             ("reason", reason, None if decision.reason is None else str(decision.reason)),
             ("ruleset_version", version, decision.ruleset_version),
         )
-        for name, kept, derived in facts:
-            if kept != derived:
-                report.differ(Mismatch(event_id, None, name, kept, derived))
+        for name, had, derived in facts:
+            if had != derived:
+                report.differ(Mismatch(event_id, None, name, had, derived))
     derived_rows = decision.changes
     if len(stored) == len(derived_rows):
         for kept_row, made in zip(stored, derived_rows, strict=True):

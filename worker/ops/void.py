@@ -31,9 +31,8 @@ from worker.ladders import LadderConfig
 from worker.ops.logreplay import LogReplay
 from worker.ops.moderation import ModerationError, Report, ledger_rows, project
 from worker.ops.progress import Progress
-from worker.store import imports
 from worker.store import moderation as store
-from worker.store.log import recorded_actions
+from worker.store import replays
 
 
 def void(
@@ -70,22 +69,18 @@ def void(
                 project(engine, redis, ladder_config, named, report, receipts=receipt_sink)
             report.seconds = time.perf_counter() - started
             return report
-        known = store.history_actions(conn, ladder)
-        recorded = recorded_actions(conn, ladder)
-    imported = imports.profiles(engine, ladder)
+        told = replays.load(conn, ladder)
     kept = receipt_sink.redis if receipt_sink is not None and not dry_run else None
 
     def replaying(
-        voided: set[str], new: list[str], known: Sequence[Any], recorded: Sequence[Any]
+        voided: set[str], new: list[str], told: replays.History
     ) -> tuple[Replay, LogReplay]:
         """The ladder as it should be with ``voided`` skipped, and the log to run through it."""
-        should = Replay(policy, rules_at, imported, frozenset(voided), track=True)
+        should = told.replay(policy, rules_at, frozenset(voided), track=True)
         log = LogReplay(
             engine,
-            ladder,
+            told,
             should,
-            actions=known,
-            recorded=recorded,
             progress=progress,
             receipts_since=since,
             voiding=frozenset(new),
@@ -93,7 +88,7 @@ def void(
         )
         return should, log
 
-    should, log = replaying(already | set(new), new, known, recorded)
+    should, log = replaying(already | set(new), new, told)
     log.run()
     with engine.begin() as conn:
         store.lock_ladder(conn, ladder)
@@ -102,10 +97,11 @@ def void(
         # new players are not locked) is in neither, and is left alone.
         current = store.load_players(conn, ladder)
         locked, new_now, already_now = _chosen(conn, ladder, event_ids, dry_run)
-        known_now = store.history_actions(conn, ladder)
-        recorded_now = recorded_actions(conn, ladder)
-        if (new_now, already_now, known_now, recorded_now) != (new, already, known, recorded) or (
-            store.count_through(conn, ladder, log.seq) != log.count
+        told_now = replays.load(conn, ladder, earlier=told)
+        if (
+            (new_now, already_now) != (new, already)
+            or _moved(told, told_now)
+            or (store.count_through(conn, ladder, log.seq) != log.count)
         ):
             # Another action, a season close, an import or an event stored out of order: the
             # events since cannot simply be added, so the log is run again, under the lock.
@@ -113,9 +109,7 @@ def void(
             if not new:
                 report.seconds = time.perf_counter() - started
                 return report
-            if recorded_now != recorded:
-                imported = imports.profiles(engine, ladder)
-            should, log = replaying(already_now | set(new), new, known_now, recorded_now)
+            should, log = replaying(already_now | set(new), new, told_now)
         log.run()
         log.finish()
         report.replayed = log.count
@@ -210,3 +204,10 @@ def _chosen(
         else:
             new.append(event_id)
     return report, new, already
+
+
+def _moved(told: replays.History, now: replays.History) -> bool:
+    """Whether the history changed besides new events: an action, a season close, an import
+    or an archive since it was read."""
+    before = (told.start.after_seq, told.actions, told.recorded)
+    return before != (now.start.after_seq, now.actions, now.recorded)

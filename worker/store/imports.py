@@ -356,9 +356,10 @@ def imported_rows(
         yield list(part)
 
 
-def profiles(engine: Engine, ladder: str) -> dict[str, Imported]:
+def profiles(source: Engine | Connection, ladder: str) -> dict[str, Imported]:
     """What each imported player of the ladder was imported with besides the rating (which
-    their ``import`` ledger row holds): what a replay gives them at that row."""
+    their ``import`` ledger row holds): what a replay gives them at that row. Read on
+    ``source``'s connection when it is one."""
     query = select(
         imported_players.c.player_id,
         imported_players.c.rated_games,
@@ -367,10 +368,11 @@ def profiles(engine: Engine, ladder: str) -> dict[str, Imported]:
         imported_players.c.email_verified,
         imported_players.c.display_name_chosen,
     ).where(imported_players.c.ladder == ladder)
-    found: dict[str, Imported] = {}
-    with engine.connect() as conn:
-        for pid, games, experience, last, email, name in conn.execution_options(
-            yield_per=FETCH
-        ).execute(query):
-            found[pid] = Imported(games, experience, last, email, name)
-    return found
+    if isinstance(source, Engine):
+        with source.connect() as conn:
+            return profiles(conn, ladder)
+    rows = source.execution_options(yield_per=FETCH).execute(query)
+    return {
+        pid: Imported(games, experience, last, email, name)
+        for pid, games, experience, last, email, name in rows
+    }

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import and_, func, select, text
 from sqlalchemy.engine import Connection, Engine
@@ -39,6 +39,45 @@ LEDGER_WITH_EVENTS = rating_changes.join(
 )
 
 
+class AuditRow(NamedTuple):
+    """An audit row as the replays read it (``audit_rows``)."""
+
+    event_id: str
+    outcome: str
+    reason: str | None
+    version: str | None  # the ruleset version it was scored under
+    payload: dict[str, Any] | None  # None for a plain game: its fields are in ``game``
+    processed_at: datetime
+    seq: int  # its place in scoring order
+    game: Sequence[Any]  # a plain game's fields, read on the server (``_AUDIT_PG``)
+
+
+class LedgerRow(NamedTuple):
+    """An event's ledger row (``STORED_LEDGER``)."""
+
+    player_id: str
+    kind: str
+    rating_before: float
+    rating_after: float
+    delta: float
+    k: float | None
+    expected: float | None
+
+
+class ShownLedgerRow(NamedTuple):
+    """An event's ledger row with what its receipt showed of the player (``RECEIPT_LEDGER``)."""
+
+    player_id: str
+    kind: str
+    rating_before: float
+    rating_after: float
+    delta: float
+    k: float | None
+    expected: float | None
+    games: int | None
+    provisional: bool | None
+
+
 def count_events(engine: Engine, ladder: str) -> int:
     with engine.connect() as conn:
         query = select(func.count()).select_from(events).where(events.c.ladder == ladder)
@@ -52,19 +91,20 @@ def stream_log(
     ledger_columns: Sequence[str] = STORED_LEDGER,
     *,
     since: datetime | None = None,
-) -> Iterator[tuple[Sequence[Any], list[Sequence[Any]]]]:
+) -> Iterator[tuple[AuditRow, list[Any]]]:
     """Each audit row numbered after ``after`` in scoring order (``audit_rows``) with its
     ledger rows (``ledger_columns``) in written order: two cursors, one over the audit rows
     and one over the ledger (ordered by its event's place), merged. ``since``: every event
     numbered after ``after`` was processed at or after it (``ledger_query``)."""
     changes = read_rows(engine, ledger_query(engine, ladder, after, ledger_columns, since=since))
     audit = audit_rows(engine, ladder, after)  # both started before either is read
+    made = LedgerRow if tuple(ledger_columns) == STORED_LEDGER else ShownLedgerRow
     pending = next(changes, None)
     for row in audit:
-        seq = row[6]
-        mine: list[Sequence[Any]] = []
+        seq = row.seq
+        mine: list[Any] = []
         while pending is not None and pending[0] == seq:
-            mine.append(pending[1:])
+            mine.append(made(*pending[1:]))
             pending = next(changes, None)
         yield row, mine
 
@@ -147,18 +187,19 @@ THROUGH_END = 2**63 - 1  # the highest scoring number there can be
 
 def audit_rows(
     engine: Engine, ladder: str, after: int = 0, through: int = THROUGH_END
-) -> Iterator[Sequence[Any]]:
+) -> Iterator[AuditRow]:
     """The ladder's audit rows numbered after ``after`` (through ``through``), in scoring
-    order: event_id, outcome, reason, ruleset version, payload, processed_at, scoring number;
-    a plain game's payload is ``None`` and its fields follow (``event_of`` reads either)."""
+    order; a plain game's payload is ``None`` and its fields are read on the server
+    (``event_of`` reads either)."""
     plain = text(_AUDIT_PG).bindparams(ladder=ladder, after=after, through=through)
-    return read_rows(engine, plain, in_index_order=True)  # events_scoring_order
+    rows = read_rows(engine, plain, in_index_order=True)  # events_scoring_order
+    return (AuditRow._make((*row[:7], row[7:])) for row in rows)
 
 
-def event_of(row: Sequence[Any]) -> Event:
+def event_of(row: AuditRow) -> Event:
     """The engine's event for an audit row of ``audit_rows`` (KeyError, ValueError or
     TypeError when its payload is not one)."""
-    payload = row[4]
+    payload = row.payload
     if payload is not None:
         return records.engine_event(payload)
     (
@@ -175,7 +216,7 @@ def event_of(row: Sequence[Any]) -> Event:
         cube,
         match_length,
         result,
-    ) = row[7:20]
+    ) = row.game
     return records.game_from_fields(
         event_id,
         ladder,
@@ -244,8 +285,8 @@ def first_processed_since(
 class Logged:
     """A stored event of the history: its audit row (``audit_rows``) and its ledger rows."""
 
-    row: Sequence[Any]
-    ledger: Sequence[Sequence[Any]]
+    row: AuditRow
+    ledger: Sequence[Any]  # LedgerRow or ShownLedgerRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,7 +309,7 @@ Entry = Logged | Recorded | Action
 
 
 def history(
-    logged: Iterable[tuple[Sequence[Any], Sequence[Sequence[Any]]]],
+    logged: Iterable[tuple[AuditRow, Sequence[Any]]],
     recorded: Sequence[Sequence[Any]],
     actions: Sequence[Action],
     *,
@@ -280,5 +321,5 @@ def history(
     events = (Logged(row, ledger) for row, ledger in logged)
     rows = [recorded_of(r) for r in recorded]
     return in_order(
-        events, rows, actions, lambda e: (e.row[5], e.row[6]), lambda r: r.at, tail=tail
+        events, rows, actions, lambda e: (e.row.processed_at, e.row.seq), lambda r: r.at, tail=tail
     )
