@@ -95,8 +95,8 @@ def _build(games: int, players: int, voids: int) -> None:
     """The child's part of ``voided_ladder``: chunk, drain, void one of the chunk's games."""
     from worker import keys
     from worker.bootstrap import Runtime
+    from worker.entrypoints.worker import runner
     from worker.ops.void import void
-    from worker.queue import runner
     from worker.settings import Settings
 
     rt = Runtime(Settings.from_env())

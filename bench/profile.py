@@ -2,8 +2,8 @@
 
 Publishes a realistic mix (``bench.events``) into a fresh database and flushed Redis db,
 then drains it in this process exactly as ``ladder worker --burst`` does
-(``worker.queue.runner.run_burst``), with INFO logs written to a file as in production. Two
-drains, two views, per event:
+(``worker.entrypoints.worker.runner.run_burst``), with INFO logs written to a file as in
+production. Two drains, two views, per event:
 
 - stages (no profiler): the service's steps and the RQ/inbox machinery are wrapped with
   timers, so the numbers are real wall time (``time.perf_counter``) and the CPU time of the
@@ -31,13 +31,13 @@ from typing import Any
 from bench import env
 
 # Timed stages: (label, module, attribute path). Nested stages are inclusive. A batch taken by
-# a job after its own (``worker.queue.jobs._follow_on``) has its Redis write
+# a job after its own (``worker.entrypoints.worker.batches._follow_on``) has its Redis write
 # (``Service.project``) run on the worker's Redis thread, beside the next batch: each stage is
 # timed on the thread that ran it, and its CPU is that thread's (``time.thread_time``).
 SETTLE = "job body: Service.settle (validation, PostgreSQL, dead letters)"
 PROJECT = "Redis write: Service.project (boards and receipts, then the batch line)"
 TIMERS: list[tuple[str, str, str]] = [
-    ("burst drain (run_burst)", "worker.queue.runner", "run_burst"),
+    ("burst drain (run_burst)", "worker.entrypoints.worker.runner", "run_burst"),
     ("inbox pump (claim + enqueue)", "worker.queue.inbox", "Inbox.pump_once"),
     (SETTLE, "worker.service.batch", "Service.settle"),
     ("  validation and stored form (Intake.valid)", "worker.service.intake", "Intake.valid"),
@@ -230,7 +230,7 @@ def _drain(
     """Reset, publish ``count`` events, drain them in this process; (seconds, events)."""
     from bench.events import generate_hot
     from worker.bootstrap import Runtime
-    from worker.queue import runner
+    from worker.entrypoints.worker import runner
     from worker.settings import Settings
 
     target.reset()

@@ -167,7 +167,7 @@ def publish(rt: Any, *events: dict[str, Any] | str) -> None:
 
 
 def drain(rt: Any) -> None:
-    from worker.queue import runner
+    from worker.entrypoints.worker import runner
 
     runner.run_burst(rt)
 

@@ -41,7 +41,7 @@ class Runtime:
 
     given: Settings
     # Set by ``ladder worker`` (not ``--burst``) while it serves: a batch job whose inbox is
-    # empty then waits a moment for the next event (``worker.queue.jobs``).
+    # empty then waits a moment for the next event (``worker.entrypoints.worker.batches``).
     serving: threading.Event = field(default_factory=threading.Event)
     say: Callable[[str], None] = _say
     # Where a ladder's ``database`` key finds its URL: the environment as the process started.

@@ -45,7 +45,7 @@ def test_probe_game_names_a_new_winner() -> None:
 
 
 def test_drain_and_exactly_once_check(runtime: Any, database_url: str, redis_url: str) -> None:
-    from worker.queue import runner
+    from worker.entrypoints.worker import runner
 
     payloads, mix = generate(400, seed=5, tag="smoke", players=60)
     target = Target(redis_url, database_url=database_url)

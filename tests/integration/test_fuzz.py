@@ -20,8 +20,8 @@ from sqlalchemy import func, select
 from schemas import REASONS, InvalidEvent
 from tests.conftest import record_figure
 from tests.events import iso
+from worker.entrypoints.worker import batches as jobs
 from worker.privacy import storable_payload
-from worker.queue import jobs
 from worker.queue.deadletter import dead_letter_id
 from worker.store.tables import events, players
 

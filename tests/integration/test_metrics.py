@@ -15,8 +15,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.conftest import publish
 from tests.events import game
 from tests.integration.helpers import EVERYONE
+from worker.entrypoints.worker import batches as jobs
 from worker.observability import collectors, metrics
-from worker.queue import jobs
 from worker.service import batch as service_module
 
 
@@ -49,7 +49,7 @@ def observed(runtime: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[metrics.
 def work(rt: Any, observed: metrics.WorkerMetrics) -> None:
     """What ``ladder worker`` does, with the metered worker: pump the inbox, run the jobs."""
     while rt.inbox.pump_once() or rt.inbox.queue.count:
-        observed.worker([rt.inbox.queue], rt.redis, jobs.job_class(rt)).work(
+        observed.worker([rt.inbox.queue], rt.redis, jobs.Handlers(rt)).work(
             burst=True, logging_level="WARNING"
         )
 

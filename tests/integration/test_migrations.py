@@ -85,7 +85,7 @@ def test_a_worker_starting_up_loads_no_alembic() -> None:
     import sys
 
     code = (
-        "import sys, worker.entrypoints.cli.main, worker.bootstrap, worker.queue.runner, "
+        "import sys, worker.entrypoints.cli.main, worker.bootstrap, worker.entrypoints.worker.runner, "
         "worker.store.migrate; print(sorted(m for m in sys.modules if m.startswith('alembic')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

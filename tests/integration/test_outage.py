@@ -28,8 +28,8 @@ from tests.conftest import drain, publish
 from tests.events import game, player_updated
 from tests.integration.helpers import audit, ledger
 from worker import keys
+from worker.entrypoints.worker import batches as jobs
 from worker.ops import reconcile
-from worker.queue import jobs
 
 
 class Proxy:

@@ -155,7 +155,7 @@ def test_a_lost_redis_projection_is_rewritten_when_the_event_is_seen_again(runti
 
 def test_a_batch_stranded_in_rqs_intermediate_queue_is_enqueued_again(runtime):
     """A dequeue whose worker stopped before the job started loses nothing."""
-    from worker.queue.recovery import requeue_stuck
+    from worker.entrypoints.worker.recovery import requeue_stuck
 
     publish(runtime, game("alice", "bob", event_id="g-1"))
     runtime.inbox.pump_once()
@@ -197,7 +197,7 @@ def test_a_batch_job_goes_on_with_the_events_waiting_in_the_inbox(runtime):
     """Under load a worker goes from batch to batch inside one job: events that arrived while
     it ran are taken from the inbox, staged like the pump's, applied, and their staging
     dropped."""
-    from worker.queue import jobs
+    from worker.entrypoints.worker import batches as jobs
 
     publish(runtime, game("alice", "bob", event_id="g-1"))
     batch, payloads = runtime.inbox.claim()
@@ -215,7 +215,7 @@ def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypa
     over as an RQ job (with RQ's retries), and the job that took it still succeeds."""
     from sqlalchemy.exc import OperationalError
 
-    from worker.queue import jobs
+    from worker.entrypoints.worker import batches as jobs
 
     publish(runtime, game("alice", "bob", event_id="g-1"))
     batch, payloads = runtime.inbox.claim()
@@ -247,7 +247,7 @@ def test_a_follow_on_batch_whose_redis_write_fails_becomes_a_job_and_is_written_
     writes their players and receipts again: nothing is lost, nothing applied twice."""
     from redis.exceptions import ConnectionError as RedisConnectionError
 
-    from worker.queue import jobs
+    from worker.entrypoints.worker import batches as jobs
 
     publish(runtime, game("alice", "bob", event_id="g-1"))
     batch, payloads = runtime.inbox.claim()
@@ -281,7 +281,7 @@ def test_a_follow_on_batch_stays_staged_until_its_redis_write_is_done(runtime, m
     its staging list is released only after the write."""
     import threading
 
-    from worker.queue import jobs
+    from worker.entrypoints.worker import batches as jobs
 
     publish(runtime, game("alice", "bob", event_id="g-1"))
     batch, payloads = runtime.inbox.claim()
@@ -314,7 +314,7 @@ def test_a_serving_workers_job_takes_an_event_published_while_it_waits(runtime, 
     an event published then is applied in that job, with no RQ job enqueued for it."""
     import threading
 
-    from worker.queue import jobs
+    from worker.entrypoints.worker import batches as jobs
 
     monkeypatch.setattr(jobs, "FOLLOW_ON_WAIT_SECONDS", 2.0)
     publish(runtime, game("alice", "bob", event_id="g-1"))
@@ -338,7 +338,7 @@ def test_a_burst_workers_job_ends_when_the_inbox_is_empty(runtime, monkeypatch):
     an event published after it ends waits in the inbox for the next job."""
     import time
 
-    from worker.queue import jobs
+    from worker.entrypoints.worker import batches as jobs
 
     monkeypatch.setattr(jobs, "FOLLOW_ON_WAIT_SECONDS", 2.0)
     publish(runtime, game("alice", "bob", event_id="g-1"))

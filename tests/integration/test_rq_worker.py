@@ -63,7 +63,7 @@ def test_a_running_worker_still_hears_rqs_shutdown_command(runtime):
 
 def test_a_burst_worker_does_not_listen(runtime):
     """A burst worker's loop ends and starts again every round of its drain: no channel."""
-    from worker.queue import runner
+    from worker.entrypoints.worker import runner
 
     worker = runner._burst_worker(runtime)
     worker.subscribe()

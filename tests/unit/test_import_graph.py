@@ -24,16 +24,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...] | None, tuple[str, ...]], ...] = (
     # importer          allowed project packages    forbidden rooms
     ("engine", ("engine",), ()),
     ("schemas", ("schemas", "engine"), ()),
-    # RQ's job functions are the queue's entry point into the service layer: RQ calls them by
-    # the dotted names queued jobs carry (``worker.queue.jobs.process_batch``), so they stay.
-    # After a batch they heal boards a moderation action left unprojected (``ops.reconcile``).
-    ("worker.queue.jobs", None, ("worker.entrypoints",)),
-    ("worker.store", None, (*OUTER, "worker.bootstrap")),
+    # The store is the innermost adapter: the queue's dead letters are archived in it.
+    ("worker.store", None, (*OUTER, "worker.bootstrap", "worker.queue")),
     ("worker.boards", None, (*OUTER, "worker.bootstrap")),
-    # The RQ worker's own machinery (runner, recovery, jobs) imports the composition root,
-    # ``worker.bootstrap``, for the Runtime it runs with.
-    ("worker.queue", None, OUTER),
-    ("worker.service", None, ("worker.entrypoints", "worker.ops")),
+    ("worker.queue", None, (*OUTER, "worker.bootstrap")),
+    ("worker.service", None, ("worker.entrypoints", "worker.ops", "worker.bootstrap")),
 )
 
 

@@ -43,13 +43,13 @@ from prometheus_client import (
 )
 from redis import Redis
 from rq import Queue
-from rq.job import Job
 
 if TYPE_CHECKING:
     from wsgiref.types import StartResponse, WSGIEnvironment
 
     from worker.bootstrap import Runtime
 from worker.observability.collectors import DeadLetterCollector, QueueCollector, StoreCollector
+from worker.queue.jobs import Handlers
 from worker.queue.rqworker import Worker
 
 log = structlog.get_logger("ladder")
@@ -256,10 +256,11 @@ class WorkerMetrics:
     metrics: Metrics
     server: MetricsServer | None
 
-    def worker(self, queues: list[Queue], connection: Redis, job_class: type[Job]) -> MeteredWorker:
-        """ladder's RQ worker, reporting to these metrics."""
-        worker = MeteredWorker(queues, connection=connection, job_class=job_class)
+    def worker(self, queues: list[Queue], connection: Redis, handlers: Handlers) -> MeteredWorker:
+        """ladder's RQ worker, its jobs handed to ``handlers``, reporting to these metrics."""
+        worker = MeteredWorker(queues, connection=connection)
         worker.metrics = self.metrics
+        worker.handlers = handlers
         return worker
 
     def close(self) -> None:

@@ -34,12 +34,12 @@ from schemas import receipt_bodies as receipts
 from worker import keys
 from worker.boards.receipts import ReceiptSink
 from worker.queue import faults
-from worker.queue.letters import AmbiguousReference as AmbiguousReference
-from worker.queue.letters import DeadLetter as DeadLetter
-from worker.queue.letters import Filter as Filter
-from worker.queue.letters import aware, filed, guess_ids, guess_type, receipt_of
-from worker.queue.letters import dead_letter_id as dead_letter_id
 from worker.store.archive import Archive
+from worker.store.letters import AmbiguousReference as AmbiguousReference
+from worker.store.letters import DeadLetter as DeadLetter
+from worker.store.letters import Filter as Filter
+from worker.store.letters import aware, filed, guess_ids, guess_type, receipt_of
+from worker.store.letters import dead_letter_id as dead_letter_id
 
 PROCESS_EVENT = "worker.queue.jobs.process_event"
 PROCESS_BATCH = "worker.queue.jobs.process_batch"

@@ -3,7 +3,7 @@
 An outage (PostgreSQL or Redis unreachable, hung, restarting) is *transient*: the batch is
 kept and tried again until the store is back, and no event is dead-lettered for it. Any
 other exception while applying a batch is the batch's own fault: the batch is split until
-the one event that fails is alone (``worker.queue.jobs``).
+the one event that fails is alone (``worker.entrypoints.worker.batches``).
 
 An exception of an unexpected type counts as an outage too when a store does not answer a
 short probe right after it (a statement cut by the job's timeout because PostgreSQL hung).

@@ -5,8 +5,8 @@ operator action that rewrites Redis after its own commit (an erase) must come af
 write of the events committed before it, or a late write would put back what it removed.
 A batch is in flight from its claim until its Redis write is done:
 
-- a batch a job takes itself (a follow-on batch, ``worker.queue.jobs``) stays in its staging
-  list, indexed in ``ladder:staging``, until its write is done;
+- a batch a job takes itself (a follow-on batch, ``worker.entrypoints.worker.batches``) stays
+  in its staging list, indexed in ``ladder:staging``, until its write is done;
 - a job's own batch is written while its RQ job runs, in RQ's started-job registry.
 
 ``wait`` takes both sets once, after the caller's commit, and waits until none of those

@@ -2,8 +2,9 @@
 
 - The heartbeat: every ``HEARTBEAT_SECONDS`` the worker sets ``ladder:alive:<name>`` to expire
   after ``ALIVE_SECONDS``, and extends RQ's started-registry entry of the job in hand, so a
-  batch held through a long outage is not taken for abandoned. ``worker.queue.recovery`` calls a
-  batch abandoned as soon as its worker's heartbeat is gone, whatever the job timeout.
+  batch held through a long outage is not taken for abandoned.
+  ``worker.entrypoints.worker.recovery`` calls a batch abandoned as soon as its worker's
+  heartbeat is gone, whatever the job timeout.
 - The scheduler: RQ's scheduler runs in a forked child that outlives a SIGKILLed parent and
   is never restarted once it dies. Here each worker runs a thread instead, which moves due
   retries from RQ's scheduled registry to the queue while it holds ``ladder:scheduler``; the

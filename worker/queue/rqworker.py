@@ -8,20 +8,34 @@ out those 60 s for a new subscription. Every end of a worker's loop (each round 
 drain, a SIGTERM to a running worker) then took up to a minute. Here the thread waits one
 second at a time (``LISTEN_SECONDS``), so it stops within a second, and a burst worker, whose
 loop ends and starts again with every round of its drain, does not listen at all.
+
+Each job it executes runs with the worker's ``handlers`` bound (``worker.queue.jobs``).
 """
 
 from __future__ import annotations
 
-from rq import SimpleWorker
+from typing import Any
+
+from rq import Queue, SimpleWorker
+from rq.job import Job
+
+from worker.queue import jobs
 
 LISTEN_SECONDS = 1.0  # the longest the command channel's thread takes to stop
 
 
 class Worker(SimpleWorker):
     """``listening``: the worker's command channel is listened to (a running worker's); a burst
-    worker leaves it off."""
+    worker leaves it off. ``handlers``: what its jobs are handed to."""
 
     listening = True
+    handlers: jobs.Handlers | None = None
+
+    def execute_job(self, job: Job, queue: Queue) -> Any:
+        if self.handlers is None:
+            return super().execute_job(job, queue)
+        with jobs.bound(self.handlers):
+            return super().execute_job(job, queue)
 
     def subscribe(self) -> None:
         if not self.listening:

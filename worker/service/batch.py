@@ -8,10 +8,11 @@ Failures::
     +-- a conflict between      a deadlock, a serialization failure, a duplicate insert, a
     |   concurrent workers      link committed meanwhile: the batch is tried again here, up to
     |                           ``CONFLICT_RETRIES`` times, with a short back-off
-    +-- anything else           raised to the job (``worker.queue.jobs``): an outage of
-                                PostgreSQL or Redis holds the batch in the worker and tries it
-                                again for as long as the outage lasts; any other failure splits
-                                the batch until the event that fails is dead-lettered alone.
+    +-- anything else           raised to the job (``worker.entrypoints.worker.batches``): an
+                                outage of PostgreSQL or Redis holds the batch in the worker
+                                and tries it again for as long as the outage lasts; any other
+                                failure splits the batch until the event that fails is
+                                dead-lettered alone.
                                 A batch tried again is harmless: an event id applied before is
                                 a duplicate and changes nothing.
 

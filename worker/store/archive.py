@@ -11,8 +11,8 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.engine import Engine
 
-from worker.queue.letters import DeadLetter, Filter, aware
 from worker.store import tables as db
+from worker.store.letters import DeadLetter, Filter, aware
 
 
 class Archive:

@@ -266,7 +266,7 @@ def cmd_migrate(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 def cmd_worker(rt: Runtime, args: argparse.Namespace) -> int:
-    from worker.queue import runner
+    from worker.entrypoints.worker import runner
 
     rt.config  # refuse a broken configuration before touching the queue  # noqa: B018
     if rt.settings.network_key_is_default:  # a worker's every line is its JSON log's

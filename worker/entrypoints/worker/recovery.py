@@ -29,8 +29,8 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
 from worker import keys
+from worker.entrypoints.worker.batches import split_failed_batches
 from worker.queue import faults
-from worker.queue.jobs import split_failed_batches
 from worker.queue.liveness import ALIVE_SECONDS
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 With ``--burst`` it stages what waits in the inbox (one batch) as an RQ job and works the
 queue, whose batch job takes the next batches itself as a running worker's does
-(``worker.queue.jobs``), and repeats until both are empty, then exits 0. Without it, a pump
+(``batches``), and repeats until both are empty, then exits 0. Without it, a pump
 thread blocks on the inbox and moves events as they arrive while RQ's worker runs jobs;
 SIGTERM (and SIGINT) make RQ finish the job in hand, the pump hand over the batch it holds,
 and the process exit cleanly.
@@ -25,10 +25,11 @@ from rq.utils import now as rq_now
 from worker import failpoints, keys
 from worker.boards.active import sweeper
 from worker.bootstrap import Runtime
+from worker.entrypoints.worker import batches
+from worker.entrypoints.worker.recovery import maintain
 from worker.observability import logs
-from worker.queue import faults, jobs
+from worker.queue import faults
 from worker.queue.liveness import Liveness
-from worker.queue.recovery import maintain
 from worker.queue.rqworker import Worker
 
 log = structlog.get_logger("ladder")
@@ -37,7 +38,8 @@ MAINTAIN_EVERY_SECONDS = 15.0
 
 def _burst_worker(rt: Runtime) -> Worker:
     """A burst worker's RQ loop ends and starts again each round: it listens to no commands."""
-    worker = Worker([rt.inbox.queue], connection=rt.redis, job_class=jobs.job_class(rt))
+    worker = Worker([rt.inbox.queue], connection=rt.redis)
+    worker.handlers = batches.Handlers(rt)
     worker.listening = False
     return worker
 
@@ -55,7 +57,7 @@ def _hand_back_on_stop(worker: Worker) -> None:
     request_stop = worker.request_stop
 
     def stop_requested(signum: Any, frame: Any) -> None:
-        jobs.stopping.set()
+        batches.stopping.set()
         request_stop(signum, frame)  # type: ignore[no-untyped-call]
 
     worker.request_stop = stop_requested  # type: ignore[method-assign]
@@ -102,7 +104,7 @@ def _burst(rt: Runtime, worker: Worker) -> None:
         if time.monotonic() - last_maintenance > 1.0:
             maintain(rt, worker)
             last_maintenance = time.monotonic()
-        rt.inbox.pump_once()  # the job takes what waits after its batch (``jobs._follow_on``)
+        rt.inbox.pump_once()  # the job takes what waits after its batch (``batches._follow_on``)
         _work(worker, burst=True)
         if _stop_was_requested(worker):  # SIGTERM: the job in hand finished, take no more
             return
@@ -145,7 +147,7 @@ def run_forever(rt: Runtime) -> None:
         delay = 1.0
         while not stop.is_set():
             try:
-                return observed.worker([rt.inbox.queue], rt.redis, jobs.job_class(rt))
+                return observed.worker([rt.inbox.queue], rt.redis, batches.Handlers(rt))
             except RedisError as exc:
                 log.warning("redis_unreachable", error=faults.said(exc))
                 stop.wait(delay)
@@ -191,10 +193,10 @@ def _serve(
             try:
                 # While this process runs a batch, new events wait in the inbox and go together
                 # in the next one: batches grow with the load instead of one job per event.
-                if not jobs.activity.wait(running=False, timeout=0.5):
+                if not batches.activity.wait(running=False, timeout=0.5):
                     continue
                 if rt.inbox.pump_blocking(timeout=1.0):
-                    jobs.activity.wait(running=True, timeout=0.05)  # a worker takes it
+                    batches.activity.wait(running=True, timeout=0.05)  # a worker takes it
                 if time.monotonic() - last_maintenance > MAINTAIN_EVERY_SECONDS:
                     maintain(rt, current[0])
                     last_maintenance = time.monotonic()

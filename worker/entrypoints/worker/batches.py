@@ -1,0 +1,388 @@
+"""What RQ's jobs do (``worker.queue.jobs`` hands them here): they hand the raw payloads to
+the service.
+
+``process_batch`` runs a batch taken from the inbox: its invalid events are dead-lettered
+together once the batch is applied. While PostgreSQL or Redis is unreachable the job keeps its
+batch and tries it again with capped back-off for as long as the outage lasts
+(``worker.queue.faults`` says what is an outage); no event is dead-lettered for an outage. Any
+other failure splits the batch until the event that fails is alone: that event is dead-lettered
+(``processing_error``) and the others are applied. A batch that fails even so (RQ's retries
+spent) becomes per-event dead letters (``retries_exhausted``), so an operator replays events,
+never opaque batches. Then, while events wait in the inbox, the job takes them itself a batch
+at a time (for up to ``FOLLOW_ON_SECONDS``), so a busy worker does not pay for an RQ job per
+batch. ``process_event`` is the job of one dead-lettered event; replaying it runs it again, and
+an event still invalid fails again.
+
+After each batch, ``heal_moderated`` asks PostgreSQL (one read of a partial index, empty but
+for them) whether a moderation action of the batch's ladders is marked not projected: its
+command committed, then could not write Redis. Redis answered the batch, so the ladder is
+re-projected then, as ``ladder reconcile --repair`` would, and the mark taken off.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import traceback
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import structlog
+from rq import get_current_job
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+
+from engine import Outcome, Reason
+from schemas import InvalidEvent
+from worker import failpoints, keys
+from worker.bootstrap import Runtime
+from worker.ops import reconcile
+from worker.queue import faults
+from worker.service.batch import Processed, Settled
+from worker.store import moderation
+from worker.store.letters import guess_ids
+
+log = structlog.get_logger("ladder")
+PROCESSING_ERROR = str(Reason.PROCESSING_ERROR)
+
+
+@dataclass(frozen=True)
+class Handlers:
+    """The jobs of a worker of ``rt`` (``worker.queue.jobs.Handlers``)."""
+
+    rt: Runtime
+
+    def batch(self, payloads: list[str]) -> int:
+        return process_batch(self.rt, payloads)
+
+    def event(self, payload: str) -> str:
+        return process_event(self.rt, payload)
+
+
+class _Activity:
+    """Whether this process is running a batch, for the inbox pump to wait on (no polling)."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._running = False
+
+    def set(self, running: bool) -> None:
+        with self._condition:
+            self._running = running
+            self._condition.notify_all()
+
+    def wait(self, running: bool, timeout: float) -> bool:
+        with self._condition:
+            return self._condition.wait_for(lambda: self._running is running, timeout)
+
+
+activity = _Activity()
+
+
+# How long a batch job goes on taking events from the inbox itself after its own batch.
+FOLLOW_ON_SECONDS = 2.0
+# How long it waits for the next event when the inbox is empty, in a worker that runs until
+# stopped (``Runtime.serving``) and has no other job queued: an event published then is taken at
+# once, instead of after the job ends, the pump enqueues a job and RQ starts it.
+FOLLOW_ON_WAIT_SECONDS = 0.05
+
+
+def process_batch(rt: Runtime, payloads: list[str]) -> int:
+    activity.set(True)
+    try:
+        done = _process_batch(rt, payloads)
+        return done + _follow_on(rt)
+    finally:
+        activity.set(False)
+
+
+def _follow_on(rt: Runtime) -> int:
+    """While events wait in the inbox, take them in this job, a batch at a time, for up to
+    ``FOLLOW_ON_SECONDS``: under load a worker goes from one batch to the next without an RQ
+    job (and the pump's hand-over) in between. A serving worker with no other job queued
+    waits up to ``FOLLOW_ON_WAIT_SECONDS`` for the next event when the inbox is empty
+    (``Runtime.serving``).
+
+    Each batch is staged exactly as the pump stages it, so a crash loses nothing (``recover``
+    makes it a job). Once a batch is committed, its Redis write (``Service.project``) runs on
+    the process's Redis thread while this one takes, validates and commits the next batch: the
+    two wait on different servers. The next batch's write starts only after it, and a batch's
+    staging list is released only once its write is done, so a crash before then leaves the
+    batch to ``recover``, whose job finds its events applied (duplicates) and writes their
+    players and receipts again. A batch that fails, or whose Redis write fails, is handed
+    over as a job of its own (which waits out an outage, or isolates the event that fails)."""
+    done = 0
+    writing: _Writing | None = None
+    deadline = time.monotonic() + FOLLOW_ON_SECONDS
+    try:
+        while time.monotonic() < deadline and not stopping.is_set():
+            claimed = rt.inbox.claim()
+            if claimed is None and rt.serving.is_set() and not rt.inbox.queue.count:
+                claimed = rt.inbox.claim_blocking(FOLLOW_ON_WAIT_SECONDS)
+            if claimed is None:
+                break
+            batch, payloads = claimed
+            letters = _Letters(rt)
+            try:
+                settled = rt.service.settle(payloads, letters)
+                letters.flush()
+            except Exception as exc:
+                log.warning("follow_on_batch_failed", error=faults.said(exc))
+                rt.inbox.hand_over(batch, payloads)
+                break
+            previous, writing = writing, None
+            if previous is not None and not previous.done(rt):
+                rt.inbox.hand_over(batch, payloads)  # committed: its job writes Redis again
+                break
+            writing = _Writing.start(rt, batch, payloads, settled)
+            done += len(settled.outcomes)
+    finally:
+        if writing is not None:
+            writing.done(rt)
+    return done
+
+
+_REDIS_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ladder-redis")
+
+
+@dataclass(frozen=True)
+class _Writing:
+    """A follow-on batch committed in PostgreSQL, its Redis write under way on the Redis
+    thread; its staging list is released there once the write is done."""
+
+    batch: str
+    payloads: list[str]
+    future: Future[None]
+
+    @classmethod
+    def start(cls, rt: Runtime, batch: str, payloads: list[str], settled: Settled) -> _Writing:
+        def write() -> None:
+            failpoints.hit("jobs.before_redis_write")
+            rt.service.project(settled)
+            rt.inbox.release(batch)
+            heal_moderated(rt, settled.outcomes)
+
+        return cls(batch, payloads, _REDIS_THREAD.submit(write))
+
+    def done(self, rt: Runtime) -> bool:
+        """Wait for the write; when it failed, the batch is handed over as a job (False)."""
+        try:
+            self.future.result()
+            return True
+        except Exception as exc:
+            log.warning("follow_on_batch_failed", error=faults.said(exc))
+            rt.inbox.hand_over(self.batch, self.payloads)
+            return False
+
+
+# Set when the worker is asked to stop: a batch held through an outage is handed back.
+stopping = threading.Event()
+OUTAGE_BACKOFF_FIRST_SECONDS = 1.0
+OUTAGE_BACKOFF_MAX_SECONDS = 30.0
+
+
+def _process_batch(rt: Runtime, payloads: list[str]) -> int:
+    """Apply the batch, holding it through an outage: tried again with capped back-off (1 s
+    doubling to 30 s) for as long as the store is away; nothing is dead-lettered for it."""
+    on_invalid = _Letters(rt)
+    delay = OUTAGE_BACKOFF_FIRST_SECONDS
+    while True:
+        try:
+            with _job_clock():
+                outcomes = apply_isolating(rt, payloads, on_invalid)
+        except Exception as exc:
+            store = faults.classify(exc, rt.probes)
+            if store is None:  # not an outage: RQ's retries, then per-event dead letters
+                job = get_current_job()
+                if job is not None and not job.retries_left:
+                    _dead_letter_all(rt, payloads, exc, traceback.format_exc())
+                    return 0
+                raise
+            faults.outages.lost(store, exc)
+            if stopping.wait(delay):
+                rt.inbox.enqueue_batch(payloads, meta={"handed_back": True})
+                log.warning("held_batch_handed_back", events=len(payloads))
+                return 0
+            delay = min(delay * 2, OUTAGE_BACKOFF_MAX_SECONDS)
+            continue
+        faults.outages.regained()
+        heal_moderated(rt, outcomes)
+        return len(outcomes)
+
+
+def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
+    """Re-project each ladder of the batch that has a moderation action marked not projected
+    (``reconcile.heal``); a failure is logged, and the next batch tries again."""
+    ladders = {o.ladder for o in outcomes if o.ladder in rt.config.ladders}
+    if not ladders:
+        return
+    try:
+        for engine, named in rt.databases.grouped(sorted(ladders)):  # each primary's ladders
+            with engine.connect() as conn:
+                marked = moderation.unprojected(conn, named)
+            for ladder, through in sorted(marked.items()):
+                config = rt.config.ladders[ladder]
+                healed = reconcile.heal(
+                    engine, rt.leaderboard_redis, config, through, receipts=rt.receipts
+                )
+                log.warning("moderation_healed", ladder=ladder, action=through, players=healed)
+    except Exception as exc:
+        log.warning("moderation_heal_failed", error=faults.said(exc, 300))
+
+
+def apply_isolating(rt: Runtime, payloads: list[str], on_invalid: _Letters) -> list[Processed]:
+    """Apply ``payloads``; when that fails for a reason that is not an outage, split the
+    batch in halves, and so on, until the event that fails is alone: it is dead-lettered
+    (``processing_error``, with the exception) and every other event is applied. The batch's
+    invalid events are dead-lettered once it is committed, before its Redis write (their
+    receipts come first, as they were refused first).
+
+    An outage is raised to the caller, which holds the whole batch (events of halves applied
+    already are duplicates when it is tried again, and change nothing)."""
+    try:
+        settled = rt.service.settle(payloads, on_invalid)
+        on_invalid.flush()
+        rt.service.project(settled)
+        return settled.outcomes
+    except Exception as exc:
+        if faults.classify(exc, rt.probes) is not None:
+            raise
+        if len(payloads) == 1:
+            return [_processing_error(rt, payloads[0], exc)]
+        log.warning(
+            "batch_split",
+            events=len(payloads),
+            error=faults.said(exc, 300),
+        )
+        middle = len(payloads) // 2
+        return [
+            *apply_isolating(rt, payloads[:middle], on_invalid),
+            *apply_isolating(rt, payloads[middle:], on_invalid),
+        ]
+
+
+def _processing_error(rt: Runtime, payload: str, exc: Exception) -> Processed:
+    guessed = guess_ids(payload)
+    error = InvalidEvent(
+        PROCESSING_ERROR,
+        faults.said(exc),
+        event_id=guessed.get("event_id"),
+        ladder=guessed.get("ladder"),
+    )
+    rt.dead_letter(payload, error, traceback.format_exc())
+    log.warning(
+        "event",
+        event_id=error.event_id,
+        ladder=error.ladder,
+        outcome=str(Outcome.DEAD_LETTERED),
+        reason=PROCESSING_ERROR,
+        detail=error.detail,
+    )
+    return Processed(error.event_id, error.ladder, str(Outcome.DEAD_LETTERED), PROCESSING_ERROR)
+
+
+class _Letters:
+    """A batch's invalid events, dead-lettered together once the batch is applied (``flush``):
+    one write for them all, so a flood of invalid events costs about what rating them would.
+    A split batch validates its events again: each is taken once. Until the flush they are
+    in the batch's staging list or job, so a crash before it loses none (the batch runs
+    again, and a dead letter's id is its payload's)."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.seen: set[str | bytes] = set()
+        self.waiting: list[tuple[str | bytes, InvalidEvent, str]] = []
+
+    def __call__(self, raw: str | bytes, error: InvalidEvent) -> None:
+        if raw not in self.seen:
+            self.seen.add(raw)
+            self.waiting.append((raw, error, ""))
+
+    def flush(self) -> None:
+        if self.waiting:
+            self.rt.dead_letter_many(self.waiting)
+            self.waiting = []
+
+
+@contextmanager
+def _job_clock() -> Iterator[None]:
+    """Each attempt gets the job's whole timeout; the wait between attempts is not counted.
+
+    RQ's death penalty in a ``SimpleWorker`` is an alarm signal set for the job's run."""
+    job = get_current_job()
+    armed = (
+        job is not None
+        and bool(job.timeout)
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN, None)
+    )
+    if armed and job is not None and job.timeout:
+        signal.alarm(int(job.timeout))
+    try:
+        yield
+    finally:
+        if armed:
+            signal.alarm(0)
+
+
+def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: str) -> None:
+    """The last attempt failed: every event becomes its own dead letter, none is dropped."""
+    now = datetime.now(UTC)
+    for payload in payloads:
+        try:
+            rt.service.parse(payload, now)
+        except InvalidEvent as invalid:
+            rt.dead_letter(payload, invalid)  # keep its own, precise reason
+            continue
+        error = InvalidEvent("retries_exhausted", faults.said(exc))
+        rt.dead_letter(payload, error, trace)
+
+
+def failure_text(job: Job) -> str:
+    """The traceback RQ stored for a job's latest failure ('' if none)."""
+    result = job.latest_result()
+    return (result.exc_string or "") if result is not None else ""
+
+
+def split_failed_batches(rt: Runtime) -> int:
+    """A batch in the failed registry (its worker died on every attempt) becomes per-event
+    dead letters, so the dead-letter queue only ever holds single events."""
+    registry = rt.dead_letters.registry
+    split = 0
+    for job_id in registry.get_job_ids():
+        if not job_id.startswith(keys.BATCH_JOB_PREFIX):
+            continue
+        try:
+            job = Job.fetch(job_id, connection=rt.redis)
+        except NoSuchJobError:
+            registry.remove(job_id)
+            continue
+        payloads = job.args[0] if job.args else []
+        trace = failure_text(job)
+        reason = (trace or "failed").strip().splitlines()[-1]
+        _dead_letter_all(rt, list(payloads), RuntimeError(reason), trace)
+        registry.remove(job, delete_job=True)
+        split += len(payloads)
+    return split
+
+
+class EventStillInvalid(Exception):
+    """A replayed event failed validation again; RQ puts it back in the failed registry."""
+
+
+def process_event(rt: Runtime, payload: str) -> str:
+
+    def refuse(raw: str | bytes, error: InvalidEvent) -> None:
+        job = get_current_job()
+        if job is not None:
+            job.meta.update({"reason": error.reason, "detail": error.detail})
+            job.meta["attempts"] = int(job.meta.get("attempts", 1)) + 1
+            job.save_meta()  # type: ignore[no-untyped-call]
+        raise EventStillInvalid(str(error))
+
+    outcomes = rt.service.process([payload], on_invalid=refuse)
+    return outcomes[0].outcome if outcomes else "none"
