@@ -25,6 +25,7 @@ from worker.privacy import scrub, storable_payload
 from worker.queue.deadletter import DeadLetters
 from worker.queue.inbox import Inbox
 from worker.service.batch import Service
+from worker.service.intake import Intake
 from worker.settings import DEFAULT_DATA_DIR, Settings, normalise_database_url
 from worker.store.routes import Databases, resolve
 
@@ -176,16 +177,22 @@ class Runtime:
         )
 
     @cached_property
-    def service(self) -> Service:
-        return Service(
+    def intake(self) -> Intake:
+        return Intake(
             self.config,
-            self.databases,
-            self.projection,
             network_key=self.given.network_key.get_secret_value(),
             max_event_bytes=self.given.max_event_bytes,
             publisher_secrets=self.given.secrets(),
             publisher_ladders=self.given.publisher_ladders,
             require_signature=self.given.require_signature,
+        )
+
+    @cached_property
+    def service(self) -> Service:
+        return Service(
+            self.intake,
+            self.databases,
+            self.projection,
             receipt_ttl=self.given.receipt_ttl if self.given.receipts else None,
         )
 
@@ -198,7 +205,7 @@ class Runtime:
         ``dead_letter`` stores it."""
         key = self.given.network_key.get_secret_value()
         self.dead_letters.add_many(
-            (storable_payload(raw, key, signed_by=self.service.signer(raw)), error, scrub(trace))
+            (storable_payload(raw, key, signed_by=self.intake.signer(raw)), error, scrub(trace))
             for raw, error, trace in letters
         )
 

@@ -140,7 +140,7 @@ def test_hostile_payloads_end_applied_or_dead_lettered_and_never_crash(runtime, 
         before = ratings(runtime)
         jobs.process_batch(runtime, [payload])  # must not raise
         try:
-            event = runtime.service.parse(payload, datetime.now(UTC))
+            event = runtime.intake.parse(payload, datetime.now(UTC))
         except InvalidEvent as invalid:
             letter = runtime.dead_letters.get(
                 dead_letter_id(

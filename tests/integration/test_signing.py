@@ -69,7 +69,7 @@ def test_with_signing_required_only_correctly_signed_events_change_ratings(signi
 def test_without_signing_required_unsigned_events_pass_and_bad_signatures_do_not(runtime):
     """Signing is optional by default; a signature that is present must still be right."""
     rt = runtime
-    rt.service.publisher_secrets = SECRETS
+    rt.intake.publisher_secrets = SECRETS
     publish(
         rt,
         game("a", "b", event_id="plain"),

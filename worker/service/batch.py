@@ -37,7 +37,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -51,10 +51,10 @@ from schemas import receipt_bodies as receipts
 from worker import failpoints
 from worker.boards.projection import Projection
 from worker.ladders import Config
+from worker.service.duplicate_receipts import in_order
 from worker.service.intake import Intake, Valid
 from worker.service.rows import Rows, text
 from worker.store import partitions
-from worker.store import receipts as stored_receipts
 from worker.store import statements as store
 from worker.store.routes import Databases
 
@@ -87,6 +87,18 @@ class Settled:
 
 
 @dataclass
+class _Decided:
+    """The engine's decisions on a batch: the rows to write, each event's outcome, the events
+    whose id was applied before with other content, and each receipt in event order (a
+    duplicate's decision in its place: its receipt repeats its original's)."""
+
+    rows: Rows
+    outcomes: list[Processed]
+    conflicts: list[tuple[Valid, Decision]]
+    receipts: list[receipts.Receipt | Decision]
+
+
+@dataclass
 class _Written:
     """What one batch transaction decided and wrote."""
 
@@ -96,34 +108,26 @@ class _Written:
     receipts: list[receipts.Receipt]
 
 
-class Service(Intake):
+class Service:
+    """A batch's unit of work: ``intake`` validates its events, ``databases`` hold its
+    ladders' rows, ``projection`` writes its players and receipts to Redis."""
+
     def __init__(
         self,
-        config: Config,
+        intake: Intake,
         databases: Databases,
         projection: Projection,
         *,
-        network_key: bytes,
-        max_event_bytes: int = 65536,
-        publisher_secrets: dict[str, bytes] | None = None,
-        publisher_ladders: dict[str, frozenset[str]] | None = None,
-        require_signature: bool = False,
         receipt_ttl: int | None = None,
     ) -> None:
         """``receipt_ttl``: receipts are built, and kept that many seconds in Redis; None:
         LADDER_RECEIPTS=false (the ledger still records games and provisional flags)."""
-        super().__init__(
-            config,
-            network_key=network_key,
-            max_event_bytes=max_event_bytes,
-            publisher_secrets=publisher_secrets,
-            publisher_ladders=publisher_ladders,
-            require_signature=require_signature,
-        )
+        self.intake = intake
+        self.config: Config = intake.config
         self.receipt_ttl = receipt_ttl
         self.databases = databases
         self.projection = projection
-        self.policies: dict[str, Policy] = {n: c.policy for n, c in config.ladders.items()}
+        self.policies: dict[str, Policy] = {n: c.policy for n, c in self.config.ladders.items()}
 
     # -- the batch ----------------------------------------------------------------------
 
@@ -150,7 +154,7 @@ class Service(Intake):
         valid: list[Valid] = []
         for raw in raws:
             try:
-                valid.append(self.valid(raw, now))
+                valid.append(self.intake.valid(raw, now))
             except InvalidEvent as exc:
                 on_invalid(raw, exc)
                 outcomes.append(
@@ -245,116 +249,87 @@ class Service(Intake):
         raise AssertionError("unreachable")
 
     def _apply(self, engine: Engine, items: list[Valid], now: datetime) -> _Written:
-        events = [item.event for item in items]
-        named = needs.named(events)
-        keys = {(e.ladder, e.event_id) for e in events}
+        """The batch on one primary: its state read and locked, the engine's decisions, the
+        rows written and committed, the receipts made."""
         partitions.ready(engine, now)  # the audit log's partition for ``now``'s month
         with engine.begin() as conn:
-            links, seen = store.before_claim(conn, named, keys)
-            wanted = needs.needs(events, self._rules_for(now), self.policies, links, seen)
-            players = store.claim_players(conn, wanted.starts, now, wanted.existing)
-            found = store.after_claim(
-                conn, named, wanted.tournaments, wanted.windows, keys - seen.keys()
-            )
-            if found.links != links:
-                raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
-            state = LadderState(
-                players=players,
-                links=links,
-                linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
-                settled=found.settled,
-                windows=found.windows,
-                seen=seen | found.seen,
-            )
-            batch = Rows(now)
-            outcomes: list[Processed] = []
-            conflicts: list[tuple[Valid, Decision]] = []
-            slips: list[receipts.Receipt | Decision] = []  # a duplicate's is made below
-            for item in items:
-                event = item.event
-                ladder_config = self.config.ladders[event.ladder]
-                rules = ladder_config.rules_at(when(event, now))
-                decision = apply(event, state, rules, self.policies[event.ladder], now)
-                if decision.recorded:
-                    after = receipts.players_after(decision, state.players, rules)
-                    batch.add(decision, event, item.payload, ladder_config.ruleset, after)
-                    if self.receipt_ttl is not None:
-                        body = receipts.body(decision, after, now)
-                        slips.append(receipts.Receipt(decision.event_id, decision.ladder, body))
-                elif decision.outcome == Outcome.DEAD_LETTERED:
-                    conflicts.append((item, decision))  # its receipt comes with its dead letter
-                else:
-                    slips.append(decision)
-                outcomes.append(
-                    Processed(
-                        event.event_id,
-                        event.ladder,
-                        str(decision.outcome),
-                        text(decision.reason),
-                    )
-                )
+            state = self._locked_state(conn, [item.event for item in items], now)
+            decided = self._decide(items, state, now)
             dirty = [p for p in state.players.values() if p.dirty]
             # A duplicate's receipt reads its original after the batch's rows are written;
             # without one, the receipts come first and the commit goes with the writes.
             reads_back = self.receipt_ttl is not None and any(
-                isinstance(s, Decision) for s in slips
+                isinstance(r, Decision) for r in decided.receipts
             )
             made: list[receipts.Receipt] = []
+            if not reads_back and self.receipt_ttl is not None:
+                made = in_order(conn, decided.receipts, now, self.receipt_ttl or 0)
             if not reads_back:
-                made = self._receipts(conn, slips, now) if self.receipt_ttl is not None else []
                 failpoints.hit("service.before_commit")
+            rows = decided.rows
             store.write_batch(
                 conn,
-                batch.audit,
-                batch.changes,
+                rows.audit,
+                rows.changes,
                 dirty,
-                batch.links,
-                batch.tournaments,
+                rows.links,
+                rows.tournaments,
                 commit=not reads_back,
             )
             if reads_back:
-                made = self._receipts(conn, slips, now)
+                made = in_order(conn, decided.receipts, now, self.receipt_ttl or 0)
                 failpoints.hit("service.before_commit")
         touched = [state.players[k] for k in sorted(state.touched)]
-        return _Written(outcomes, touched, conflicts, made)
+        return _Written(decided.outcomes, touched, decided.conflicts, made)
 
-    def _receipts(
-        self, conn: Any, slips: list[receipts.Receipt | Decision], now: datetime
-    ) -> list[receipts.Receipt]:
-        """The batch's receipts in event order; a duplicate's repeats the original's numbers
-        (read after this batch's rows are written: the original may be in this batch).
-
-        A duplicate whose original was processed less than the receipt TTL ago and whose key
-        is missing lost its receipt to a crash between commit and the Redis write: the
-        original's receipt is sent again (``heal``), as the leaderboard is re-projected."""
-        duplicates = [s for s in slips if isinstance(s, Decision)]
-        found = (
-            stored_receipts.originals(conn, {(d.ladder, d.event_id) for d in duplicates})
-            if duplicates
-            else {}
+    def _locked_state(self, conn: Any, events: list[Event], now: datetime) -> LadderState:
+        """What the engine needs for ``events`` (``engine.needs``), read with their players
+        created and locked."""
+        named = needs.named(events)
+        keys = {(e.ladder, e.event_id) for e in events}
+        links, seen = store.before_claim(conn, named, keys)
+        wanted = needs.needs(events, self._rules_for(now), self.policies, links, seen)
+        players = store.claim_players(conn, wanted.starts, now, wanted.existing)
+        found = store.after_claim(
+            conn, named, wanted.tournaments, wanted.windows, keys - seen.keys()
         )
-        ttl = timedelta(seconds=self.receipt_ttl or 0)
-        made = []
-        for slip in slips:
-            if not isinstance(slip, Decision):
-                made.append(slip)
-                continue
-            original = found.get((slip.ladder, slip.event_id))
-            if original is None:
-                body = receipts.unknown_original(slip, now)
-                made.append(receipts.Receipt(slip.event_id, slip.ladder, body, receipts.DUPLICATE))
-                continue
-            recent = now - datetime.fromisoformat(original["processed_at"]) < ttl
-            made.append(
-                receipts.Receipt(
-                    slip.event_id,
-                    slip.ladder,
-                    receipts.duplicate(original),
-                    receipts.DUPLICATE,
-                    heal=original if recent else None,
+        if found.links != links:
+            raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
+        return LadderState(
+            players=players,
+            links=links,
+            linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
+            settled=found.settled,
+            windows=found.windows,
+            seen=seen | found.seen,
+        )
+
+    def _decide(self, items: list[Valid], state: LadderState, now: datetime) -> _Decided:
+        """The engine's decision on each event in order, and the rows and receipts it makes."""
+        decided = _Decided(Rows(now), [], [], [])
+        for item in items:
+            event = item.event
+            ladder_config = self.config.ladders[event.ladder]
+            rules = ladder_config.rules_at(when(event, now))
+            decision = apply(event, state, rules, self.policies[event.ladder], now)
+            if decision.recorded:
+                after = receipts.players_after(decision, state.players, rules)
+                decided.rows.add(decision, event, item.payload, ladder_config.ruleset, after)
+                if self.receipt_ttl is not None:
+                    body = receipts.body(decision, after, now)
+                    decided.receipts.append(
+                        receipts.Receipt(decision.event_id, decision.ladder, body)
+                    )
+            elif decision.outcome == Outcome.DEAD_LETTERED:
+                decided.conflicts.append((item, decision))  # its receipt comes with its letter
+            else:
+                decided.receipts.append(decision)  # a duplicate: its original's, read later
+            decided.outcomes.append(
+                Processed(
+                    event.event_id, event.ladder, str(decision.outcome), text(decision.reason)
                 )
             )
-        return made
+        return decided
 
 
 def log_batch(outcomes: list[Processed], duration_ms: float) -> None:

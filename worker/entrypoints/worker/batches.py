@@ -334,7 +334,7 @@ def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: st
     now = datetime.now(UTC)
     for payload in payloads:
         try:
-            rt.service.parse(payload, now)
+            rt.intake.parse(payload, now)
         except InvalidEvent as invalid:
             rt.dead_letter(payload, invalid)  # keep its own, precise reason
             continue
