@@ -8,23 +8,15 @@ the wait list ``ladder:receipt-wait:<event_id>`` and from ``GET
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 #: Every outcome a receipt can carry (the engine's ``Outcome`` values; a test pins them equal).
-OUTCOMES: Final = (
-    "rated",
-    "unrated",
-    "applied",
-    "refused",
-    "duplicate",
-    "dead_lettered",
-    "voided",
-)
 ReceiptOutcome = Literal[
     "rated", "unrated", "applied", "refused", "duplicate", "dead_lettered", "voided"
 ]
+OUTCOMES: Final[tuple[str, ...]] = get_args(ReceiptOutcome)
 
 
 class ReceiptPlayer(BaseModel):

@@ -38,7 +38,7 @@ DEAD_LETTER = "dead_letter"  # the key is written only if no applied event's rec
 
 
 @dataclass(frozen=True)
-class Receipt:
+class ReceiptWrite:
     """One receipt on its way to Redis: its body, and how the key is treated.
 
     ``ranks`` lists the players whose ``rank_after`` the projection fills in (one per entry

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from schemas.receipt_bodies import Receipt, player_entry
+from schemas.receipt_bodies import ReceiptWrite, player_entry
 from tests.conftest import drain, publish
 from tests.events import game, link, tournament
 from tests.integration.helpers import ledger
@@ -216,9 +216,9 @@ def test_ranks_of_many_players_some_off_the_board_some_named_twice(runtime: Any)
     board = keys.rating("gammon42")
     runtime.redis.zadd(board, {f"p{n}": float(n // 2) for n in range(1500)})  # ties in pairs
 
-    def receipt(event_id: str, *ids: str) -> Receipt:
+    def receipt(event_id: str, *ids: str) -> ReceiptWrite:
         entries = [player_entry(pid, 1500.0, 1500.0, 0.0, None, None, 0, True) for pid in ids]
-        return Receipt(event_id, "gammon42", {"event_id": event_id, "players": entries})
+        return ReceiptWrite(event_id, "gammon42", {"event_id": event_id, "players": entries})
 
     made = [receipt(f"many-{n}", f"p{n}", f"p{1499 - n}") for n in range(750)]
     made.append(receipt("again", "p0", "gone", "p1499", "p1498"))

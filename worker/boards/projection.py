@@ -28,7 +28,7 @@ from redis.commands.core import Script
 from engine import Player, PlayerState, is_provisional
 from engine.ladder import on_public_board
 from engine.player import STORED_FIELDS, stored_player
-from schemas.receipt_bodies import Receipt
+from schemas.receipt_bodies import ReceiptWrite
 from worker import keys
 from worker.boards.receipts import ReceiptSink, read_ranks
 from worker.jsontext import compact
@@ -256,7 +256,7 @@ class Projection:
         self._script = redis.register_script(WRITE)
 
     def write(
-        self, records: Iterable[Player], config: Config, receipts: Sequence[Receipt] = ()
+        self, records: Iterable[Player], config: Config, receipts: Sequence[ReceiptWrite] = ()
     ) -> None:
         """Project these players (newer versions only), one script call per ladder chunk;
         then the batch's receipts, in the same pipeline when the boards share the queue's

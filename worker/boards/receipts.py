@@ -21,7 +21,7 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 
 from engine import Outcome
-from schemas.receipt_bodies import DUPLICATE, Receipt
+from schemas.receipt_bodies import DUPLICATE, ReceiptWrite
 from worker import keys
 from worker.jsontext import compact
 from worker.lua import lua_source, run
@@ -61,7 +61,7 @@ class ReceiptSink:
     def write(
         self,
         client: Redis | Pipeline,
-        receipts: Sequence[Receipt],
+        receipts: Sequence[ReceiptWrite],
         *,
         boards_here: bool,
         ranks: dict[tuple[str, str], str] | None = None,

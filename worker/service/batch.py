@@ -82,7 +82,7 @@ class Settled:
 
     outcomes: list[Processed]
     players: list[Player]
-    receipts: list[receipts.Receipt]
+    receipts: list[receipts.ReceiptWrite]
     started: float
 
 
@@ -95,7 +95,7 @@ class _Decided:
     rows: Rows
     outcomes: list[Processed]
     conflicts: list[tuple[Valid, Decision]]
-    receipts: list[receipts.Receipt | Decision]
+    receipts: list[receipts.ReceiptWrite | Decision]
 
 
 @dataclass
@@ -105,7 +105,7 @@ class _Written:
     outcomes: list[Processed]
     players: list[Player]
     conflicts: list[tuple[Valid, Decision]]
-    receipts: list[receipts.Receipt]
+    receipts: list[receipts.ReceiptWrite]
 
 
 class Service:
@@ -261,7 +261,7 @@ class Service:
             reads_back = self.receipt_ttl is not None and any(
                 isinstance(r, Decision) for r in decided.receipts
             )
-            made: list[receipts.Receipt] = []
+            made: list[receipts.ReceiptWrite] = []
             if not reads_back and self.receipt_ttl is not None:
                 made = in_order(conn, decided.receipts, now, self.receipt_ttl or 0)
             if not reads_back:
@@ -318,7 +318,7 @@ class Service:
                 if self.receipt_ttl is not None:
                     body = receipts.body(decision, after, now)
                     decided.receipts.append(
-                        receipts.Receipt(decision.event_id, decision.ladder, body)
+                        receipts.ReceiptWrite(decision.event_id, decision.ladder, body)
                     )
             elif decision.outcome == Outcome.DEAD_LETTERED:
                 decided.conflicts.append((item, decision))  # its receipt comes with its letter

@@ -11,8 +11,8 @@ from worker.store import receipts as stored_receipts
 
 
 def in_order(
-    conn: Any, pending: list[receipts.Receipt | Decision], now: datetime, ttl_seconds: int
-) -> list[receipts.Receipt]:
+    conn: Any, pending: list[receipts.ReceiptWrite | Decision], now: datetime, ttl_seconds: int
+) -> list[receipts.ReceiptWrite]:
     """The batch's receipts in event order; a duplicate's repeats the original's numbers
     (read after this batch's rows are written: the original may be in this batch).
 
@@ -36,12 +36,14 @@ def in_order(
         if original is None:
             body = receipts.unknown_original(duplicate, now)
             made.append(
-                receipts.Receipt(duplicate.event_id, duplicate.ladder, body, receipts.DUPLICATE)
+                receipts.ReceiptWrite(
+                    duplicate.event_id, duplicate.ladder, body, receipts.DUPLICATE
+                )
             )
             continue
         recent = now - datetime.fromisoformat(original["processed_at"]) < ttl
         made.append(
-            receipts.Receipt(
+            receipts.ReceiptWrite(
                 duplicate.event_id,
                 duplicate.ladder,
                 receipts.duplicate(original),

@@ -156,7 +156,7 @@ def filed(
     }
 
 
-def receipt_of(payload: str, meta: dict[str, Any], error: InvalidEvent) -> receipts.Receipt:
+def receipt_of(payload: str, meta: dict[str, Any], error: InvalidEvent) -> receipts.ReceiptWrite:
     """A dead letter's receipt: ``event_id``, ``ladder`` and ``type`` as far as they could be
     read (an id that is no valid event id gets the stream entry only)."""
     event_id = meta.get("event_id")
@@ -171,4 +171,4 @@ def receipt_of(payload: str, meta: dict[str, Any], error: InvalidEvent) -> recei
         error.detail,
         datetime.now(UTC),
     )
-    return receipts.Receipt(event_id, None, body, receipts.DEAD_LETTER)
+    return receipts.ReceiptWrite(event_id, None, body, receipts.DEAD_LETTER)
