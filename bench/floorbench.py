@@ -21,7 +21,9 @@ from typing import Any
 from bench import env
 from bench.events import Mix, generate_hot
 
-HOT_GAMES = 20_000
+# The hot ladder as a busy game has it: 60,000 games among 4,000 players ending 30 s apart,
+# so each player's 7-day K window holds about 30 games (a smaller run keeps the density).
+HOT_GAMES = 60_000
 HOT_PLAYERS = 4_000
 GOAL_ONE_WORKER = 0.7
 GOAL_TWO_WORKERS = 1.2
@@ -47,8 +49,13 @@ def floor_rate(target: env.Target, payloads: list[str]) -> dict[str, Any]:
     return result
 
 
+def hot_players(games: int) -> int:
+    """The hot ladder's players for ``games`` games, at the density of the full one."""
+    return max(2, games * HOT_PLAYERS // HOT_GAMES)
+
+
 def workloads(mixed_events: int, hot_games: int) -> dict[str, Callable[[], tuple[list[str], Mix]]]:
-    players = max(2, hot_games * HOT_PLAYERS // HOT_GAMES)
+    players = hot_players(hot_games)
     return {
         "mixed": lambda: env.generate_events(mixed_events, tag="floor-mixed"),
         "hot": lambda: generate_hot(hot_games, players=players, tag="floor-hot"),

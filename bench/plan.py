@@ -28,6 +28,7 @@ class Plan:
     rebuild_players: int
     history_events: int  # section history: one ladder's games, and its players
     history_players: int
+    hot_games: int  # section floor's hot ladder: games among HOT_PLAYERS players (scaled down)
     rounds: int  # ingest, latency and rebuild are run this many times; the median is shown
     flood_invalid: int = 100_000  # section flood: invalid events, then valid ones behind them
     flood_valid: int = 1_000
@@ -46,6 +47,7 @@ FULL = Plan(
     rebuild_players=1_000_000,
     history_events=200_000,
     history_players=4_000,
+    hot_games=60_000,
     rounds=3,
 )
 QUICK = Plan(
@@ -61,6 +63,7 @@ QUICK = Plan(
     rebuild_players=20_000,
     history_events=3_000,
     history_players=300,
+    hot_games=3_000,
     rounds=1,
     flood_invalid=3_000,
     flood_valid=100,

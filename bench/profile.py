@@ -229,13 +229,14 @@ def _drain(
 ) -> tuple[float, int]:
     """Reset, publish ``count`` events, drain them in this process; (seconds, events)."""
     from bench.events import generate_hot
+    from bench.floorbench import hot_players
     from worker.bootstrap import Runtime
     from worker.entrypoints.worker import runner
     from worker.settings import Settings
 
     target.reset()
     if workload == "hot":  # one gammon42 ladder, as bench.floorbench's hot workload
-        payloads, _mix = generate_hot(count, players=max(2, count // 5), tag=tag)
+        payloads, _mix = generate_hot(count, players=hot_players(count), tag=tag)
     else:
         payloads, _mix = env.generate_events(count, tag=tag)
     target.publish(payloads)
@@ -267,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
         "--workload",
         choices=("mixed", "hot"),
         default="mixed",
-        help="mixed: the ingest mix of three ladders; hot: one gammon42 ladder, 5 games a player",
+        help="mixed: the ingest mix of three ladders; hot: one gammon42 ladder as the floor "
+        "section has it (30 games a player in 60,000)",
     )
     parser.add_argument("--redis-url", default=env.REDIS_URL)
     parser.add_argument("--database", default=env.DATABASE)

@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                     log,
                     ingest,
                     mixed_events=plan.events,
-                    hot_games=min(floorbench.HOT_GAMES, plan.events),
+                    hot_games=plan.hot_games,
                     rounds=plan.rounds,
                 ),
             )

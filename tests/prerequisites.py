@@ -10,6 +10,7 @@ embedded ones (``tests/conftest.py``).
 from __future__ import annotations
 
 import glob
+import os
 import shutil
 import subprocess
 import sys
@@ -24,7 +25,7 @@ def _chromium() -> bool:
     from worker.entrypoints.console.png import BrowserMissing, chromium
 
     try:
-        chromium()
+        chromium(os.environ.get("LADDER_CHROMIUM"))  # as ``ladder`` reads it (Settings)
     except BrowserMissing:
         return False
     return True

@@ -15,7 +15,7 @@ from rq import Retry
 from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
-from worker import datadir, embedded
+from worker import datadir, embedded, failpoints
 from worker.boards.projection import Projection
 from worker.boards.receipts import ReceiptSink
 from worker.boards.redis_clients import leaderboard_client
@@ -47,6 +47,9 @@ class Runtime:
     say: Callable[[str], None] = _say
     # Where a ladder's ``database`` key finds its URL: the environment as the process started.
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def __post_init__(self) -> None:
+        failpoints.configure(self.given.failpoints)  # armed only where a crash test sets them
 
     @cached_property
     def home(self) -> datadir.Home:

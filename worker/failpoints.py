@@ -1,6 +1,7 @@
 """Failpoints: let crash tests kill a worker at exactly the moments that matter.
 
-Inert unless ``LADDER_FAILPOINTS`` is set, e.g.
+Inert unless ``LADDER_FAILPOINTS`` is set (read with the other settings, and given here by the
+Runtime, ``configure``), e.g.
 ``inbox.after_claim=0.05,service.after_commit=0.05``: each named point then kills its own
 process with SIGKILL with that probability, as a power cut would; ``NAME=pause:SECONDS``
 holds the process there instead (a batch kept open for a shutdown test). Only tests set it.
@@ -23,7 +24,7 @@ POINTS = (
 )
 
 
-def _parse(spec: str) -> dict[str, tuple[str, float]]:
+def parse(spec: str) -> dict[str, tuple[str, float]]:
     points: dict[str, tuple[str, float]] = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
         name, _, value = item.partition("=")
@@ -34,7 +35,13 @@ def _parse(spec: str) -> dict[str, tuple[str, float]]:
     return points
 
 
-_ACTIVE = _parse(os.environ.get("LADDER_FAILPOINTS", ""))
+_ACTIVE: dict[str, tuple[str, float]] = {}
+
+
+def configure(spec: str) -> None:
+    """Arm the failpoints ``spec`` names (``""``: none)."""
+    global _ACTIVE
+    _ACTIVE = parse(spec)
 
 
 def hit(name: str) -> None:

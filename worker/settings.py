@@ -9,9 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretBytes, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretBytes,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
-from worker import access
+from worker import access, failpoints, redis_acl
 
 DEFAULT_DATA_DIR = Path(".ladder")
 DEV_NETWORK_KEY = b"ladder-development-network-key"
@@ -116,6 +124,11 @@ class Settings(BaseModel):
     receipt_ttl: int = WHOLE["receipt_ttl"].field()
     api_tokens: tuple[access.ApiToken, ...] = ()  # who ``ladder serve`` knows (worker.access)
     public_scopes: frozenset[access.Scope] = access.DEFAULT_PUBLIC  # what anonymous callers get
+    publish_secret: SecretBytes | None = None  # LADDER_PUBLISH_SECRET: ``publish --publisher``
+    chromium: str | None = None  # LADDER_CHROMIUM: the browser a PNG is drawn with
+    # LADDER_REDIS_<USER>_PASSWORD, by variable name: what ``deploy redis-acl`` writes (hashed)
+    redis_passwords: dict[str, SecretStr] = Field({}, repr=False)
+    failpoints: str = ""  # LADDER_FAILPOINTS: crash tests only (``worker.failpoints``)
 
     @field_validator("network_key", mode="before")
     @classmethod
@@ -178,6 +191,10 @@ class Settings(BaseModel):
                 "write a verified event's attestation)"
             )
         try:
+            failpoints.parse(env.get("LADDER_FAILPOINTS", ""))
+        except ValueError as exc:
+            raise SettingsError(str(exc)) from None
+        try:
             api_tokens = access.tokens_from_env(env)
             public_scopes = access.public_from_env(env)
         except access.AccessError as exc:
@@ -210,6 +227,14 @@ class Settings(BaseModel):
                 receipts=env.get("LADDER_RECEIPTS", "true").lower() not in ("0", "false", "no"),
                 api_tokens=api_tokens,
                 public_scopes=public_scopes,
+                publish_secret=SecretBytes(env["LADDER_PUBLISH_SECRET"].encode())
+                if env.get("LADDER_PUBLISH_SECRET")
+                else None,
+                chromium=env.get("LADDER_CHROMIUM") or None,
+                redis_passwords={
+                    name: SecretStr(env.get(name, "")) for name in redis_acl.PASSWORD_ENV.values()
+                },
+                failpoints=env.get("LADDER_FAILPOINTS", ""),
                 **whole,
             )
         except ValidationError as exc:

@@ -11,6 +11,7 @@ with no JavaScript of ours since the pages have none) and ``--screenshot``.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from urllib.parse import quote
@@ -20,8 +21,10 @@ import pytest
 from tests.e2e.console_data import SCRIPT_ID, Dom, Node, events, serve
 from worker.entrypoints.console.png import BrowserMissing, chromium, dump_dom, screenshot
 
+BROWSER = os.environ.get("LADDER_CHROMIUM")  # as ``ladder`` itself reads it (Settings)
+
 try:
-    chromium()
+    chromium(BROWSER)
 except BrowserMissing as exc:  # pragma: no cover - .ci/run installs it
     pytest.fail(str(exc), pytrace=False)
 
@@ -29,7 +32,7 @@ PHONE = (390, 844)
 
 
 def page(url: str) -> Node:
-    return Dom(dump_dom(url)).root
+    return Dom(dump_dom(url, browser=BROWSER)).root
 
 
 @pytest.fixture
@@ -67,7 +70,7 @@ def test_leaderboard_lists_the_board_in_rank_order(cli, console, shots):
     assert shown == [(e["rank"], e["player_id"], str(round(e["rating"]))) for e in board]
     assert len(shown) == 21  # every gammon42 player fits on the first page
     assert [tab.text() for tab in dom.find("nav", "tabs")[0].find("a")] == ["rating", "boosted"]
-    screenshot(f"{console}/ui/ladders/gammon42", shots / "leaderboard.png", *PHONE)
+    screenshot(f"{console}/ui/ladders/gammon42", shots / "leaderboard.png", *PHONE, browser=BROWSER)
     assert (shots / "leaderboard.png").stat().st_size > 10_000
 
 
@@ -106,7 +109,9 @@ def test_player_chart_has_one_point_per_rated_game(cli, console, shots):
     unrated = dom.find("tr", "unrated")
     assert unrated and all("not rated:" in row.text() for row in unrated)
     assert any("not a ranked game" in row.text() or "bot" in row.text() for row in unrated)
-    screenshot(player_url(console, "gammon42", "alice"), shots / "player.png", *PHONE)
+    screenshot(
+        player_url(console, "gammon42", "alice"), shots / "player.png", *PHONE, browser=BROWSER
+    )
     assert (shots / "player.png").stat().st_size > 10_000
 
 
@@ -122,8 +127,13 @@ def test_calibration_page_shows_the_buckets(cli, console, shots):
     assert f"{found['brier']:.4f}" in figures and f"{found['log_loss']:.4f}" in figures
     svg = dom.find("svg", "calibration")[0]
     assert len(svg.find("circle", "point")) == sum(1 for b in found["buckets"] if b["games"])
-    screenshot(f"{console}/ui/ladders/gammon42/calibration", shots / "calibration.png", *PHONE)
-    screenshot(f"{console}/", shots / "ladders.png", *PHONE)
+    screenshot(
+        f"{console}/ui/ladders/gammon42/calibration",
+        shots / "calibration.png",
+        *PHONE,
+        browser=BROWSER,
+    )
+    screenshot(f"{console}/", shots / "ladders.png", *PHONE, browser=BROWSER)
     assert (shots / "calibration.png").stat().st_size > 10_000
 
 
@@ -137,7 +147,9 @@ def test_a_player_id_with_markup_is_shown_as_text(console, shots):
     assert own.find("h1", "player-id")[0].text() == SCRIPT_ID
     assert own.find("script") == []
     assert SCRIPT_ID in own.find("svg", "rating")[0].find("title")[0].text()
-    screenshot(player_url(console, "gammon42", SCRIPT_ID), shots / "markup.png", *PHONE)
+    screenshot(
+        player_url(console, "gammon42", SCRIPT_ID), shots / "markup.png", *PHONE, browser=BROWSER
+    )
 
 
 def test_console_pages_stay_out_of_the_api_document(console):
@@ -153,7 +165,7 @@ def test_console_pages_stay_out_of_the_api_document(console):
 def test_screenshots_can_be_copied_for_the_readme(console, shots):
     """``scripts/screenshots.py`` takes the same shots; here they are taken at phone width and
     at desktop width and are real images."""
-    screenshot(f"{console}/ui/ladders/gammon42", shots / "wide.png", 1200, 900)
+    screenshot(f"{console}/ui/ladders/gammon42", shots / "wide.png", 1200, 900, browser=BROWSER)
     header = (shots / "wide.png").read_bytes()[:8]
     assert header == b"\x89PNG\r\n\x1a\n"
-    assert shutil.which(chromium()) or Path(chromium()).exists()
+    assert shutil.which(chromium(BROWSER)) or Path(chromium(BROWSER)).exists()

@@ -8,6 +8,7 @@ page lists the voided game and the correction, and its chart reaches the victim'
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 from urllib.parse import quote
 
@@ -17,8 +18,10 @@ from tests.e2e.console_data import Dom, Node, serve
 from tests.events import game
 from worker.entrypoints.console.png import BrowserMissing, chromium, dump_dom, screenshot
 
+BROWSER = os.environ.get("LADDER_CHROMIUM")  # as ``ladder`` itself reads it (Settings)
+
 try:
-    chromium()
+    chromium(BROWSER)
 except BrowserMissing as exc:  # pragma: no cover - .ci/run installs it
     pytest.fail(str(exc), pytrace=False)
 
@@ -26,7 +29,7 @@ T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=5)
 
 
 def page(url: str) -> Node:
-    return Dom(dump_dom(url)).root
+    return Dom(dump_dom(url, browser=BROWSER)).root
 
 
 def facts(dom: Node) -> dict[str, str]:
@@ -64,7 +67,7 @@ def test_a_banned_cheaters_page_and_a_victims_page_after_a_void(cli, tmp_path):
         points = cheat.find("svg", "rating")[0].find("circle", "point")
         assert 1 == len(points)
         assert points[-1].find("title")[0].text().endswith(f"to {round(card['rating'])}")
-        screenshot(url + "cheat", tmp_path / "cheater.png", 390, 844)
+        screenshot(url + "cheat", tmp_path / "cheater.png", 390, 844, browser=BROWSER)
 
         victim = page(url + quote("vic1"))
         shown = facts(victim)
@@ -80,6 +83,6 @@ def test_a_banned_cheaters_page_and_a_victims_page_after_a_void(cli, tmp_path):
         ]
         points = victim.find("svg", "rating")[0].find("circle", "point")
         assert points[-1].find("title")[0].text().endswith(f"to {round(entry['rating'])}")
-        screenshot(url + "vic1", tmp_path / "victim.png", 390, 844)
+        screenshot(url + "vic1", tmp_path / "victim.png", 390, 844, browser=BROWSER)
     assert (tmp_path / "cheater.png").stat().st_size > 10_000
     print(f"console screenshots: {tmp_path}")

@@ -339,3 +339,32 @@ def test_signatures_require_a_network_key_of_their_own(env):
         settings.network_key.get_secret_value(),
         settings.network_key_is_default,
     )
+
+
+def test_every_variable_ladder_reads_is_read_once_with_the_settings():
+    """The publish secret, the browser, the ACL passwords and the failpoints come from the
+    environment with every other setting; a failpoint that does not exist is refused in one
+    line, as any other setting is, instead of a traceback at import."""
+    env = {
+        "LADDER_PUBLISH_SECRET": "s3cret",
+        "LADDER_CHROMIUM": "/opt/chromium",
+        "LADDER_REDIS_WORKER_PASSWORD": "work-Lkjh-Gfds-6789",
+        "LADDER_FAILPOINTS": "service.after_commit=pause:1",
+    }
+    given = Settings.from_env(env)
+    assert given.publish_secret is not None
+    assert b"s3cret" == given.publish_secret.get_secret_value()
+    assert "s3cret" not in repr(given) and "Lkjh" not in repr(given)
+    assert "/opt/chromium" == given.chromium
+    assert (
+        "work-Lkjh-Gfds-6789"
+        == given.redis_passwords["LADDER_REDIS_WORKER_PASSWORD"].get_secret_value()
+    )
+    assert "service.after_commit=pause:1" == given.failpoints
+    assert (None, None, "") == (
+        Settings.from_env({}).publish_secret,
+        Settings.from_env({}).chromium,
+        Settings.from_env({}).failpoints,
+    )
+    with pytest.raises(SettingsError, match="^LADDER_FAILPOINTS: unknown failpoint 'nowhere'$"):
+        Settings.from_env({"LADDER_FAILPOINTS": "nowhere=1"})

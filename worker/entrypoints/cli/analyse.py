@@ -94,7 +94,7 @@ def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
         from worker.entrypoints.console.charts import Series, calibration_svg
 
         series = [Series(f"version {v}", m["buckets"]) for v, m in found.versions.items()]
-        code = _write_plot(args.plot, calibration_svg(series, f"{args.ladder}: calibration"))
+        code = _write_plot(rt, args.plot, calibration_svg(series, f"{args.ladder}: calibration"))
         if code:
             return code
     if args.json:
@@ -132,7 +132,7 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
         ]
         shown = ", ".join(f"{k}={v}" for k, v in overrides.items())
         title = f"{args.ladder}: stored against {shown}"
-        code = _write_plot(args.plot, calibration_svg(series, title))
+        code = _write_plot(rt, args.plot, calibration_svg(series, title))
         if code:
             return code
     if args.json:
@@ -201,13 +201,13 @@ def _print_metrics(ladder_config: LadderConfig, title: str, metrics: dict[str, A
         )
 
 
-def _write_plot(path: Path, svg: str) -> int:
+def _write_plot(rt: Runtime, path: Path, svg: str) -> int:
     try:
         if path.suffix.lower() == ".png":
             from worker.entrypoints.console.png import BrowserMissing, svg_to_png
 
             try:
-                svg_to_png(svg, path)
+                svg_to_png(svg, path, rt.given.chromium)
             except (BrowserMissing, RuntimeError) as exc:
                 _say(str(exc))
                 return EXIT_FAILED

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,7 +63,10 @@ def register(subparsers: Any) -> None:
 
 def cmd_redis_acl(rt: Runtime, args: argparse.Namespace) -> int:
     try:
-        text = redis_acl.from_env(os.environ)
+        given = rt.given.redis_passwords
+        text = redis_acl.from_env(
+            {name: secret.get_secret_value() for name, secret in given.items()}
+        )
     except redis_acl.AclError as exc:
         raise Refused(str(exc)) from None
     if args.output == "-":

@@ -25,6 +25,8 @@ from worker.ladders import ConfigError
 from worker.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
+    from pydantic import SecretBytes
+
     from worker.bootstrap import Runtime
 
 # Modules that add their own subcommands: ``register(subparsers)`` sets ``handler(rt, args)``.
@@ -285,7 +287,7 @@ def cmd_worker(rt: Runtime, args: argparse.Namespace) -> int:
 def cmd_publish(rt: Runtime, args: argparse.Namespace) -> int:
     from worker import keys
 
-    signer = _signer(args.publisher) if args.publisher else None
+    signer = _signer(args.publisher, rt.given.publish_secret) if args.publisher else None
     if args.wait:
         from worker.entrypoints.cli.receipts import cmd_publish_wait
 
@@ -319,12 +321,12 @@ def cmd_publish(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
-def _signer(publisher: str) -> Any:
+def _signer(publisher: str, given: SecretBytes | None) -> Any:
     from schemas.signing import sign
 
-    secret = os.environ.get("LADDER_PUBLISH_SECRET", "")
-    if not secret:
+    if given is None:
         raise SettingsError("--publisher needs the secret in LADDER_PUBLISH_SECRET")
+    secret = given.get_secret_value()
 
     def signed(line: str) -> str:
         try:

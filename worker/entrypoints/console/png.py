@@ -8,7 +8,6 @@ saying what to install; the CLI prints it as one line.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -23,8 +22,8 @@ class BrowserMissing(RuntimeError):
     """No headless browser to render with."""
 
 
-def chromium() -> str:
-    given = os.environ.get("LADDER_CHROMIUM")
+def chromium(given: str | None = None) -> str:
+    """``given`` (LADDER_CHROMIUM, ``Settings.chromium``), else the first on the PATH."""
     if given:
         return given
     for name in NAMES:
@@ -50,11 +49,11 @@ def base_flags(profile: str) -> list[str]:
     ]
 
 
-def screenshot(url: str, path: Path, width: int, height: int) -> None:
+def screenshot(url: str, path: Path, width: int, height: int, browser: str | None = None) -> None:
     """Render ``url`` at ``width`` x ``height`` CSS pixels into the PNG file ``path``."""
     with tempfile.TemporaryDirectory(prefix="ladder-chromium-") as profile:
         command = [
-            chromium(),
+            chromium(browser),
             *base_flags(profile),
             f"--window-size={width},{height}",
             f"--screenshot={path}",
@@ -65,11 +64,11 @@ def screenshot(url: str, path: Path, width: int, height: int) -> None:
         raise RuntimeError(f"chromium could not render {url}: {done.stderr.strip()[-300:]}")
 
 
-def dump_dom(url: str, width: int = 1024, height: int = 768) -> str:
+def dump_dom(url: str, width: int = 1024, height: int = 768, browser: str | None = None) -> str:
     """The DOM of ``url`` as the browser built it, serialised."""
     with tempfile.TemporaryDirectory(prefix="ladder-chromium-") as profile:
         command = [
-            chromium(),
+            chromium(browser),
             *base_flags(profile),
             f"--window-size={width},{height}",
             "--dump-dom",
@@ -84,7 +83,7 @@ def dump_dom(url: str, width: int = 1024, height: int = 768) -> str:
 _VIEWBOX = re.compile(r'viewBox="0 0 (\d+) (\d+)"')
 
 
-def svg_to_png(svg: str, path: Path) -> None:
+def svg_to_png(svg: str, path: Path, browser: str | None = None) -> None:
     """Write the chart ``svg`` as a PNG of its own size to ``path``."""
     found = _VIEWBOX.search(svg)
     width, height = (int(found.group(1)), int(found.group(2))) if found else (640, 480)
@@ -96,4 +95,4 @@ def svg_to_png(svg: str, path: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="ladder-plot-") as tmp:
         source = Path(tmp) / "chart.html"
         source.write_text(page, encoding="utf-8")
-        screenshot(source.resolve().as_uri(), path.resolve(), width, height)
+        screenshot(source.resolve().as_uri(), path.resolve(), width, height, browser)
