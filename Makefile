@@ -93,7 +93,8 @@ soak: install
 bench: install
 	$(BIN)/python -m bench.run
 
-# bench/README.md written again from bench/page_header.md and bench/results/ (bench.page).
+# bench/README.md written again from bench/page_header.md and bench/results/ (bench.page; make
+# bench does it after writing its results there).
 bench-page: install
 	$(BIN)/python -m bench.page
 

@@ -156,7 +156,8 @@ def latest_run(run: Run | None) -> list[str]:
     ]
     if loads:
         facts.append("load average " + " and ".join(loads))
-    if _number(result.get("worker_peak_rss_mib")):
+    if _number(result.get("worker_peak_rss_mib")) and result["worker_peak_rss_mib"] > 0:
+        # 0.0 is a run whose sections started no worker process (--only startup, say)
         facts.append(f"worker peak RSS {result['worker_peak_rss_mib']} MiB")
     name = run.path.name
     lines += [f"From [`{name}`](results/{name}): " + ", ".join(facts) + ".", ""]
