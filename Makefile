@@ -16,7 +16,7 @@ LADDER := $(BIN)/ladder --log-level WARNING
 # Each demo step reads the servers' URLs that `ladder dev env` wrote.
 DEMO := . $(DEMO_OUT)/env &&
 
-.PHONY: install demo test test-fast lint typecheck check soak bench schemas docs clean
+.PHONY: install demo test test-fast lint typecheck check soak bench bench-page schemas docs clean
 
 $(BIN)/ladder: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -92,6 +92,11 @@ soak: install
 
 bench: install
 	$(BIN)/python -m bench.run
+
+# bench/README.md written again from bench/page_header.md and bench/results/ (bench.page; make
+# bench does it after writing its results there).
+bench-page: install
+	$(BIN)/python -m bench.page
 
 lint: install
 	$(BIN)/ruff check .

@@ -21,7 +21,9 @@ Sections (each on a clean database and a flushed Redis db):
 - worker peak RSS over every worker process started.
 
 Prints a table with each goal and whether it is met, and writes JSON
-(``bench/results/<started_at>.json`` unless ``--out``). ``--quick`` is a small smoke-sized run.
+(``bench/results/<started_at>.json`` unless ``--out``); after a results file is written there,
+bench/README.md is written again from the newest run (``bench.page``). ``--quick`` is a small
+smoke-sized run.
 """
 
 # This module is the runner: each section lives in a module of its own (bench.ingest,
@@ -43,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import arrival, env, flood, floorbench, history, moderation
+from bench import arrival, env, flood, floorbench, history, moderation, page
 from bench import boards as boards_bench
 from bench import receipts as receipts_bench
 from bench.ingest import ingest, noop_rate
@@ -251,6 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench: {result['total_seconds']:.0f} s in all; results in {args.out}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2, default=str) + "\n", encoding="utf-8")
+    if args.out.resolve().parent == RESULTS_DIR.resolve():
+        try:
+            print(f"bench: {page.write().relative_to(env.ROOT)} written again with these goals")
+        except page.PageError as exc:
+            print(f"bench: bench/README.md not written again: {exc}", file=sys.stderr)
     return 0
 
 
