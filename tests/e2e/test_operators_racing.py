@@ -203,10 +203,11 @@ def test_an_erase_beside_a_worker_killed_mid_write_waits_warns_and_stays_consist
     assert all(kept)  # every event's receipt, the recovered one's too
     assert [] == [text for text in [*kept, *streamed] if text and gone in text]
     assert [] == named
-    with create_engine(database_url).connect() as conn:
-        assert (
-            [] == conn.execute(select(players.c.player_id).where(players.c.player_id == gone)).all()
-        )
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        rows = conn.execute(select(players.c.player_id).where(players.c.player_id == gone)).all()
+    engine.dispose()
+    assert [] == rows
     verified = cli.ladder("verify", "--json", check=False)
     assert [] == json.loads(verified.stdout)["ladders"][LADDER]["mismatches"]
     assert 0 == cli.ladder("reconcile").returncode
