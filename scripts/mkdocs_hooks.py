@@ -363,7 +363,7 @@ def bench_page(path: Path | None) -> str:
             '!!! note "No benchmark results in this checkout"\n\n'
             "    `make bench` writes a dated file in `bench/results/`; build the docs after it to "
             "see its goals here. Results of earlier runs, with their dates and machines, are "
-            "in `bench/README.md`."
+            "in `bench/results/notes/` (listed in `bench/README.md`)."
         )
     result = json.loads(path.read_text(encoding="utf-8"))
     machine = result.get("machine", {})
@@ -421,7 +421,7 @@ def growth_page(path: Path) -> str:
         "",
         f"Goal, ingest at {growth.get('goal_size', 0):,} events >= 0.9x: {met}. The machine is "
         "shared: a ratio far from 1.0 with the load average moving beside it is the load; "
-        "`bench/README.md` has the runs and what they show.",
+        "`bench/results/notes/` has the runs and what they show.",
     ]
     return "\n".join(lines) + "\n"
 
