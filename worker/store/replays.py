@@ -92,20 +92,18 @@ class History:
         engine: Engine,
         *,
         ledger: Sequence[str] | None = STORED_LEDGER,
-        after: int | None = None,
         through: int = THROUGH_END,
-        tail: bool = True,
     ) -> Iterator[Entry]:
-        """The history's entries in replay order: its events numbered after ``after`` (default:
-        where it starts) through ``through``, with their ledger rows (``ledger``'s columns;
-        None: none read), merged with its recorded rows and actions."""
-        first = self.start.after_seq if after is None else after
+        """The history's entries in replay order: its events from where it starts through
+        ``through``, with their ledger rows (``ledger``'s columns; None: none read), merged
+        with its recorded rows and actions."""
+        first = self.start.after_seq
         logged: Iterable[tuple[Any, Sequence[Any]]]
         if ledger is None:
             logged = ((row, ()) for row in audit_rows(engine, self.ladder, first, through))
         else:
             logged = stream_log(engine, self.ladder, first, ledger, since=self.begins)
-        return history(logged, self.recorded, self.actions, tail=tail)
+        return history(logged, self.recorded, self.actions)
 
     def walk(self, replay: Replay | Lived, entries: Iterable[Entry]) -> Iterator[Logged]:
         """Run each action and recorded row of ``entries`` through ``replay``; yield each
