@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -31,6 +31,13 @@ from schemas.events import Event as ContractEvent
 from schemas.events import GameFinished as ContractGame
 
 _CANONICAL = msgspec.json.Encoder(order="sorted")
+#: What a ``game.finished`` field is when the payload leaves it out: the contract's defaults
+#: (``cube``, ``match_length``, ``result``...), read from its Struct, never restated.
+GAME_DEFAULTS: Final[dict[str, Any]] = {
+    f.name: f.default
+    for f in msgspec.structs.fields(ContractGame)
+    if f.default is not msgspec.NODEFAULT
+}
 
 
 def stored_payload(event: ContractEvent, network_key: bytes) -> dict[str, Any]:
@@ -66,9 +73,9 @@ def engine_event(payload: dict[str, Any], digest: str | None = None) -> Event:
             mode=payload["mode"],
             winner=_side(payload["winner"]),
             loser=_side(payload["loser"]),
-            cube=payload.get("cube", 1),
-            match_length=payload.get("match_length", 1),
-            result=payload.get("result", "single"),
+            cube=payload.get("cube", GAME_DEFAULTS["cube"]),
+            match_length=payload.get("match_length", GAME_DEFAULTS["match_length"]),
+            result=payload.get("result", GAME_DEFAULTS["result"]),
             digest=digest,
         )
     if kind == "tournament.finished":

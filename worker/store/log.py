@@ -172,8 +172,9 @@ SELECT e.event_id, e.outcome, e.reason, e.ruleset_version,
        p->'winner'->>'network',
        p->'loser'->>'player_id', coalesce(p->'loser'->>'is_bot' = 'true', false),
        p->'loser'->>'network',
-       coalesce(p->>'cube', '1'), coalesce(p->>'match_length', '1'),
-       coalesce(p->>'result', 'single')
+       coalesce(p->>'cube', '{records.GAME_DEFAULTS["cube"]}'),
+       coalesce(p->>'match_length', '{records.GAME_DEFAULTS["match_length"]}'),
+       coalesce(p->>'result', '{records.GAME_DEFAULTS["result"]}')
 FROM events e
 CROSS JOIN LATERAL (SELECT e.payload AS p) j
 CROSS JOIN LATERAL (SELECT coalesce({_PLAIN_GAME}, false) AS plain) g
