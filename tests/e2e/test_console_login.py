@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import tempfile
 import time
@@ -21,8 +22,10 @@ from tests.e2e.private import ladder_serve
 from tests.events import game
 from worker.entrypoints.console.png import BrowserMissing, base_flags, chromium
 
+BROWSER = os.environ.get("LADDER_CHROMIUM")  # as ``ladder`` itself reads it (Settings)
+
 try:
-    chromium()
+    chromium(BROWSER)
 except BrowserMissing as exc:  # pragma: no cover - .ci/run installs it
     pytest.fail(str(exc), pytrace=False)
 
@@ -111,7 +114,12 @@ def browser() -> Iterator[Browser]:
     their_commands, our_commands = os.pipe()  # (read end, write end)
     our_answers, their_answers = os.pipe()
     with tempfile.TemporaryDirectory(prefix="ladder-chromium-") as profile:
-        command = [chromium(), *base_flags(profile), "--remote-debugging-pipe", "about:blank"]
+        command = [
+            chromium(BROWSER),
+            *base_flags(profile),
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
         # Chromium reads commands on 3 and answers on 4 (bash: dash takes only one-digit fds).
         shell = f"exec {shlex.join(command)} 3<&{their_commands} 4>&{their_answers}"
         process = subprocess.Popen(
@@ -119,6 +127,7 @@ def browser() -> Iterator[Browser]:
             pass_fds=(their_commands, their_answers),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its renderer and helper processes in one group
         )
         os.close(their_commands)
         os.close(their_answers)
@@ -131,8 +140,20 @@ def browser() -> Iterator[Browser]:
         finally:
             process.terminate()
             process.wait(timeout=SECONDS)
+            _end_group(process.pid)  # helpers still writing the profile would outlive it
             os.close(our_commands)
             os.close(our_answers)
+
+
+def _end_group(group: int) -> None:
+    """Kill what is left of the browser's process group and wait until none is left."""
+    deadline = time.monotonic() + SECONDS
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
 
 
 @pytest.fixture
