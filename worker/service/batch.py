@@ -262,9 +262,9 @@ class Service:
                 isinstance(r, Decision) for r in decided.receipts
             )
             made: list[receipts.ReceiptWrite] = []
-            if not reads_back and self.receipt_ttl is not None:
-                made = in_order(conn, decided.receipts, now, self.receipt_ttl or 0)
             if not reads_back:
+                if self.receipt_ttl is not None:
+                    made = in_order(conn, decided.receipts, now, self.receipt_ttl)
                 failpoints.hit("service.before_commit")
             rows = decided.rows
             store.write_batch(
@@ -276,8 +276,8 @@ class Service:
                 rows.tournaments,
                 commit=not reads_back,
             )
-            if reads_back:
-                made = in_order(conn, decided.receipts, now, self.receipt_ttl or 0)
+            if reads_back and self.receipt_ttl is not None:  # reads_back implies receipts
+                made = in_order(conn, decided.receipts, now, self.receipt_ttl)
                 failpoints.hit("service.before_commit")
         touched = [state.players[k] for k in sorted(state.touched)]
         return _Written(decided.outcomes, touched, decided.conflicts, made)
@@ -307,14 +307,15 @@ class Service:
     def _decide(self, items: list[Valid], state: LadderState, now: datetime) -> _Decided:
         """The engine's decision on each event in order, and the rows and receipts it makes."""
         decided = _Decided(Rows(now), [], [], [])
+        rules_for = self._rules_for(now)
         for item in items:
             event = item.event
-            ladder_config = self.config.ladders[event.ladder]
-            rules = ladder_config.rules_at(when(event, now))
+            rules = rules_for(event)
             decision = apply(event, state, rules, self.policies[event.ladder], now)
             if decision.recorded:
                 after = receipts.players_after(decision, state.players, rules)
-                decided.rows.add(decision, event, item.payload, ladder_config.ruleset, after)
+                ruleset = self.config.ladders[event.ladder].ruleset
+                decided.rows.add(decision, event, item.payload, ruleset, after)
                 if self.receipt_ttl is not None:
                     body = receipts.body(decision, after, now)
                     decided.receipts.append(

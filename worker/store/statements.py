@@ -167,13 +167,14 @@ def claim_players(
     locks in this one order, so concurrent workers queue behind each other and never
     deadlock, and creating and locking share the batch's transaction.
     """
-    read = split([*starts, *existing])
+    params = split(starts)
+    extra = set(existing)
+    read = split([*starts, *extra]) if extra else params
     if not read["ladders"]:
         return {}
     with pipeline(conn) as driver:  # the claim and the read of the locked rows
         if starts:
-            params = split(starts)
-            ordered = list(zip(params["ladders"], params["ids"], strict=True))
+            ordered = zip(params["ladders"], params["ids"], strict=True)
             driver.execute(
                 _PG_CLAIM_PLAYERS,
                 {**params, "ratings": [starts[k] for k in ordered], "now": now},
