@@ -22,7 +22,7 @@ from bench import env
 from bench.events import Mix, generate_hot
 
 # The hot ladder as a busy game has it: 60,000 games among 4,000 players ending 30 s apart,
-# so each player's 7-day K window holds about 30 games (a smaller run keeps the density).
+# 30 games a player over 20 days, 10 in each 7-day K window (a smaller run keeps the density).
 HOT_GAMES = 60_000
 HOT_PLAYERS = 4_000
 GOAL_ONE_WORKER = 0.7

@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("mixed", "hot"),
         default="mixed",
         help="mixed: the ingest mix of three ladders; hot: one gammon42 ladder as the floor "
-        "section has it (30 games a player in 60,000)",
+        "section has it (30 games a player in 60,000, 10 in a K window)",
     )
     parser.add_argument("--redis-url", default=env.REDIS_URL)
     parser.add_argument("--database", default=env.DATABASE)
