@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from engine import FairPlayConfig, FibsRules, Gammon42Rules, LadderState, Policy, apply
+from engine import FairPlayConfig, FibsRules, Gammon42Rules, LadderState, Player, Policy, apply
 from engine.ladder import Event, IdentityLinked, TournamentFinished
 from engine.needs import named, needs
 from tests.unit.test_engine_ladder import G42, NOW, PRO, game
@@ -39,6 +39,11 @@ def test_an_event_applied_before_creates_nobody_and_names_who_it_reprojects():
     state = LadderState(players={}, seen={("l", old.event_id): None})
     decision = apply(old, state, G42, Policy(), NOW)
     assert ("duplicate", set(), {}) == (str(decision.outcome), state.touched, state.players)
+    # one that still exists is projected again (a crash may have cut the first write short)
+    amy = Player("l", "amy", 1516.0)
+    state = LadderState(players={("l", "amy"): amy}, seen={("l", old.event_id): None})
+    apply(old, state, G42, Policy(), NOW)
+    assert ({("l", "amy")}, 1516.0, False) == (state.touched, amy.rating, amy.dirty)
 
 
 def test_the_start_rating_is_the_first_events_version():
