@@ -48,6 +48,8 @@ __all__ = [
     "named_ids",
     "on_public_board",
     "on_rating_board",
+    "players_again",
+    "players_of",
     "when",
 ]
 
@@ -136,6 +138,27 @@ def named_ids(event: Event) -> tuple[str, ...]:
             return (event.anonymous_id, event.account_id)
         case PlayerUpdated():
             return (event.player_id,)
+
+
+def players_of(event: Event, links: Mapping[str, str]) -> list[PlayerKey]:
+    """The players an applied event has, created at the start rating if new: every id it
+    names has one (and so a card), even when the event is refused, so that the store and the
+    boards hold the same players. Each id as sent, then as resolved through the ladder's
+    ``links`` (the same id again when it is not linked)."""
+    ladder = event.ladder
+    found: list[PlayerKey] = []  # a loop: the cheapest way, and apply asks for every event
+    for pid in named_ids(event):
+        found.append((ladder, pid))
+        found.append((ladder, links.get(pid, pid)))
+    return found
+
+
+def players_again(event: Event, links: Mapping[str, str]) -> tuple[PlayerKey, ...]:
+    """The players a duplicate projects again if they still exist (a crash may have cut the
+    first projection short), its ids as resolved: it creates nobody, so an erased id stays
+    erased."""
+    ladder = event.ladder
+    return tuple((ladder, links.get(pid, pid)) for pid in named_ids(event))
 
 
 # -- the ladder's settings and state ----------------------------------------------------------
@@ -250,7 +273,6 @@ def apply(
     """Apply one event under ``rules`` (the version in force at ``when(event, now)``)."""
     ladder = event.ladder
     key = (ladder, event.event_id)
-    named = named_ids(event)
     links = state.links.get(ladder, _NO_LINKS)
     if key in state.seen:
         stored = state.seen[key]
@@ -264,25 +286,15 @@ def apply(
                 Reason.EVENT_ID_CONFLICT,
                 digests=(stored, event.digest),
             )
-        # A duplicate changes nobody; its players are projected again (a crash may have cut
-        # the first projection short), those that still exist: an erased id stays erased.
-        for pid in named:
-            pkey = (ladder, links.get(pid, pid))
-            if pkey in state.players:
-                state.touched.add(pkey)
+        state.touched.update(k for k in players_again(event, links) if k in state.players)
         return Decision(event.event_id, ladder, event.type, Outcome.DUPLICATE)
     state.seen[key] = event.digest
     players = state.players
     touched = state.touched
-    # Every id an applied event names has a player (and so a card), even when the event is
-    # refused: the store and the boards hold the same players. Each id as sent, then as
-    # resolved through the ladder's links (the same id again when it is not linked).
-    for pid in named:
-        for one in (pid, links.get(pid, pid)):
-            pkey = (ladder, one)
-            if pkey not in players:
-                players[pkey] = Player(ladder, one, rules.start, updated_at=now)
-            touched.add(pkey)
+    for pkey in players_of(event, links):
+        if pkey not in players:
+            players[pkey] = Player(ladder, pkey[1], rules.start, updated_at=now)
+        touched.add(pkey)
     match event:
         case GameFinished():
             return _game(event, state, rules, policy, now)

@@ -18,7 +18,16 @@ from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from engine.fairplay import may_be_rated
-from engine.ladder import Event, GameFinished, IdentityLinked, Policy, TournamentFinished, named_ids
+from engine.ladder import (
+    Event,
+    GameFinished,
+    IdentityLinked,
+    Policy,
+    TournamentFinished,
+    named_ids,
+    players_again,
+    players_of,
+)
 from engine.player import PlayerKey
 from engine.rulesets import Ruleset
 
@@ -93,12 +102,11 @@ def needs(
         ladder = event.ladder
         ladder_links = links.get(ladder, {})
         if (ladder, event.event_id) in seen:  # a duplicate or a conflict: nobody is created
-            existing.update((ladder, ladder_links.get(p, p)) for p in named_ids(event))
+            existing.update(players_again(event, ladder_links))
             continue
         rules = rules_for(event)
-        for pid in named_ids(event):  # as sent, and as resolved through the links
-            starts.setdefault((ladder, pid), rules.start)
-            starts.setdefault((ladder, ladder_links.get(pid, pid)), rules.start)
+        for key in players_of(event, ladder_links):
+            starts.setdefault(key, rules.start)
         match event:
             case GameFinished() if may_be_rated(event.mode, policies[ladder].fairplay):
                 games.setdefault(ladder, []).append((event, rules))
