@@ -136,7 +136,9 @@ def _run(path: Path, result: Any) -> Run:
     return Run(path, started_at, result)
 
 
-def latest_run(run: Run | None) -> list[str]:
+def latest_run(run: Run | None, *, linked: bool = True) -> list[str]:
+    """The section on the newest run, its heading first; ``linked``: its file's name links
+    to it (the page's folder is ``bench/``), else it is named from the repository's root."""
     lines = ["## The latest run", ""]
     if run is None:
         return [*lines, "No results file in `bench/results/` yet: `make bench` writes one."]
@@ -160,7 +162,8 @@ def latest_run(run: Run | None) -> list[str]:
         # 0.0 is a run whose sections started no worker process (--only startup, say)
         facts.append(f"worker peak RSS {result['worker_peak_rss_mib']} MiB")
     name = run.path.name
-    lines += [f"From [`{name}`](results/{name}): " + ", ".join(facts) + ".", ""]
+    source = f"[`{name}`]({RESULTS}/{name})" if linked else f"`bench/{RESULTS}/{name}`"
+    lines += [f"From {source}: " + ", ".join(facts) + ".", ""]
     lines += ["| goal | measured | met |", "|---|---|---|"]
     for goal, measured, met in result["goals"]:
         verdict = "n/a" if met is None else "yes" if met else "**no**"

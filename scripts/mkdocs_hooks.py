@@ -25,6 +25,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ def expand(markdown: str) -> str:
         if kind == "openapi":
             return openapi_page(openapi_document())
         if kind == "bench":
-            return bench_page(latest_bench())
+            return bench_page()
         if kind == "include" and arg:
             return include(arg)
         if kind == "growth":
@@ -345,41 +346,22 @@ def body_of(response: dict[str, Any]) -> str:
 # -- the benchmark -------------------------------------------------------------------------
 
 
-def latest_bench(candidates: tuple[Path, ...] | None = None) -> Path | None:
-    """The newest results file ``make bench`` wrote (``started_at``), if there is one; the
-    growth section's own files (no goals) are not runs of ``make bench``."""
-    found = []
-    for path in sorted(BENCH_RESULTS.glob("*.json")) if candidates is None else candidates:
-        if path.is_file():
-            result = json.loads(path.read_text(encoding="utf-8"))
-            if "goals" in result:
-                found.append((str(result.get("started_at", "")), path))
-    return max(found)[1] if found else None
+def bench_page(results: Path = BENCH_RESULTS) -> str:
+    """The latest run's section of ``bench/README.md`` (``bench.page``), under the page's own
+    heading."""
+    if str(ROOT) not in sys.path:  # the benchmark is the repository's, not an installed package
+        sys.path.insert(0, str(ROOT))
+    from bench import page
 
-
-def bench_page(path: Path | None) -> str:
-    if path is None:
+    run = page.newest_run(results)
+    if run is None:
         return (
             '!!! note "No benchmark results in this checkout"\n\n'
             "    `make bench` writes a dated file in `bench/results/`; build the docs after it to "
             "see its goals here. Results of earlier runs, with their dates and machines, are "
             "in `bench/results/notes/` (listed in `bench/README.md`)."
         )
-    result = json.loads(path.read_text(encoding="utf-8"))
-    machine = result.get("machine", {})
-    about = ", ".join(f"{key.replace('_', ' ')} {value}" for key, value in machine.items())
-    lines = [
-        f"The latest run in this checkout (`{path.relative_to(ROOT)}`): started "
-        f"{result.get('started_at', '?')}, mode {result.get('mode', '?')}, "
-        f"{result.get('total_seconds', '?')} s in all; {about}.",
-        "",
-        "| goal | measured | met |",
-        "|---|---|---|",
-    ]
-    for goal, measured, met in result.get("goals", []):
-        verdict = "n/a" if met is None else "yes" if met else "**no**"
-        lines.append(f"| {cell(str(goal))} | {cell(str(measured))} | {verdict} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(page.latest_run(run, linked=False)[2:]) + "\n"
 
 
 def _shown(path: Path) -> str:
