@@ -8,10 +8,9 @@ batch and tries it again with capped back-off for as long as the outage lasts
 other failure splits the batch until the event that fails is alone: that event is dead-lettered
 (``processing_error``) and the others are applied. A batch that fails even so (RQ's retries
 spent) becomes per-event dead letters (``retries_exhausted``), so an operator replays events,
-never opaque batches. Then, while events wait in the inbox, the job takes them itself a batch
-at a time (for up to ``FOLLOW_ON_SECONDS``), so a busy worker does not pay for an RQ job per
-batch. ``process_event`` is the job of one dead-lettered event; replaying it runs it again, and
-an event still invalid fails again.
+never opaque batches (``refusals``, which also runs the job of a dead letter replayed). Then,
+while events wait in the inbox, the job takes them itself a batch at a time (for up to
+``FOLLOW_ON_SECONDS``), so a busy worker does not pay for an RQ job per batch.
 
 After each batch, ``heal_moderated`` asks PostgreSQL (one read of a partial index, empty but
 for them) whether a moderation action of the batch's ladders is marked not projected: its
@@ -29,25 +28,19 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import structlog
 from rq import get_current_job
-from rq.exceptions import NoSuchJobError
-from rq.job import Job
 
-from engine import Outcome, Reason
-from schemas import InvalidEvent
-from worker import failpoints, keys
+from worker import failpoints
 from worker.bootstrap import Runtime
+from worker.entrypoints.worker import refusals
 from worker.ops import reconcile
 from worker.queue import faults
 from worker.service.batch import Processed, Settled
 from worker.store import moderation
-from worker.store.letters import guess_ids
 
 log = structlog.get_logger("ladder")
-PROCESSING_ERROR = str(Reason.PROCESSING_ERROR)
 
 
 @dataclass(frozen=True)
@@ -60,7 +53,7 @@ class Handlers:
         return process_batch(self.rt, payloads)
 
     def event(self, payload: str) -> str:
-        return process_event(self.rt, payload)
+        return refusals.process_event(self.rt, payload)
 
 
 class _Activity:
@@ -126,7 +119,7 @@ def _follow_on(rt: Runtime) -> int:
             if claimed is None:
                 break
             batch, payloads = claimed
-            letters = _Letters(rt)
+            letters = refusals.Letters(rt)
             try:
                 settled = rt.service.settle(payloads, letters)
                 letters.flush()
@@ -188,7 +181,7 @@ OUTAGE_BACKOFF_MAX_SECONDS = 30.0
 def _process_batch(rt: Runtime, payloads: list[str]) -> int:
     """Apply the batch, holding it through an outage: tried again with capped back-off (1 s
     doubling to 30 s) for as long as the store is away; nothing is dead-lettered for it."""
-    on_invalid = _Letters(rt)
+    on_invalid = refusals.Letters(rt)
     delay = OUTAGE_BACKOFF_FIRST_SECONDS
     while True:
         try:
@@ -199,7 +192,7 @@ def _process_batch(rt: Runtime, payloads: list[str]) -> int:
             if store is None:  # not an outage: RQ's retries, then per-event dead letters
                 job = get_current_job()
                 if job is not None and not job.retries_left:
-                    _dead_letter_all(rt, payloads, exc, traceback.format_exc())
+                    refusals.dead_letter_all(rt, payloads, exc, traceback.format_exc())
                     return 0
                 raise
             faults.outages.lost(store, exc)
@@ -234,7 +227,9 @@ def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
         log.warning("moderation_heal_failed", error=faults.said(exc, 300))
 
 
-def apply_isolating(rt: Runtime, payloads: list[str], on_invalid: _Letters) -> list[Processed]:
+def apply_isolating(
+    rt: Runtime, payloads: list[str], on_invalid: refusals.Letters
+) -> list[Processed]:
     """Apply ``payloads``; when that fails for a reason that is not an outage, split the
     batch in halves, and so on, until the event that fails is alone: it is dead-lettered
     (``processing_error``, with the exception) and every other event is applied. The batch's
@@ -252,7 +247,7 @@ def apply_isolating(rt: Runtime, payloads: list[str], on_invalid: _Letters) -> l
         if faults.classify(exc, rt.probes) is not None:
             raise
         if len(payloads) == 1:
-            return [_processing_error(rt, payloads[0], exc)]
+            return [refusals.processing_error(rt, payloads[0], exc)]
         log.warning(
             "batch_split",
             events=len(payloads),
@@ -263,49 +258,6 @@ def apply_isolating(rt: Runtime, payloads: list[str], on_invalid: _Letters) -> l
             *apply_isolating(rt, payloads[:middle], on_invalid),
             *apply_isolating(rt, payloads[middle:], on_invalid),
         ]
-
-
-def _processing_error(rt: Runtime, payload: str, exc: Exception) -> Processed:
-    guessed = guess_ids(payload)
-    error = InvalidEvent(
-        PROCESSING_ERROR,
-        faults.said(exc),
-        event_id=guessed.get("event_id"),
-        ladder=guessed.get("ladder"),
-    )
-    rt.dead_letter(payload, error, traceback.format_exc())
-    log.warning(
-        "event",
-        event_id=error.event_id,
-        ladder=error.ladder,
-        outcome=str(Outcome.DEAD_LETTERED),
-        reason=PROCESSING_ERROR,
-        detail=error.detail,
-    )
-    return Processed(error.event_id, error.ladder, str(Outcome.DEAD_LETTERED), PROCESSING_ERROR)
-
-
-class _Letters:
-    """A batch's invalid events, dead-lettered together once the batch is applied (``flush``):
-    one write for them all, so a flood of invalid events costs about what rating them would.
-    A split batch validates its events again: each is taken once. Until the flush they are
-    in the batch's staging list or job, so a crash before it loses none (the batch runs
-    again, and a dead letter's id is its payload's)."""
-
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.seen: set[str | bytes] = set()
-        self.waiting: list[tuple[str | bytes, InvalidEvent, str]] = []
-
-    def __call__(self, raw: str | bytes, error: InvalidEvent) -> None:
-        if raw not in self.seen:
-            self.seen.add(raw)
-            self.waiting.append((raw, error, ""))
-
-    def flush(self) -> None:
-        if self.waiting:
-            self.rt.dead_letter_many(self.waiting)
-            self.waiting = []
 
 
 @contextmanager
@@ -327,62 +279,3 @@ def _job_clock() -> Iterator[None]:
     finally:
         if armed:
             signal.alarm(0)
-
-
-def _dead_letter_all(rt: Runtime, payloads: list[str], exc: Exception, trace: str) -> None:
-    """The last attempt failed: every event becomes its own dead letter, none is dropped."""
-    now = datetime.now(UTC)
-    for payload in payloads:
-        try:
-            rt.intake.parse(payload, now)
-        except InvalidEvent as invalid:
-            rt.dead_letter(payload, invalid)  # keep its own, precise reason
-            continue
-        error = InvalidEvent("retries_exhausted", faults.said(exc))
-        rt.dead_letter(payload, error, trace)
-
-
-def failure_text(job: Job) -> str:
-    """The traceback RQ stored for a job's latest failure ('' if none)."""
-    result = job.latest_result()
-    return (result.exc_string or "") if result is not None else ""
-
-
-def split_failed_batches(rt: Runtime) -> int:
-    """A batch in the failed registry (its worker died on every attempt) becomes per-event
-    dead letters, so the dead-letter queue only ever holds single events."""
-    registry = rt.dead_letters.registry
-    split = 0
-    for job_id in registry.get_job_ids():
-        if not job_id.startswith(keys.BATCH_JOB_PREFIX):
-            continue
-        try:
-            job = Job.fetch(job_id, connection=rt.redis)
-        except NoSuchJobError:
-            registry.remove(job_id)
-            continue
-        payloads = job.args[0] if job.args else []
-        trace = failure_text(job)
-        reason = (trace or "failed").strip().splitlines()[-1]
-        _dead_letter_all(rt, list(payloads), RuntimeError(reason), trace)
-        registry.remove(job, delete_job=True)
-        split += len(payloads)
-    return split
-
-
-class EventStillInvalid(Exception):
-    """A replayed event failed validation again; RQ puts it back in the failed registry."""
-
-
-def process_event(rt: Runtime, payload: str) -> str:
-
-    def refuse(raw: str | bytes, error: InvalidEvent) -> None:
-        job = get_current_job()
-        if job is not None:
-            job.meta.update({"reason": error.reason, "detail": error.detail})
-            job.meta["attempts"] = int(job.meta.get("attempts", 1)) + 1
-            job.save_meta()  # type: ignore[no-untyped-call]
-        raise EventStillInvalid(str(error))
-
-    outcomes = rt.service.process([payload], on_invalid=refuse)
-    return outcomes[0].outcome if outcomes else "none"

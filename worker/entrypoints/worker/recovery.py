@@ -29,7 +29,7 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
 from worker import keys
-from worker.entrypoints.worker.batches import split_failed_batches
+from worker.entrypoints.worker.refusals import split_failed_batches
 from worker.queue import faults
 from worker.queue.liveness import ALIVE_SECONDS
 
