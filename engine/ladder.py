@@ -45,6 +45,7 @@ __all__ = [
     "TournamentEffect",
     "TournamentFinished",
     "apply",
+    "counted",
     "named_ids",
     "on_public_board",
     "on_rating_board",
@@ -365,15 +366,13 @@ def _game(
         )
         _played(winner, match_length, ended_at, now)
         _played(loser, match_length, ended_at, now)
-        if mode == "ranked":  # the audit store's pair windows hold ranked games only
-            windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
     elif mode == "boosted" and policy.boosted_board and reason is not Reason.BANNED:
         points = RESULT_POINTS[event.result] * cube
         winner.boosted_points += points
         winner.changed(now)
         boosted = ((winner_id, points),)
     if mode == "ranked":
-        windows.add_ranked_both(ladder, winner_id, loser_id, ended_at)
+        counted(windows, event, winner_id, loser_id, rated=reason is None)
     return Decision(
         event.event_id,
         ladder,
@@ -390,6 +389,18 @@ def _game(
         changes,
         boosted,
     )
+
+
+def counted(
+    windows: Windows, event: GameFinished, winner_id: str, loser_id: str, *, rated: bool
+) -> None:
+    """What a ranked game adds to the window counts, its players as resolved: a game of each
+    for K by weekly volume (SPEC 2.1) and, when rated, one between them for the pair limit
+    (2.4; the audit store's pair windows hold ranked games only)."""
+    ladder, ended_at = event.ladder, event.ended_at
+    if rated:
+        windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)
+    windows.add_ranked_both(ladder, winner_id, loser_id, ended_at)
 
 
 def _played(player: Player, match_length: int, ended_at: datetime, now: datetime) -> None:

@@ -39,7 +39,18 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TypeVar
 
-from engine.ladder import Decision, Event, LadderState, LedgerChange, Policy, apply, when
+from engine.ladder import (
+    Decision,
+    Event,
+    GameFinished,
+    LadderState,
+    LedgerChange,
+    Policy,
+    apply,
+    counted,
+    players_of,
+    when,
+)
 from engine.player import STATE_FIELDS, Player, PlayerKey
 from engine.reasons import LedgerKind, Outcome, Reason
 from engine.rulesets import Ruleset
@@ -69,6 +80,7 @@ _COMPARED_OF = operator.attrgetter(*_COMPARED)
 _FIELDS_OF = operator.attrgetter(*(f.name for f in fields(Player)))  # a copy's arguments
 
 Verdict = tuple[str, str | None]  # (outcome, reason) as the audit row holds them
+_NO_LINKS: Mapping[str, str] = {}  # a ladder without links
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +199,10 @@ class Replay:
         self.verdicts: dict[str, tuple[Verdict, Verdict]] = {}  # id -> (should, stored)
         # When set, collects the key of every player this replay changes or creates.
         self.noted: set[PlayerKey] | None = None
+        # A fork's players are those it ``took`` (copied from ``base`` as they were when it
+        # first needed them, or found missing there) and made; any other player is ``base``'s.
+        self.base: Replay | None = None
+        self.taken: set[PlayerKey] = set()
 
     @property
     def players(self) -> dict[PlayerKey, Player]:
@@ -196,20 +212,51 @@ class Replay:
         self, voided: frozenset[str], verdicts: Mapping[str, tuple[Verdict, Verdict]]
     ) -> Replay:
         """A tracking replay from this point on that also skips ``voided``, starting with
-        ``verdicts`` (what differs from the stored decisions so far): a copy of the state
-        (the players one by one, the window counts shared until either adds to them)."""
+        ``verdicts`` (what differs from the stored decisions so far). It copies no player:
+        before each entry, ``take`` the players it names (``Lived`` does), then apply it to
+        the fork before this replay changes them. Links, settled tournaments and window counts
+        are copied (the window counts shared until either adds to them)."""
         other = Replay(self.policy, self.rules_at, self.imported, voided, track=True)
         state = self.state
         other.state = LadderState(
-            players={key: Player(*_FIELDS_OF(player)) for key, player in state.players.items()},
             links={ladder: dict(links) for ladder, links in state.links.items()},
             linked_accounts={a: set(ids) for a, ids in state.linked_accounts.items()},
             settled=set(state.settled),
             windows=state.windows.fork(),
         )
+        other.base = self
         other.verdicts = dict(verdicts)
         other.noted = self.noted
         return other
+
+    def found(self, key: PlayerKey) -> Player | None:
+        """The player as this replay has it now (``None``: it has no such player)."""
+        replay = self
+        while replay.base is not None and key not in replay.taken:
+            if key in replay.state.players:  # made by the fork itself
+                break
+            replay = replay.base
+        return replay.state.players.get(key)
+
+    def shares(self, event_id: str, keys: Sequence[PlayerKey]) -> bool:
+        """Whether this fork would apply the event to its base's players as they are: it
+        does not skip it, and has taken none of them."""
+        if event_id in self.voided:
+            return False
+        players, taken = self.state.players, self.taken
+        return not any(key in taken or key in players for key in keys)
+
+    def take(self, keys: Iterable[PlayerKey]) -> None:
+        """Copy from ``base`` the players of ``keys`` this fork has not taken yet, before the
+        base changes them."""
+        base, taken, players = self.base, self.taken, self.state.players
+        if base is None:
+            return
+        for key in keys:
+            if key not in taken:
+                taken.add(key)
+                if key not in players and (player := base.found(key)) is not None:
+                    players[key] = Player(*_FIELDS_OF(player))
 
     def event(
         self, event: Event, processed_at: datetime, stored: Verdict | None = None
@@ -424,25 +471,62 @@ class Lived:
                 since |= self._noted
             self._noted.clear()
 
+    def _take(self, keys: Iterable[PlayerKey]) -> None:
+        """Each running replay of a void ahead takes the players an entry names before any
+        replay applies it (``Replay.fork``)."""
+        for ahead in self.ahead.values():
+            ahead.take(keys)
+
     def event(self, event: Event, processed_at: datetime) -> Decision:
         """The lived decision (stored event ids are unique, so never a voided one yet)."""
         starting = self._starts.get(event.event_id)
         if starting is not None:
             for number in sorted(starting):
                 self._start(number)
+        if not self.ahead:
+            decision = self.lived.event(event, processed_at)
+            assert decision is not None, "an event scored after it was voided"
+            self.moderated: tuple[Decision | None, Replay] = (decision, self.lived)
+            return decision
+        ladder = event.ladder
+        keys = players_of(event, self.lived.state.links.get(ladder, _NO_LINKS))
+        shared = True
+        for ahead in self.ahead.values():  # as each replay's links resolve the ids
+            theirs = players_of(event, ahead.state.links.get(ladder, _NO_LINKS))
+            shared = shared and theirs == keys and ahead.shares(event.event_id, keys)
+            keys += theirs
+        if shared and isinstance(event, GameFinished):
+            return self._shared(event, processed_at)
+        self._take(keys)
         decision = self.lived.event(event, processed_at)
         assert decision is not None, "an event scored after it was voided"
-        self.moderated: tuple[Decision | None, Replay] = (decision, self.lived)
-        if self.ahead:
-            stored = (str(decision.outcome), _text(decision.reason))
-            last = max(self.ahead)
-            for number, ahead in self.ahead.items():
-                made = ahead.event(event, processed_at, stored)
-                if number == last:
-                    self.moderated = (made, ahead)
+        self.moderated = (decision, self.lived)
+        stored = (str(decision.outcome), _text(decision.reason))
+        last = max(self.ahead)
+        for number, ahead in self.ahead.items():
+            made = ahead.event(event, processed_at, stored)
+            if number == last:
+                self.moderated = (made, ahead)
+        return decision
+
+    def _shared(self, event: GameFinished, processed_at: datetime) -> Decision:
+        """A game none of whose players any replay of a void ahead has taken: every replay
+        would decide it as the lived one does, from the same players and window counts, so
+        only the lived one applies it (its players are theirs) and the others count it in
+        their windows. A void's replay so costs what it changed, not its stretch's length."""
+        decision = self.lived.event(event, processed_at)
+        assert decision is not None, "an event scored after it was voided"
+        self.moderated = (decision, self.lived)
+        if event.mode == "ranked":
+            winner, loser = decision.winner_id, decision.loser_id
+            assert winner is not None and loser is not None
+            rated = decision.outcome is Outcome.RATED
+            for ahead in self.ahead.values():
+                counted(ahead.state.windows, event, winner, loser, rated=rated)
         return decision
 
     def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:
+        self._take(((ladder, change.player_id),))
         derived = self.lived.recorded(ladder, change, at)
         for ahead in self.ahead.values():
             ahead.recorded(ladder, change, at)
@@ -450,6 +534,8 @@ class Lived:
 
     def action(self, action: Action) -> tuple[list[LedgerChange], list[Effect]]:
         if action.kind != "void":
+            if action.player_id is not None:
+                self._take(((self.ladder, action.player_id),))
             derived = self.lived.action(self.ladder, action)
             for ahead in self.ahead.values():
                 ahead.action(self.ladder, action)
@@ -461,31 +547,43 @@ class Lived:
         changed = self._since.pop(action.number)
         start = self.rules_at(action.at).start
         current = self.lived.players
+        # The void's ladder where it may differ from the lived one: a player it did not take
+        # is the lived one's (the same object).
+        view = {key: found for key in changed if (found := should.found(key)) is not None}
         done = rerate(
             self.ladder,
             current={key: current[key] for key in changed if key in current},
-            should=should.players,
+            should=view,
             verdicts=should.verdicts,
             effective=self.effective,
             start=start,
             at=action.at,
         )
         self.effective = dict(should.verdicts)
-        # From here the ladder as it should be is the lived one, with the lived bookkeeping;
-        # every player the lived ladder had stays (corrected where the void changed them).
+        # From here the ladder as it should be is the lived one, with the lived bookkeeping:
+        # its players changed since the void's replay started are the void's (corrected where
+        # it changed them); every player the lived ladder had stays.
         fixed = {p.key: p for p in done.players}
-        for key, player in should.players.items():
-            was = current.get(key)
+        for key in changed:
+            player, was = view.get(key), current.get(key)
+            if player is was:
+                continue
+            if player is None:
+                assert was is not None
+                current[key] = replace(fixed.get(key, was), dirty=False)
+                continue
             if key in fixed:
                 player.version, player.updated_at = fixed[key].version, fixed[key].updated_at
             elif was is not None:
                 player.version, player.updated_at = was.version, was.updated_at
-        for key, was in current.items():
-            if key not in should.players:
-                should.players[key] = replace(fixed.get(key, was), dirty=False)
-        should.track = False
-        should.verdicts = {}
-        self.lived = should
+            current[key] = player
+        lived, state = self.lived, self.lived.state
+        lived.voided = should.voided
+        state.links, state.linked_accounts = should.state.links, should.state.linked_accounts
+        state.settled, state.windows = should.state.settled, should.state.windows
+        for ahead in self.ahead.values():
+            if ahead.base is should:
+                ahead.base = lived
         return done.changes, done.effects
 
 

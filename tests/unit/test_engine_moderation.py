@@ -215,6 +215,50 @@ def test_each_void_switches_to_the_ladder_that_never_received_its_games(monkeypa
     assert applied["count"] < 2 * len(played)  # one replay per void ahead: about 20 times
 
 
+def test_a_void_replays_the_games_it_changed_not_its_whole_stretch(monkeypatch):
+    """SPEC 6 "One history", exactly: the lived ladder after the void is the ladder replayed
+    without the voided game. A game whose players the void has not reached yet is decided
+    the same either way, so only the games of players it reached are replayed twice: here
+    the voided game's two players and the one who played them after it, not every game of
+    the 200 between the void's first game and the void."""
+    played = [
+        GameFinished(
+            f"s{i}",
+            "fibs",
+            T0 + timedelta(hours=i),  # w3 and l3 meet 50 hours apart: no pair limit
+            "ranked",
+            Side(f"w{i % 50}"),
+            Side(f"l{i % 50}"),
+            match_length=3,
+        )
+        for i in range(200)
+    ]
+    # w3 and l3 meet again at 53, 103 and 153: those games are decided anew, no other.
+    void = Action(1, "void", T0 + timedelta(days=1), after_seq=200, voided=frozenset({"s3"}))
+    applied = {"count": 0}
+    original = Replay.event
+
+    def counted(self: Replay, *args: object, **kwargs: object) -> object:
+        applied["count"] += 1
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Replay, "event", counted)
+    lived = Lived("fibs", POLICY, rules_at, [void])
+    for game in played:
+        lived.event(game, game.ended_at)
+    assert len(played) + 4 == applied["count"]  # s3 (skipped there), s53, s103, s153
+    changes, effects = lived.action(void)
+    monkeypatch.setattr(Replay, "event", original)
+    fresh = Replay(POLICY, rules_at, voided=void.voided)
+    for game in played:
+        fresh.event(game, game.ended_at)
+    assert set(fresh.players) == set(lived.state.players)
+    for key, player in fresh.players.items():
+        assert same_state(player, lived.state.players[key]), key
+    assert {"w3", "l3"} == {c.player_id for c in changes}
+    assert [("s3", "voided")] == [(e.event_id, e.outcome) for e in effects]
+
+
 def test_a_fork_of_the_windows_counts_on_its_own():
     """engine.Windows.fork: what either copy adds from then on the other does not count."""
     from engine.windows import Windows
