@@ -23,8 +23,10 @@ was scored at the time, i.e. by the replay that knew the voids taken before it; 
 switches to the replay that knows that void too, and derives the void's correction rows and
 changed outcomes by comparing the two (``rerate``). The replay that knows a void is the same
 as the one before it up to the first game that void takes back, so it starts there, as a
-``fork`` of the replay it equals at that point: the history is replayed once, plus, for each
-void, the stretch from its first voided game to the void (what the void changed).
+``fork`` of the replay it equals at that point. A fork holds only the players it changed: a
+game none of whose players a void has reached yet is decided the same by both, so the lived
+replay alone applies it. The history is replayed once, plus, for each void, the games of the
+players it reached before it was taken (what the void changed).
 
 A replay keeps the players, links, settled tournaments and window counts of one ladder; it
 forgets event ids as it goes (stored ids are unique). A player once created is never
