@@ -100,9 +100,9 @@ class LadderConfig(_Table):
     @field_validator("fairplay", mode="before")
     @classmethod
     def _fairplay(cls, table: Any, info: ValidationInfo) -> Any:
-        fail = info.context  # None outside a file: only a FairPlayConfig is taken
+        fail = info.context  # None when built in code: a FairPlayConfig is given
         if not isinstance(table, dict) or fail is None:
-            return table  # refused by the field's type: "must be a table"
+            return table  # a value that is no table is refused by the field's type
         return _build(FairPlayConfig, table, lambda f, m: fail(f, m, "fairplay"))
 
     @field_validator("versions", mode="before")
@@ -110,7 +110,7 @@ class LadderConfig(_Table):
     def _versions(cls, entries: Any, info: ValidationInfo) -> Any:
         kind, fail = info.data.get("ruleset"), info.context
         if not isinstance(entries, list) or kind is None or fail is None:
-            return entries  # refused by the field's type, or the ruleset already was
+            return entries  # the field's type decides, or the ruleset was refused already
         return _build_versions(RULESET_KINDS[kind], entries, fail)
 
     @property
