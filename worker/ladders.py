@@ -7,9 +7,7 @@ line and the field, so a worker never starts on a half-understood configuration.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import functools
 import re
 import tomllib
 from collections.abc import Callable
@@ -17,16 +15,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import ErrorDetails
 
 from engine import RULESET_KINDS, FairPlayConfig, Policy, Ruleset
 
 DEFAULT_CONFIG = "defaults/ladders.toml"
 LADDER_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-SEASON_RESETS = ("none", "start", "toward_start")
+SeasonReset = Literal["none", "start", "toward_start"]
+SEASON_RESETS: tuple[SeasonReset, ...] = get_args(SeasonReset)
 
 
 def season_reset(text: str) -> str:
@@ -45,37 +44,89 @@ class RulesVersion:
     rules: Ruleset
 
 
-@dataclass(frozen=True)
-class SeasonConfig:
+class _Table(BaseModel):
+    """A table of the file as the code reads it: no value converted (a string is not a
+    boolean, 1 is not true), no key that names no field, nothing changed once read."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class SeasonConfig(_Table):
     """What closing a season does to ratings: ``[ladders.<name>.season]``."""
 
-    reset: str = "none"  # none | start | toward_start
-    fraction: float = 0.5  # toward_start: the share of the way to the start rating
+    reset: SeasonReset = "none"
+    # toward_start: the share of the way to the start rating
+    fraction: float = Field(0.5, gt=0.0, le=1.0)
+
+    @field_validator("reset", mode="before")
+    @classmethod
+    def _spelled(cls, value: Any) -> Any:
+        """``toward-start``, as the command line takes it, is ``toward_start`` too."""
+        return season_reset(value) if isinstance(value, str) else value
 
 
-@dataclass(frozen=True)
-class LadderConfig:
+class BoardConfig(_Table):
+    """``[ladders.<name>.board]``: ``active_days`` (unset: no active board)."""
+
+    active_days: int | None = Field(None, ge=1, le=3650)
+
+
+class LadderConfig(_Table):
+    """One ``[ladders.<name>]`` table, checked: what the code reads of that ladder. Fields are
+    checked (the first mistake is the one refused) and shown by ``config show`` in this order;
+    ``fairplay`` and the versions are built by ``_build``, refusing through the ``fail`` that
+    ``_parse_ladder`` passes as the validation context."""
+
     name: str
     ruleset: str
-    versions: tuple[RulesVersion, ...]
-    fairplay: FairPlayConfig
+    # the environment variable holding the URL of this ladder's own PostgreSQL (unset: the
+    # default one, or LADDER_DATABASE_ROUTES's; ``worker.store.routes``)
+    database: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     boosted_board: bool = False
     public_board: bool = False
     linking: bool = True
+    fairplay: FairPlayConfig = FairPlayConfig()
     season: SeasonConfig = SeasonConfig()
-    active_days: int | None = None  # [ladders.<name>.board] active_days: the active board
-    # the environment variable holding the URL of this ladder's own PostgreSQL (unset: the
-    # default one, or LADDER_DATABASE_ROUTES's; ``worker.store.routes``)
-    database: str | None = None
+    board: BoardConfig = BoardConfig()
+    versions: tuple[RulesVersion, ...] = Field(min_length=1)
+
+    @field_validator("ruleset")
+    @classmethod
+    def _known_ruleset(cls, kind: str) -> str:
+        if kind not in RULESET_KINDS:
+            raise ValueError("unknown ruleset")
+        return kind
+
+    @field_validator("fairplay", mode="before")
+    @classmethod
+    def _fairplay(cls, table: Any, info: ValidationInfo) -> Any:
+        fail = info.context  # None when built in code: a FairPlayConfig is given
+        if not isinstance(table, dict) or fail is None:
+            return table  # a value that is no table is refused by the field's type
+        return _build(FairPlayConfig, table, lambda f, m: fail(f, m, "fairplay"))
+
+    @field_validator("versions", mode="before")
+    @classmethod
+    def _versions(cls, entries: Any, info: ValidationInfo) -> Any:
+        kind, fail = info.data.get("ruleset"), info.context
+        if not isinstance(entries, list) or kind is None or fail is None:
+            return entries  # the field's type decides, or the ruleset was refused already
+        return _build_versions(RULESET_KINDS[kind], entries, fail)
+
+    @property
+    def active_days(self) -> int | None:
+        """The active board's window in days (``[ladders.<name>.board]``)."""
+        return self.board.active_days
 
     def rules_at(self, when: datetime) -> Ruleset:
-        """The parameters in force at ``when`` (the first version for anything earlier)."""
-        index = bisect.bisect_right(self._starts, when) - 1
-        return self.versions[max(index, 0)].rules
+        """The parameters in force at ``when`` (the first version for anything earlier).
 
-    @functools.cached_property
-    def _starts(self) -> list[datetime]:
-        return [v.effective_from for v in self.versions]
+        A ladder has a handful of versions and most games fall under the newest, so a scan
+        from the end finds it at the first step."""
+        for version in reversed(self.versions):
+            if version.effective_from <= when:
+                return version.rules
+        return self.versions[0].rules
 
     @property
     def current(self) -> Ruleset:
@@ -90,14 +141,7 @@ class LadderConfig:
         """Every setting in force, as the ``[ladders.<name>]`` table and its sub-tables name
         them (what ``ladder config show`` prints), each version with all its parameters."""
         return {
-            "ruleset": self.ruleset,
-            "database": self.database,  # the variable naming its PostgreSQL; None: the default
-            "boosted_board": self.boosted_board,
-            "public_board": self.public_board,
-            "linking": self.linking,
-            "fairplay": dataclasses.asdict(self.fairplay),
-            "season": dataclasses.asdict(self.season),
-            "board": {"active_days": self.active_days},
+            **self.model_dump(exclude={"name", "versions"}),
             "versions": [
                 {"effective_from": v.effective_from.isoformat(), **dataclasses.asdict(v.rules)}
                 for v in self.versions
@@ -156,18 +200,22 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
         raise ConfigError(f"{source}: ladder name {name!r} must be 1-64 of A-Z a-z 0-9 _ . -")
     if not isinstance(table, dict):
         raise ConfigError(f"{source}: ladders.{name} must be a table")
+    if "name" in table:  # the table's key names the ladder; no option in it does
+        raise fail("name", "unknown option")
     try:
-        checked = _LadderTable.model_validate(table)
+        return LadderConfig.model_validate({**table, "name": name}, context=fail)
     except ValidationError as exc:
         raise _refusal(exc.errors()[0], table, fail) from None
-    kind = checked.ruleset
-    fairplay = _build(FairPlayConfig, checked.fairplay, lambda f, m: fail(f, m, "fairplay"))
-    season = SeasonConfig(reset=checked.season.reset, fraction=checked.season.fraction)
-    raw_versions = checked.versions
-    rules_class = RULESET_KINDS[kind]
+
+
+def _build_versions(
+    rules_class: type[Ruleset], entries: list[Any], fail: Callable[..., ConfigError]
+) -> tuple[RulesVersion, ...]:
+    """The ``[[ladders.<name>.versions]]`` entries, each later than the one before it and
+    inheriting what it does not set from it."""
     versions: list[RulesVersion] = []
     params: dict[str, Any] = {}
-    for index, entry in enumerate(raw_versions):
+    for index, entry in enumerate(entries):
 
         def vfail(field: str, message: str, _i: int = index) -> ConfigError:
             return fail(field, message, "versions", _i)
@@ -189,66 +237,16 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
         params.update({k: v for k, v in entry.items() if k != "effective_from"})
         rules = _build(rules_class, params, vfail)
         versions.append(RulesVersion(effective_from=when, rules=rules))
-    return LadderConfig(
-        name=name,
-        ruleset=kind,
-        versions=tuple(versions),
-        fairplay=fairplay,
-        season=season,
-        boosted_board=checked.boosted_board,
-        public_board=checked.public_board,
-        linking=checked.linking,
-        active_days=checked.board.active_days,
-        database=checked.database,
-    )
-
-
-class _SeasonTable(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
-
-    reset: Literal["none", "start", "toward_start"] = "none"
-    fraction: float = Field(0.5, gt=0.0, le=1.0)
-
-    @field_validator("reset", mode="before")
-    @classmethod
-    def _spelled(cls, value: Any) -> Any:
-        """``toward-start``, as the command line takes it, is ``toward_start`` too."""
-        return season_reset(value) if isinstance(value, str) else value
-
-
-class _BoardTable(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid")
-
-    active_days: int | None = Field(None, ge=1, le=3650)
-
-
-class _LadderTable(BaseModel):
-    """One ``[ladders.<name>]`` table; the ruleset parameters are checked by ``_build``."""
-
-    model_config = ConfigDict(strict=True, extra="forbid")
-
-    ruleset: str
-    boosted_board: bool = False
-    public_board: bool = False
-    linking: bool = True
-    fairplay: dict[str, Any] = {}
-    season: _SeasonTable = _SeasonTable()
-    board: _BoardTable = _BoardTable()
-    versions: list[Any] = Field(min_length=1)
-    database: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-    @field_validator("ruleset")
-    @classmethod
-    def _known_ruleset(cls, kind: str) -> str:
-        if kind not in RULESET_KINDS:
-            raise ValueError("unknown ruleset")
-        return kind
+    return tuple(versions)
 
 
 def _refusal(
     error: ErrorDetails, table: dict[str, Any], fail: Callable[..., ConfigError]
 ) -> ConfigError:
     """The first thing pydantic refused, in the words (and at the line) of the file."""
+    refused = error.get("ctx", {}).get("error")
+    if isinstance(refused, ConfigError):  # a validator's, naming its own line and field
+        return refused
     loc = [str(part) for part in error["loc"]]
     kind = error["type"]
     if loc[0] == "season" and len(loc) > 1:
@@ -281,8 +279,6 @@ def _refusal(
 
 def _build(cls: Any, values: Any, fail: Any) -> Any:
     """Build a parameter dataclass, checking each value against the field's default type."""
-    if not isinstance(values, dict):
-        raise fail("", "must be a table")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     kwargs: dict[str, Any] = {}
     for key, value in values.items():

@@ -105,7 +105,7 @@ def test_config_show_path_prints_the_file_in_use_as_its_last_line(cli):
 def test_config_show_prints_every_setting_of_every_ladder(cli, tmp_path):
     """Issue 36: `config show` shows the whole effective configuration, `[board] active_days`
     and every other ladder setting: each table the file may hold, with what is in force."""
-    from worker.ladders import _BoardTable, _LadderTable, _SeasonTable, default_config_path
+    from worker.ladders import BoardConfig, LadderConfig, SeasonConfig, default_config_path
 
     text = default_config_path().read_text(encoding="utf-8")
     text = text.replace(
@@ -124,9 +124,9 @@ def test_config_show_prints_every_setting_of_every_ladder(cli, tmp_path):
     assert {"reset": "toward_start", "fraction": 0.25} == fibs["season"]
     assert {"active_days": None} == shown["gammon42"]["board"]
     for ladder in shown.values():
-        assert set(_LadderTable.model_fields) == set(ladder)
-        assert set(_SeasonTable.model_fields) == set(ladder["season"])
-        assert set(_BoardTable.model_fields) == set(ladder["board"])
+        assert set(LadderConfig.model_fields) - {"name"} == set(ladder)
+        assert set(SeasonConfig.model_fields) == set(ladder["season"])
+        assert set(BoardConfig.model_fields) == set(ladder["board"])
     assert 3 == shown["gammon42"]["fairplay"]["pair_limit_games"]
     assert 1200 == shown["gammon42"]["versions"][-1]["divisor"]
 

@@ -14,7 +14,6 @@ on its own (one round trip per ladder and chunk, not per player).
 
 from __future__ import annotations
 
-import dataclasses
 import operator
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -204,9 +203,8 @@ def as_row(record: Player) -> PlayerRow:
 def frozen_rules(ladder_config: LadderConfig) -> LadderConfig:
     """The ladder with only the rules in force now: ``current`` costs nothing per player."""
     epoch = datetime(1970, 1, 1, tzinfo=UTC)
-    return dataclasses.replace(
-        ladder_config, versions=(RulesVersion(effective_from=epoch, rules=ladder_config.current),)
-    )
+    only = RulesVersion(effective_from=epoch, rules=ladder_config.current)
+    return ladder_config.model_copy(update={"versions": (only,)})
 
 
 def write_rows(

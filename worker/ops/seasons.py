@@ -34,12 +34,11 @@ from sqlalchemy import Float, Numeric, and_, cast, func, insert, literal, select
 from sqlalchemy.engine import Connection, Engine
 
 from worker import keys
-from worker.ladders import LadderConfig
+from worker.ladders import SEASON_RESETS, LadderConfig, season_reset
 from worker.ops.rebuild import CHUNK, SWAP, reproject, stream_players
 from worker.store.moderation import lock_ladder
 from worker.store.tables import players, rating_changes, season_standings, seasons
 
-RESETS = ("none", "start", "toward_start")
 SEASON_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
 FIRST_SEASON = 0
 
@@ -55,9 +54,9 @@ class Policy:
 
     @classmethod
     def parse(cls, reset: str, fraction: float | None = None) -> Policy:
-        reset = reset.replace("-", "_")
-        if reset not in RESETS:
-            raise SeasonError(f"reset must be one of {', '.join(RESETS)}, not {reset!r}")
+        reset = season_reset(reset)
+        if reset not in SEASON_RESETS:
+            raise SeasonError(f"reset must be one of {', '.join(SEASON_RESETS)}, not {reset!r}")
         value = 0.5 if fraction is None else float(fraction)
         if reset == "toward_start" and not 0.0 < value <= 1.0:
             raise SeasonError(f"fraction must be more than 0 and at most 1, not {value}")
