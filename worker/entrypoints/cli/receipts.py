@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, plural, safe
 
@@ -76,33 +76,18 @@ def row(receipt: dict[str, Any]) -> str:
     )
 
 
-def cmd_publish_wait(
-    rt: Runtime, args: argparse.Namespace, signer: Callable[[str], str] | None
-) -> int:
-    """Publish every line of ``args.file``, then print each receipt as it arrives."""
+def cmd_publish_wait(rt: Runtime, args: argparse.Namespace, events: Iterable[str]) -> int:
+    """Publish ``events`` (the lines of ``args.file``), then print each receipt as it arrives."""
     from worker.queue.publish import publish
 
     if args.timeout <= 0:
         print("ladder: --timeout must be more than 0 seconds", file=sys.stderr)
         return EXIT_USAGE
-    stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
-    lines: list[str] = []
-    number = 0
-    with stream:
-        try:
-            for line in stream:
-                number += 1
-                line = line.strip()
-                if line:
-                    lines.append(signer(line) if signer is not None else line)
-        except ValueError as exc:  # not UTF-8, or a line to sign that is not a JSON object
-            where = (
-                f"{args.file} is not UTF-8 text"
-                if isinstance(exc, UnicodeDecodeError)
-                else f"{args.file} line {number}: {exc}"
-            )
-            print(f"ladder: {where}; nothing published", file=sys.stderr)
-            return EXIT_USAGE
+    try:
+        lines = list(events)
+    except ValueError as exc:
+        print(f"ladder: {exc}; nothing published", file=sys.stderr)
+        return EXIT_USAGE
     if not args.json:
         print(COLUMNS, flush=True)
 
