@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import display_rating
 from worker.boards import export, reader
-from worker.entrypoints.cli.common import board_ladder, board_option, guarded
+from worker.entrypoints.cli.common import board_ladder, board_option, read_command
 from worker.entrypoints.cli.terminal import (
     EXIT_FAILED,
     EXIT_USAGE,
@@ -32,17 +32,15 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("among", help="these players (friends) as a leaderboard ranks them")
-    p.add_argument("ladder")
+    p = read_command(
+        sub, "among", cmd_among, help="these players (friends) as a leaderboard ranks them"
+    )
     p.add_argument("ids", nargs="+", metavar="ID", help=f"player ids (up to {reader.MAX_AMONG})")
     board_option(p)
-    p.set_defaults(handler=guarded(cmd_among))
 
-    p = sub.add_parser("export", help="a whole leaderboard in rank order, streamed")
-    p.add_argument("ladder")
-    p.add_argument("--board", default="rating", help="rating, public, boosted, active, season:<n>")
+    p = read_command(sub, "export", cmd_export, help="a whole leaderboard in rank order, streamed")
+    board_option(p, with_json=False)
     p.add_argument("--format", choices=export_formats(), default="jsonl")
-    p.set_defaults(handler=guarded(cmd_export))
 
     p = sub.add_parser(
         "import",
