@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 
 from worker.access import Access
 from worker.boards import reader
-from worker.entrypoints.api import auth, boards, ladders, preview
+from worker.entrypoints.api import auth, boards, history, ladders
 from worker.entrypoints.api import receipts as event_receipts
 from worker.entrypoints.api.caching import CACHE_SCHEMA
 from worker.entrypoints.api.errors import HANDLERS
@@ -40,7 +40,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # The operations of the OpenAPI document, in the document's order.
 ROUTERS: tuple[APIRouter, ...] = (
     ladders.router,
-    preview.router,
+    history.router,
     boards.router,
     event_receipts.router,
 )

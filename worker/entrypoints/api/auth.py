@@ -1,8 +1,8 @@
 """Tokens on the API and the console (SPEC 6, "Access"): each route declares its scope.
 
-A route takes ``dependencies=[requires(Scope.X)]``; ``create_app`` refuses to build an app with
-a route that declares none, except the ones in ``OPEN`` (the contract and the console's login
-page, which hold no player data). ``/healthz`` and ``/metrics`` (``operations_app``) sit in
+A route, or its router, takes ``dependencies=[requires(Scope.X)]``; ``create_app`` refuses to build
+an app with a route that declares none, except the ones in ``OPEN`` (the contract and the console's
+login page, which hold no player data). ``/healthz`` and ``/metrics`` (``operations_app``) sit in
 front of the app and answer anyone: a liveness bit, process figures and response counts.
 
 - No ``Authorization`` header: the scope must be public (``LADDER_PUBLIC_SCOPES``), else 401
