@@ -174,7 +174,7 @@ def _back(request: Request) -> str:
     return back if back.startswith("/") and not back.startswith("//") else "/"
 
 
-def _unauthorized(request: Request, exc: Exception) -> Response:
+async def _unauthorized(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Unauthorized)
     challenge = 'Bearer realm="ladder"' + (', error="invalid_token"' if exc.invalid else "")
     body = {"error": "unauthorized", "detail": str(exc)}
@@ -182,27 +182,15 @@ def _unauthorized(request: Request, exc: Exception) -> Response:
     return JSONResponse(body, status_code=401, headers=headers)
 
 
-def _forbidden(request: Request, exc: Exception) -> Response:
+async def _forbidden(request: Request, exc: Exception) -> Response:
     body = {"error": "forbidden", "detail": str(exc)}
     return JSONResponse(body, status_code=403, headers={"Cache-Control": NO_STORE})
 
 
-def _login(request: Request, exc: Exception) -> Response:
+async def _login(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, LoginRequired)
     target = f"{LOGIN_PATH}?next={quote(exc.back, safe='/')}"
     return RedirectResponse(target, status_code=303, headers={"Cache-Control": NO_STORE})
-
-
-async def _unauthorized_async(request: Request, exc: Exception) -> Response:
-    return _unauthorized(request, exc)
-
-
-async def _forbidden_async(request: Request, exc: Exception) -> Response:
-    return _forbidden(request, exc)
-
-
-async def _login_async(request: Request, exc: Exception) -> Response:
-    return _login(request, exc)
 
 
 def install(app: FastAPI, access: Access, sessions: Sessions) -> None:
@@ -210,9 +198,9 @@ def install(app: FastAPI, access: Access, sessions: Sessions) -> None:
     refusals."""
     app.state.access = access
     app.state.sessions = sessions
-    app.add_exception_handler(Unauthorized, _unauthorized_async)
-    app.add_exception_handler(Forbidden, _forbidden_async)
-    app.add_exception_handler(LoginRequired, _login_async)
+    app.add_exception_handler(Unauthorized, _unauthorized)
+    app.add_exception_handler(Forbidden, _forbidden)
+    app.add_exception_handler(LoginRequired, _login)
 
 
 def routes_of(app: FastAPI) -> Iterator[APIRoute]:
