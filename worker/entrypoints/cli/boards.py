@@ -17,14 +17,7 @@ from typing import TYPE_CHECKING, Any
 from engine import display_rating
 from worker.boards import export, reader
 from worker.entrypoints.cli.common import board_ladder, board_option, read_command
-from worker.entrypoints.cli.terminal import (
-    EXIT_FAILED,
-    EXIT_USAGE,
-    configured_ladder,
-    error,
-    plural,
-    safe,
-)
+from worker.entrypoints.cli.terminal import EXIT_FAILED, Refused, configured_ladder, plural, safe
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
@@ -108,8 +101,7 @@ def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
     try:
         importer.file_format(args.file, args.format)
     except importer.ImportRefused as exc:
-        error(str(exc))
-        return EXIT_USAGE
+        raise Refused(str(exc)) from None
     label = f"{'dry run: ' if args.dry_run else ''}import {args.ladder}"
     progress = Progress(label, unit="lines")
     name = safe(args.file)
@@ -131,8 +123,7 @@ def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
             on_refusal=refused,
         )
     except importer.ImportRefused as exc:
-        error(str(exc))
-        return EXIT_FAILED
+        raise Refused(str(exc), EXIT_FAILED) from None
     if args.json:
         print(json.dumps(report.as_json()))
     elif args.dry_run:

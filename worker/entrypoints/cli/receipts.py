@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, plural, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, Refused, configured_ladder, plural, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -51,8 +51,7 @@ def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
         # dead letters are on the default primary (``worker.store.routes``)
         letter = dead_letter_receipt(rt.redis, rt.engine, args.ladder, args.event_id)
         if letter is None:
-            print(f"ladder: no event {args.event_id!r} on {args.ladder}", file=sys.stderr)
-            return EXIT_FAILED
+            raise Refused(f"no event {args.event_id!r} on {args.ladder}", EXIT_FAILED)
         receipt = letter
     if args.json:
         print(json.dumps(receipt, ensure_ascii=False))
@@ -81,13 +80,11 @@ def cmd_publish_wait(rt: Runtime, args: argparse.Namespace, events: Iterable[str
     from worker.queue.publish import publish
 
     if args.timeout <= 0:
-        print("ladder: --timeout must be more than 0 seconds", file=sys.stderr)
-        return EXIT_USAGE
+        raise Refused("--timeout must be more than 0 seconds")
     try:
         lines = list(events)
     except ValueError as exc:
-        print(f"ladder: {exc}; nothing published", file=sys.stderr)
-        return EXIT_USAGE
+        raise Refused(f"{exc}; nothing published") from None
     if not args.json:
         print(COLUMNS, flush=True)
 
