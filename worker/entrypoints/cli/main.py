@@ -141,9 +141,7 @@ def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
             exc = behind
         except Exception:  # the first failure is the one to report
             pass
-    if isinstance(exc, SettingsError):
-        return EXIT_USAGE, str(exc)
-    if isinstance(exc, NotMigrated):
+    if isinstance(exc, SettingsError | NotMigrated):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, EOFError):
         return EXIT_USAGE, "no answer (end of input): nothing done"
@@ -303,8 +301,7 @@ def cmd_publish(rt: Runtime, args: argparse.Namespace) -> int:
                     pipe.execute()
         except ValueError as exc:
             sent = count - count % 1000  # the chunks already sent
-            print(f"ladder: {exc}; published {plural(sent, 'event')} before it", file=sys.stderr)
-            return EXIT_USAGE
+            raise Refused(f"{exc}; published {plural(sent, 'event')} before it") from None
         pipe.execute()
     print(f"ladder: published {plural(count, 'event')}", file=sys.stderr)
     return 0
