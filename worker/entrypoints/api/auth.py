@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Iterator
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -31,6 +31,8 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as Scope_
 
 from worker import keys
 from worker.access import Access, ApiToken, Scope
@@ -44,11 +46,6 @@ OPEN = frozenset({"/openapi.json", "/docs", LOGIN_PATH, LOGOUT_PATH})
 SCHEME = "bearer"
 _PRIVATE = "ladder.private"  # a list in the request's scope: non-empty once a token was needed
 _SESSION = "ladder.session"  # in that list: the token came in a console session's cookie
-
-Scope_ = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope_, Receive, Send], Awaitable[None]]
 
 
 class Refusal(BaseModel):
@@ -277,7 +274,7 @@ class Private:
         marks: list[str] = []
         scope[_PRIVATE] = marks
 
-        async def marked(message: MutableMapping[str, Any]) -> None:
+        async def marked(message: Message) -> None:
             if message["type"] == "http.response.start" and marks:
                 headers = [
                     (k, _private(v, _SESSION in marks) if k.lower() == b"cache-control" else v)
