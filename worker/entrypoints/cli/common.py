@@ -1,5 +1,6 @@
-"""What the read commands share: the ``--board`` option, the ladder-and-board check, the
-number parsers and the guard that turns the reader's refusals into one line and an exit code.
+"""What the read commands share: a parser taking the ladder (``read_command``), the ``--board``
+option, the ladder-and-board check, the number parsers and the guard that turns the reader's
+refusals into one line and an exit code.
 
 An unknown ladder or board exits 2 (``EXIT_USAGE``), an unknown player 1, Redis or
 PostgreSQL unreachable 1, each with one ``ladder: ...`` line on standard error.
