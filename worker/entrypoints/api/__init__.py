@@ -21,5 +21,5 @@ without running ``app`` first. The rooms: ``app`` (create_app, the document, the
 ``models`` (the response models), ``params`` (the typed parameters), ``errors`` (refusals and their
 answers), ``caching``, ``auth`` (who may read each route), ``reads`` (what the routes read, and the
 PostgreSQL lane), and one router module per group of routes: ``ladders`` (ladders, boards, players),
-``preview``, ``boards`` (among, export).
+``history`` (a player's rating changes, the preview), ``boards`` (among, export).
 """

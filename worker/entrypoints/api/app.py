@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -17,10 +16,11 @@ from fastapi import APIRouter, FastAPI, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from redis import Redis
 from sqlalchemy.engine import Engine
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from worker.access import Access
 from worker.boards import reader
-from worker.entrypoints.api import auth, boards, ladders, preview
+from worker.entrypoints.api import auth, boards, history, ladders
 from worker.entrypoints.api import receipts as event_receipts
 from worker.entrypoints.api.caching import CACHE_SCHEMA
 from worker.entrypoints.api.errors import HANDLERS
@@ -32,15 +32,10 @@ from worker.entrypoints.console.routes import add_routes as add_console
 from worker.ladders import Config
 from worker.store.routes import Databases, as_databases
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 # The operations of the OpenAPI document, in the document's order.
 ROUTERS: tuple[APIRouter, ...] = (
     ladders.router,
-    preview.router,
+    history.router,
     boards.router,
     event_receipts.router,
 )

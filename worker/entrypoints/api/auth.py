@@ -1,8 +1,8 @@
 """Tokens on the API and the console (SPEC 6, "Access"): each route declares its scope.
 
-A route takes ``dependencies=[requires(Scope.X)]``; ``create_app`` refuses to build an app with
-a route that declares none, except the ones in ``OPEN`` (the contract and the console's login
-page, which hold no player data). ``/healthz`` and ``/metrics`` (``operations_app``) sit in
+A route, or its router, takes ``dependencies=[requires(Scope.X)]``; ``create_app`` refuses to build
+an app with a route that declares none, except the ones in ``OPEN`` (the contract and the console's
+login page, which hold no player data). ``/healthz`` and ``/metrics`` (``operations_app``) sit in
 front of the app and answer anyone: a liveness bit, process figures and response counts.
 
 - No ``Authorization`` header: the scope must be public (``LADDER_PUBLIC_SCOPES``), else 401
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Iterator
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -31,6 +31,8 @@ from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Send
+from starlette.types import Scope as Scope_
 
 from worker import keys
 from worker.access import Access, ApiToken, Scope
@@ -44,11 +46,6 @@ OPEN = frozenset({"/openapi.json", "/docs", LOGIN_PATH, LOGOUT_PATH})
 SCHEME = "bearer"
 _PRIVATE = "ladder.private"  # a list in the request's scope: non-empty once a token was needed
 _SESSION = "ladder.session"  # in that list: the token came in a console session's cookie
-
-Scope_ = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope_, Receive, Send], Awaitable[None]]
 
 
 class Refusal(BaseModel):
@@ -174,7 +171,7 @@ def _back(request: Request) -> str:
     return back if back.startswith("/") and not back.startswith("//") else "/"
 
 
-def _unauthorized(request: Request, exc: Exception) -> Response:
+async def _unauthorized(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Unauthorized)
     challenge = 'Bearer realm="ladder"' + (', error="invalid_token"' if exc.invalid else "")
     body = {"error": "unauthorized", "detail": str(exc)}
@@ -182,27 +179,15 @@ def _unauthorized(request: Request, exc: Exception) -> Response:
     return JSONResponse(body, status_code=401, headers=headers)
 
 
-def _forbidden(request: Request, exc: Exception) -> Response:
+async def _forbidden(request: Request, exc: Exception) -> Response:
     body = {"error": "forbidden", "detail": str(exc)}
     return JSONResponse(body, status_code=403, headers={"Cache-Control": NO_STORE})
 
 
-def _login(request: Request, exc: Exception) -> Response:
+async def _login(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, LoginRequired)
     target = f"{LOGIN_PATH}?next={quote(exc.back, safe='/')}"
     return RedirectResponse(target, status_code=303, headers={"Cache-Control": NO_STORE})
-
-
-async def _unauthorized_async(request: Request, exc: Exception) -> Response:
-    return _unauthorized(request, exc)
-
-
-async def _forbidden_async(request: Request, exc: Exception) -> Response:
-    return _forbidden(request, exc)
-
-
-async def _login_async(request: Request, exc: Exception) -> Response:
-    return _login(request, exc)
 
 
 def install(app: FastAPI, access: Access, sessions: Sessions) -> None:
@@ -210,9 +195,9 @@ def install(app: FastAPI, access: Access, sessions: Sessions) -> None:
     refusals."""
     app.state.access = access
     app.state.sessions = sessions
-    app.add_exception_handler(Unauthorized, _unauthorized_async)
-    app.add_exception_handler(Forbidden, _forbidden_async)
-    app.add_exception_handler(LoginRequired, _login_async)
+    app.add_exception_handler(Unauthorized, _unauthorized)
+    app.add_exception_handler(Forbidden, _forbidden)
+    app.add_exception_handler(LoginRequired, _login)
 
 
 def routes_of(app: FastAPI) -> Iterator[APIRoute]:
@@ -289,7 +274,7 @@ class Private:
         marks: list[str] = []
         scope[_PRIVATE] = marks
 
-        async def marked(message: MutableMapping[str, Any]) -> None:
+        async def marked(message: Message) -> None:
             if message["type"] == "http.response.start" and marks:
                 headers = [
                     (k, _private(v, _SESSION in marks) if k.lower() == b"cache-control" else v)

@@ -20,7 +20,7 @@ from worker.entrypoints.api.models import AmongAnswer, ExportLine
 from worker.entrypoints.api.params import Board, LadderName
 from worker.entrypoints.api.reads import Api
 
-router = APIRouter()
+router = APIRouter(responses=errors(400, 404, 503))
 
 
 @router.get(
@@ -32,7 +32,6 @@ router = APIRouter()
         f"Up to {reader.MAX_AMONG} comma-separated ids; the players found come in board "
         "order with their global rank, the others are listed under missing."
     ),
-    responses=errors(400, 404, 503),
 )
 def among(
     response: Response,
@@ -60,7 +59,6 @@ def among(
                 "application/x-ndjson": {"schema": {"$ref": "#/components/schemas/ExportLine"}}
             },
         },
-        **errors(400, 404, 503),
     },
     response_class=StreamingResponse,
 )

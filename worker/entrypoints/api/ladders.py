@@ -1,5 +1,5 @@
-"""The routes of ladders, boards and players: ``/ladders``, a board's top and pages, and a
-player's card, rank, neighbours and rating history."""
+"""The routes of the boards scope over ladders, boards and players: ``/ladders``, a board's top
+and pages, and a player's card, rank and neighbours."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from worker.boards import reader
 from worker.entrypoints.api.auth import requires
 from worker.entrypoints.api.caching import cached
 from worker.entrypoints.api.errors import errors
-from worker.entrypoints.api.models import Card, Change, Entry, Ladders, Page
+from worker.entrypoints.api.models import Card, Entry, Ladders, Page
 from worker.entrypoints.api.params import (
     EXCLUSIVE,
     MAX_LIMIT,
@@ -24,13 +24,12 @@ from worker.entrypoints.api.params import (
 )
 from worker.entrypoints.api.reads import Api
 
-router = APIRouter()
+router = APIRouter(dependencies=[requires(Scope.BOARDS)])
 
 
 @router.get(
     "/ladders",
     operation_id="listLadders",
-    dependencies=[requires(Scope.BOARDS)],
     summary="The ladders and the boards each one keeps",
     responses=errors(503),
 )
@@ -41,7 +40,6 @@ def ladders(response: Response, api: Api) -> Ladders:
 @router.get(
     "/ladders/{ladder}/top",
     operation_id="top",
-    dependencies=[requires(Scope.BOARDS)],
     summary="The top of a board",
     responses=errors(400, 404, 503),
 )
@@ -58,7 +56,6 @@ def top(
 @router.get(
     "/ladders/{ladder}/leaderboard",
     operation_id="page",
-    dependencies=[requires(Scope.BOARDS)],
     summary="One page of a board, forwards or backwards",
     description=(
         "Follow next_cursor with direction=next and prev_cursor with direction=prev. "
@@ -93,7 +90,6 @@ def page(
 @router.get(
     "/ladders/{ladder}/players/{player_id}",
     operation_id="card",
-    dependencies=[requires(Scope.BOARDS)],
     summary="A player's card",
     responses=errors(400, 404, 503),
 )
@@ -104,7 +100,6 @@ def card(response: Response, api: Api, ladder: LadderName, player_id: PlayerId) 
 @router.get(
     "/ladders/{ladder}/players/{player_id}/rank",
     operation_id="rank",
-    dependencies=[requires(Scope.BOARDS)],
     summary="A player's entry on a board",
     responses=errors(400, 404, 503),
 )
@@ -117,7 +112,6 @@ def rank(
 @router.get(
     "/ladders/{ladder}/players/{player_id}/around",
     operation_id="around",
-    dependencies=[requires(Scope.BOARDS)],
     summary="The entries around a player",
     responses=errors(400, 404, 503),
 )
@@ -137,21 +131,3 @@ def around(
     ] = 5,
 ) -> list[Entry]:
     return cached(response, api.around(ladder, player_id, board, radius))
-
-
-@router.get(
-    "/ladders/{ladder}/players/{player_id}/history",
-    operation_id="history",
-    dependencies=[requires(Scope.HISTORY)],
-    summary="A player's rating changes, newest first",
-    responses=errors(400, 404, 503),
-)
-async def player_history(
-    response: Response,
-    api: Api,
-    ladder: LadderName,
-    player_id: PlayerId,
-    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="How many changes")] = 20,
-) -> list[Change]:
-    found = await api.postgresql.run(api.history, ladder, player_id, limit)
-    return cached(response, found)

@@ -11,17 +11,11 @@ one chunk, and the route is never called. A body within the limit is handed on u
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from worker.entrypoints.api.auth import LOGIN_PATH
 from worker.entrypoints.api.caching import NO_STORE
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_FORM_BYTES = 4096  # the login form: a token and where to go back to
 NO_BODY_BYTES = 1024  # a route that reads no body

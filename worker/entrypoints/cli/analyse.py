@@ -22,14 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine import display_rating
-from worker.entrypoints.cli.terminal import (
-    EXIT_FAILED,
-    EXIT_USAGE,
-    configured_ladder,
-    error,
-    plural,
-    safe,
-)
+from worker.entrypoints.cli.terminal import EXIT_FAILED, Refused, configured_ladder, plural, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -74,15 +67,15 @@ def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
 
     ladder_config = configured_ladder(rt.config, args.ladder)
     if args.since is not None and args.until is not None and args.since >= args.until:
-        _say(f"--since {args.since.isoformat()} must be before --until {args.until.isoformat()}")
-        return EXIT_USAGE
+        raise Refused(
+            f"--since {args.since.isoformat()} must be before --until {args.until.isoformat()}"
+        )
     if args.version is not None:
         known = [v.rules.version for v in ladder_config.versions]
         if args.version not in known:
-            _say(
+            raise Refused(
                 f"ladder {args.ladder!r} has no version {args.version!r} (has: {', '.join(known)})"
             )
-            return EXIT_USAGE
     found = calibrate(
         rt.databases.for_ladder(ladder_config.name),
         ladder_config,
@@ -94,9 +87,7 @@ def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
         from worker.entrypoints.console.charts import Series, calibration_svg
 
         series = [Series(f"version {v}", m["buckets"]) for v, m in found.versions.items()]
-        code = _write_plot(rt, args.plot, calibration_svg(series, f"{args.ladder}: calibration"))
-        if code:
-            return code
+        _write_plot(rt, args.plot, calibration_svg(series, f"{args.ladder}: calibration"))
     if args.json:
         print(json.dumps(found.as_json()))
         return 0
@@ -117,8 +108,7 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
     try:
         overrides = parse_overrides(ladder_config, args.overrides)
     except BadParameter as exc:
-        _say(str(exc))
-        return EXIT_USAGE
+        raise Refused(str(exc)) from None
     found = backtest(
         rt.databases.for_ladder(ladder_config.name), ladder_config, overrides, args.start
     )
@@ -132,9 +122,7 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
         ]
         shown = ", ".join(f"{k}={v}" for k, v in overrides.items())
         title = f"{args.ladder}: stored against {shown}"
-        code = _write_plot(rt, args.plot, calibration_svg(series, title))
-        if code:
-            return code
+        _write_plot(rt, args.plot, calibration_svg(series, title))
     if args.json:
         print(json.dumps(found.as_json()))
         return 0
@@ -201,7 +189,8 @@ def _print_metrics(ladder_config: LadderConfig, title: str, metrics: dict[str, A
         )
 
 
-def _write_plot(rt: Runtime, path: Path, svg: str) -> int:
+def _write_plot(rt: Runtime, path: Path, svg: str) -> None:
+    """``svg`` written to ``path`` (as a PNG, drawn by the browser); refused with 1 if not."""
     try:
         if path.suffix.lower() == ".png":
             from worker.entrypoints.console.png import BrowserMissing, svg_to_png
@@ -209,15 +198,12 @@ def _write_plot(rt: Runtime, path: Path, svg: str) -> int:
             try:
                 svg_to_png(svg, path, rt.given.chromium)
             except (BrowserMissing, RuntimeError) as exc:
-                _say(str(exc))
-                return EXIT_FAILED
+                raise Refused(str(exc), EXIT_FAILED) from None
         else:
             path.write_text(svg, encoding="utf-8")
     except OSError as exc:
-        _say(f"cannot write {path}: {exc.strerror or exc}")
-        return EXIT_FAILED
+        raise Refused(f"cannot write {path}: {exc.strerror or exc}", EXIT_FAILED) from None
     print(f"ladder: plot written to {path}", file=sys.stderr)
-    return 0
 
 
 def _window(since: datetime | None, until: datetime | None) -> str:
@@ -227,10 +213,6 @@ def _window(since: datetime | None, until: datetime | None) -> str:
     if until is not None:
         parts.append(f"until {until.isoformat()}")
     return f" ({', '.join(parts)})" if parts else ""
-
-
-def _say(message: str) -> None:
-    error(message)
 
 
 def _time(text: str) -> datetime:

@@ -16,15 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from engine import display_rating
 from worker.boards import export, reader
-from worker.entrypoints.cli.common import board_ladder, board_option, guarded
-from worker.entrypoints.cli.terminal import (
-    EXIT_FAILED,
-    EXIT_USAGE,
-    configured_ladder,
-    error,
-    plural,
-    safe,
-)
+from worker.entrypoints.cli.common import board_ladder, board_option, read_command
+from worker.entrypoints.cli.terminal import EXIT_FAILED, Refused, configured_ladder, plural, safe
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
@@ -32,17 +25,15 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("among", help="these players (friends) as a leaderboard ranks them")
-    p.add_argument("ladder")
+    p = read_command(
+        sub, "among", cmd_among, help="these players (friends) as a leaderboard ranks them"
+    )
     p.add_argument("ids", nargs="+", metavar="ID", help=f"player ids (up to {reader.MAX_AMONG})")
     board_option(p)
-    p.set_defaults(handler=guarded(cmd_among))
 
-    p = sub.add_parser("export", help="a whole leaderboard in rank order, streamed")
-    p.add_argument("ladder")
-    p.add_argument("--board", default="rating", help="rating, public, boosted, active, season:<n>")
+    p = read_command(sub, "export", cmd_export, help="a whole leaderboard in rank order, streamed")
+    board_option(p, with_json=False)
     p.add_argument("--format", choices=export_formats(), default="jsonl")
-    p.set_defaults(handler=guarded(cmd_export))
 
     p = sub.add_parser(
         "import",
@@ -110,8 +101,7 @@ def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
     try:
         importer.file_format(args.file, args.format)
     except importer.ImportRefused as exc:
-        error(str(exc))
-        return EXIT_USAGE
+        raise Refused(str(exc)) from None
     label = f"{'dry run: ' if args.dry_run else ''}import {args.ladder}"
     progress = Progress(label, unit="lines")
     name = safe(args.file)
@@ -133,8 +123,7 @@ def cmd_import(rt: Runtime, args: argparse.Namespace) -> int:
             on_refusal=refused,
         )
     except importer.ImportRefused as exc:
-        error(str(exc))
-        return EXIT_FAILED
+        raise Refused(str(exc), EXIT_FAILED) from None
     if args.json:
         print(json.dumps(report.as_json()))
     elif args.dry_run:

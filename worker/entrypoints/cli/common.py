@@ -1,5 +1,6 @@
-"""What the read commands share: the ``--board`` option, the ladder-and-board check, the
-number parsers and the guard that turns the reader's refusals into one line and an exit code.
+"""What the read commands share: a parser taking the ladder (``read_command``), the ``--board``
+option, the ladder-and-board check, the number parsers and the guard that turns the reader's
+refusals into one line and an exit code.
 
 An unknown ladder or board exits 2 (``EXIT_USAGE``), an unknown player 1, Redis or
 PostgreSQL unreachable 1, each with one ``ladder: ...`` line on standard error.
@@ -23,10 +24,19 @@ EXIT_UNKNOWN_PLAYER = 1
 Handler = Callable[[Any, argparse.Namespace], int]
 
 
-def board_option(p: argparse.ArgumentParser) -> None:
-    """``--board`` (default rating) and ``--json``."""
+def read_command(sub: Any, name: str, handler: Handler, **about: Any) -> argparse.ArgumentParser:
+    """The parser of the read command ``name LADDER ...``, its handler ``guarded``."""
+    p: argparse.ArgumentParser = sub.add_parser(name, **about)
+    p.add_argument("ladder")
+    p.set_defaults(handler=guarded(handler))
+    return p
+
+
+def board_option(p: argparse.ArgumentParser, *, with_json: bool = True) -> None:
+    """``--board`` (default rating) and, unless ``with_json`` is false, ``--json``."""
     p.add_argument("--board", default="rating", help="rating, public, boosted, active, season:<n>")
-    p.add_argument("--json", action="store_true")
+    if with_json:
+        p.add_argument("--json", action="store_true")
 
 
 def board_ladder(rt: Runtime, args: argparse.Namespace) -> Any:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine import Reason
 from schemas import REASONS
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused, error, plural, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, Refused, plural, safe
 from worker.ops.progress import is_terminal
 from worker.queue.deadletter import RETRIES_EXHAUSTED, AmbiguousReference, DeadLetter, Filter
 
@@ -118,8 +118,7 @@ def _age_text(letter: DeadLetter, now: datetime) -> str:
 
 def cmd_dlq_list(rt: Runtime, args: argparse.Namespace) -> int:
     if args.limit < 1 or args.offset < 0:
-        error("--limit must be at least 1 and --offset at least 0")
-        return 2
+        raise Refused("--limit must be at least 1 and --offset at least 0")
     now = datetime.now(UTC)
     where = _filter(args)
     letters = rt.dead_letters.page(
@@ -174,24 +173,20 @@ def cmd_dlq_show(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
-def _select(rt: Runtime, args: argparse.Namespace, verb: str) -> list[str] | None:
-    """The dead-letter ids named (by id, ``--all``, or filters); None after an error."""
+def _select(rt: Runtime, args: argparse.Namespace, verb: str) -> list[str]:
+    """The dead-letter ids named (by id, ``--all``, or filters); refused (2) if none are."""
     where = _filter(args)
     if args.ids and (args.all or not where.empty):
-        error("name dead letters by id, or select them with --all or filters, not both")
-        return None
+        raise Refused("name dead letters by id, or select them with --all or filters, not both")
     if args.ids:
         return [_resolve(rt, reference) for reference in args.ids]
     if args.all or not where.empty:
         return [d.id for d in rt.dead_letters.list(None if args.all else where)]
-    error(f"{verb} what? give ids, --all, or a filter (--reason, --ladder, --older-than)")
-    return None
+    raise Refused(f"{verb} what? give ids, --all, or a filter (--reason, --ladder, --older-than)")
 
 
 def cmd_dlq_replay(rt: Runtime, args: argparse.Namespace) -> int:
     ids = _select(rt, args, "replay")
-    if ids is None:
-        return 2
     replayed = rt.dead_letters.replay(ids)
     for job_id in replayed:
         print(job_id)
@@ -201,20 +196,16 @@ def cmd_dlq_replay(rt: Runtime, args: argparse.Namespace) -> int:
 
 def cmd_dlq_discard(rt: Runtime, args: argparse.Namespace) -> int:
     ids = _select(rt, args, "discard")
-    if ids is None:
-        return 2
     if not args.yes:
         if not is_terminal(sys.stdin):
-            error("discard deletes dead letters for good: confirm with --yes")
-            return 2
+            raise Refused("discard deletes dead letters for good: confirm with --yes")
         try:
             answer = input(f"Delete {plural(len(ids), 'dead letter')} for good? [y/N] ")
         except EOFError:  # Ctrl-D at the prompt: no answer is no
             print(file=sys.stderr)
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
-            error("nothing discarded")
-            return 2
+            raise Refused("nothing discarded")
     deleted = rt.dead_letters.discard(ids)
     for job_id in deleted:
         print(job_id)

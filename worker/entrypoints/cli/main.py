@@ -15,7 +15,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -141,9 +141,7 @@ def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
             exc = behind
         except Exception:  # the first failure is the one to report
             pass
-    if isinstance(exc, SettingsError):
-        return EXIT_USAGE, str(exc)
-    if isinstance(exc, NotMigrated):
+    if isinstance(exc, SettingsError | NotMigrated):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, EOFError):
         return EXIT_USAGE, "no answer (end of input): nothing done"
@@ -288,37 +286,43 @@ def cmd_publish(rt: Runtime, args: argparse.Namespace) -> int:
     from worker import keys
 
     signer = _signer(args.publisher, rt.given.publish_secret) if args.publisher else None
+    lines = _event_lines(args.file, signer)
     if args.wait:
         from worker.entrypoints.cli.receipts import cmd_publish_wait
 
-        return cmd_publish_wait(rt, args, signer)
-    stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
-    count = number = 0
-    with stream, rt.redis.pipeline(transaction=False) as pipe:
+        return cmd_publish_wait(rt, args, lines)
+    count = 0
+    with rt.redis.pipeline(transaction=False) as pipe:
         try:
-            for line in stream:
-                number += 1
-                line = line.strip()
-                if not line:
-                    continue
-                if signer is not None:
-                    line = signer(line)
+            for line in lines:
                 pipe.rpush(keys.INBOX, line)
                 count += 1
                 if count % 1000 == 0:
                     pipe.execute()
-        except ValueError as exc:  # not UTF-8, or a line to sign that is not a JSON object
+        except ValueError as exc:
             sent = count - count % 1000  # the chunks already sent
-            where = (
-                f"{args.file} is not UTF-8 text"
-                if isinstance(exc, UnicodeDecodeError)
-                else f"{args.file} line {number}: {exc}"
-            )
-            print(f"ladder: {where}; published {plural(sent, 'event')} before it", file=sys.stderr)
-            return EXIT_USAGE
+            raise Refused(f"{exc}; published {plural(sent, 'event')} before it") from None
         pipe.execute()
     print(f"ladder: published {plural(count, 'event')}", file=sys.stderr)
     return 0
+
+
+def _event_lines(path: str, signer: Callable[[str], str] | None) -> Iterator[str]:
+    """The lines of ``path`` (``-``: standard input) that are not blank, stripped and signed;
+    a ``ValueError`` says where one could not be read or signed."""
+    stream: TextIO = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    number = 0
+    with stream:
+        try:
+            for line in stream:
+                number += 1
+                line = line.strip()
+                if line:
+                    yield line if signer is None else signer(line)
+        except ValueError as exc:  # not UTF-8, or a line to sign that is not a JSON object
+            if isinstance(exc, UnicodeDecodeError):
+                raise ValueError(f"{path} is not UTF-8 text") from None
+            raise ValueError(f"{path} line {number}: {exc}") from None
 
 
 def _signer(publisher: str, given: SecretBytes | None) -> Any:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
-import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from worker.entrypoints.cli.terminal import (
     EXIT_FAILED,
     EXIT_USAGE,
+    Refused,
     configured_ladder,
     error,
     plural,
@@ -29,8 +29,10 @@ from worker.ops.progress import Progress
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
     from worker.ladders import LadderConfig
+    from worker.ops.moderation import Report
 
 PLAYER_VERBS = ("export", "erase")
+T = TypeVar("T")
 
 
 def register(subparsers: Any) -> None:
@@ -102,22 +104,46 @@ def _operator(args: argparse.Namespace) -> str:
         return "unknown"
 
 
-def _reason(args: argparse.Namespace) -> str | None:
+def _asked(rt: Runtime, args: argparse.Namespace) -> tuple[LadderConfig, str, str]:
+    """The ladder, the reason and the operator of an action; refused (exit 2) without a reason."""
+    ladder_config = configured_ladder(rt.config, args.ladder)
     reason = str(args.reason).strip()
     if not reason:
-        error("--reason must say why")
-        return None
-    return reason
+        raise Refused("--reason must say why")
+    return ladder_config, reason, _operator(args)
 
 
-def _run(action: Any) -> Any:
+def _run(action: Callable[[], T]) -> T:
+    """``action()``; what the moderation refuses exits 2 with its line."""
     from worker.ops.moderation import ModerationError
 
     try:
         return action()
     except ModerationError as exc:
-        error(str(exc))
-        return None
+        raise Refused(str(exc)) from None
+
+
+def _on_player(
+    rt: Runtime,
+    args: argparse.Namespace,
+    ladder_config: LadderConfig,
+    action: Callable[..., Report],
+    *given: Any,
+    **options: Any,
+) -> Report:
+    """``moderation.ban`` or ``adjust`` of ``args.player``: ``given`` follows the player."""
+    return _run(
+        lambda: action(
+            rt.databases.for_ladder(args.ladder),
+            rt.leaderboard_redis,
+            ladder_config,
+            args.player,
+            *given,
+            dry_run=getattr(args, "dry_run", False),  # ``unban`` has no --dry-run
+            receipts=rt.receipts,
+            **options,
+        )
+    )
 
 
 def _void(
@@ -129,7 +155,7 @@ def _void(
     by: str,
     details: dict[str, Any] | None = None,
 ) -> Any:
-    """``void.void`` with a progress bar over the ladder's events (``None``: refused)."""
+    """``void.void`` with a progress bar over the ladder's events."""
     from worker.ops import void
     from worker.store.log import count_events
 
@@ -149,46 +175,22 @@ def _void(
             receipt_sink=rt.receipts,
         )
     )
-    if report is not None and report.replayed:
+    if report.replayed:
         progress.finish()
     return report
 
 
 def cmd_void(rt: Runtime, args: argparse.Namespace) -> int:
-    ladder_config = configured_ladder(rt.config, args.ladder)
-    reason = _reason(args)
-    if reason is None:
-        return EXIT_USAGE
-    report = _void(rt, args, ladder_config, args.event_ids, reason, _operator(args))
-    if report is None:
-        return EXIT_USAGE
-    _show(args, ladder_config, report)
+    ladder_config, reason, by = _asked(rt, args)
+    _show(args, ladder_config, _void(rt, args, ladder_config, args.event_ids, reason, by))
     return 0
 
 
 def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
 
-    ladder_config = configured_ladder(rt.config, args.ladder)
-    reason = _reason(args)
-    if reason is None:
-        return EXIT_USAGE
-    by = _operator(args)
-    report = _run(
-        lambda: moderation.ban(
-            rt.databases.for_ladder(args.ladder),
-            rt.leaderboard_redis,
-            ladder_config,
-            args.player,
-            reason,
-            by,
-            dry_run=args.dry_run,
-            receipts=rt.receipts,
-        )
-    )
-    if report is None:
-        return EXIT_USAGE
-    reports = [report]
+    ladder_config, reason, by = _asked(rt, args)
+    reports = [_on_player(rt, args, ladder_config, moderation.ban, reason, by)]
     if args.void_since is not None:
         from worker.store.moderation import games_since
 
@@ -196,12 +198,8 @@ def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
             ids = games_since(conn, args.ladder, args.player, args.void_since)
         if ids:
             details = {"ban": args.player, "since": args.void_since.isoformat()}
-            voided = _void(
-                rt, args, ladder_config, ids, f"ban of {args.player}: {reason}", by, details
-            )
-            if voided is None:
-                return EXIT_USAGE
-            reports.append(voided)
+            why = f"ban of {args.player}: {reason}"
+            reports.append(_void(rt, args, ladder_config, ids, why, by, details))
     for index, one in enumerate(reports):
         if index and reports[0].warning:
             one.warning = ""  # the void after the ban failed as the ban did: one line says it
@@ -212,24 +210,8 @@ def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
 def cmd_unban(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
 
-    ladder_config = configured_ladder(rt.config, args.ladder)
-    reason = _reason(args)
-    if reason is None:
-        return EXIT_USAGE
-    report = _run(
-        lambda: moderation.ban(
-            rt.databases.for_ladder(args.ladder),
-            rt.leaderboard_redis,
-            ladder_config,
-            args.player,
-            reason,
-            _operator(args),
-            banned=False,
-            receipts=rt.receipts,
-        )
-    )
-    if report is None:
-        return EXIT_USAGE
+    ladder_config, reason, by = _asked(rt, args)
+    report = _on_player(rt, args, ladder_config, moderation.ban, reason, by, banned=False)
     _show(args, ladder_config, report)
     return 0
 
@@ -237,28 +219,10 @@ def cmd_unban(rt: Runtime, args: argparse.Namespace) -> int:
 def cmd_adjust(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
 
-    ladder_config = configured_ladder(rt.config, args.ladder)
-    reason = _reason(args)
-    if reason is None:
-        return EXIT_USAGE
+    ladder_config, reason, by = _asked(rt, args)
     if ladder_config.current.whole_ratings and args.delta != int(args.delta):
-        error(f"{args.ladder} keeps whole ratings: --delta must be a whole number")
-        return EXIT_USAGE
-    report = _run(
-        lambda: moderation.adjust(
-            rt.databases.for_ladder(args.ladder),
-            rt.leaderboard_redis,
-            ladder_config,
-            args.player,
-            args.delta,
-            reason,
-            _operator(args),
-            dry_run=args.dry_run,
-            receipts=rt.receipts,
-        )
-    )
-    if report is None:
-        return EXIT_USAGE
+        raise Refused(f"{args.ladder} keeps whole ratings: --delta must be a whole number")
+    report = _on_player(rt, args, ladder_config, moderation.adjust, args.delta, reason, by)
     _show(args, ladder_config, report)
     return 0
 
@@ -267,7 +231,7 @@ def _show(args: argparse.Namespace, ladder_config: Any, report: Any) -> None:
     from engine import display_rating
 
     if report.warning:
-        print(f"ladder: warning: {safe(report.warning)}", file=sys.stderr)
+        error(f"warning: {safe(report.warning)}")
     if args.json:
         print(json.dumps(report.as_json()))
         return
@@ -310,9 +274,8 @@ def _player_verbs(card: Any) -> Any:
         if args.ladder in PLAYER_VERBS and args.target is not None:
             from worker.store.migrate import require_current
 
-            for (
-                engine
-            ) in rt.databases.all():  # unmigrated: one line and exit 2, as for every command
+            # unmigrated: one line and exit 2, as for every command
+            for engine in rt.databases.all():
                 require_current(engine)
             verb, args.ladder, args.player = args.ladder, args.player, args.target
             return cmd_player_export(rt, args) if verb == "export" else cmd_player_erase(rt, args)
@@ -328,12 +291,8 @@ def _player_verbs(card: Any) -> Any:
 def cmd_player_export(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops.erase import export
 
-    if configured_ladder(rt.config, args.ladder) is None:
-        return EXIT_USAGE
-    found = _run(lambda: export(rt, args.ladder, args.player))
-    if found is None:
-        return EXIT_USAGE
-    print(json.dumps(found, indent=2, default=str))
+    configured_ladder(rt.config, args.ladder)
+    print(json.dumps(_run(lambda: export(rt, args.ladder, args.player)), indent=2, default=str))
     return 0
 
 
@@ -349,10 +308,8 @@ def cmd_player_erase(rt: Runtime, args: argparse.Namespace) -> int:
     except ErasedInStore as exc:
         error(safe(str(exc)))
         return EXIT_FAILED
-    if report is None:
-        return EXIT_USAGE
     if "warning" in report:
-        print(f"ladder: warning: {safe(report['warning'])}", file=sys.stderr)
+        error(f"warning: {safe(report['warning'])}")
     if args.json:
         print(json.dumps(report))
     else:

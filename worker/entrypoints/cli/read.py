@@ -20,10 +20,10 @@ from worker.boards import reader
 from worker.entrypoints.cli.common import (
     board_ladder,
     board_option,
-    guarded,
     non_negative,
     positive,
     print_json,
+    read_command,
 )
 from worker.entrypoints.cli.terminal import Refused, plural, safe
 from worker.service import cards, preview
@@ -33,53 +33,44 @@ if TYPE_CHECKING:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("top", help="the top of a leaderboard")
-    p.add_argument("ladder")
+    p = read_command(sub, "top", cmd_top, help="the top of a leaderboard")
     p.add_argument("--limit", type=positive, default=10)
     board_option(p)
-    p.set_defaults(handler=guarded(cmd_top))
 
-    p = sub.add_parser("page", help="one page of a leaderboard, forwards or backwards")
-    p.add_argument("ladder")
+    p = read_command(sub, "page", cmd_page, help="one page of a leaderboard, forwards or backwards")
     p.add_argument("--size", type=positive, default=20)
     p.add_argument("--cursor", help="next_cursor or prev_cursor of the page before")
     p.add_argument("--offset", type=non_negative, help="0-based position to start from")
     p.add_argument("--direction", choices=["next", "prev"], default="next")
     board_option(p)
-    p.set_defaults(handler=guarded(cmd_page))
 
-    p = sub.add_parser("rank", help="a player's rank on a leaderboard")
-    p.add_argument("ladder")
+    p = read_command(sub, "rank", cmd_rank, help="a player's rank on a leaderboard")
     p.add_argument("player")
     board_option(p)
-    p.set_defaults(handler=guarded(cmd_rank))
 
-    p = sub.add_parser("around", help="the players around a player")
-    p.add_argument("ladder")
+    p = read_command(sub, "around", cmd_around, help="the players around a player")
     p.add_argument("player")
     p.add_argument("--radius", type=non_negative, default=5)
     board_option(p)
-    p.set_defaults(handler=guarded(cmd_around))
 
-    p = sub.add_parser("player", help="a player's card")
-    p.add_argument("ladder")
+    p = read_command(sub, "player", cmd_player, help="a player's card")
     p.add_argument("player")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=guarded(cmd_player))
 
-    p = sub.add_parser("history", help="a player's rating history, newest first (scoring order)")
-    p.add_argument("ladder")
+    p = read_command(
+        sub, "history", cmd_history, help="a player's rating history, newest first (scoring order)"
+    )
     p.add_argument("player")
     p.add_argument("--limit", type=positive, default=20)
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=guarded(cmd_history))
 
-    p = sub.add_parser(
+    p = read_command(
+        sub,
         "preview",
+        cmd_preview,
         help="what one game would do to A's rating",
         description="A and B are player ids, or ratings written as =1500.",
     )
-    p.add_argument("ladder")
     p.add_argument("a", help="player id, or a rating such as =1500")
     p.add_argument("b", help="player id, or a rating such as =1500")
     p.add_argument("--cube", type=positive, default=1)
@@ -91,7 +82,6 @@ def register(sub: Any) -> None:
             f"--{side}-recent", type=non_negative, help="gammon42 ranked games this week"
         )
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=guarded(cmd_preview))
 
     p = sub.add_parser(
         "serve",

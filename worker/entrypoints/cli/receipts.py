@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import EXIT_FAILED, EXIT_USAGE, configured_ladder, plural, safe
+from worker.entrypoints.cli.terminal import EXIT_FAILED, Refused, configured_ladder, plural, safe
 
 if TYPE_CHECKING:
     from worker.bootstrap import Runtime
@@ -51,8 +51,7 @@ def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
         # dead letters are on the default primary (``worker.store.routes``)
         letter = dead_letter_receipt(rt.redis, rt.engine, args.ladder, args.event_id)
         if letter is None:
-            print(f"ladder: no event {args.event_id!r} on {args.ladder}", file=sys.stderr)
-            return EXIT_FAILED
+            raise Refused(f"no event {args.event_id!r} on {args.ladder}", EXIT_FAILED)
         receipt = letter
     if args.json:
         print(json.dumps(receipt, ensure_ascii=False))
@@ -76,33 +75,16 @@ def row(receipt: dict[str, Any]) -> str:
     )
 
 
-def cmd_publish_wait(
-    rt: Runtime, args: argparse.Namespace, signer: Callable[[str], str] | None
-) -> int:
-    """Publish every line of ``args.file``, then print each receipt as it arrives."""
+def cmd_publish_wait(rt: Runtime, args: argparse.Namespace, events: Iterable[str]) -> int:
+    """Publish ``events`` (the lines of ``args.file``), then print each receipt as it arrives."""
     from worker.queue.publish import publish
 
     if args.timeout <= 0:
-        print("ladder: --timeout must be more than 0 seconds", file=sys.stderr)
-        return EXIT_USAGE
-    stream: TextIO = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")  # noqa: SIM115
-    lines: list[str] = []
-    number = 0
-    with stream:
-        try:
-            for line in stream:
-                number += 1
-                line = line.strip()
-                if line:
-                    lines.append(signer(line) if signer is not None else line)
-        except ValueError as exc:  # not UTF-8, or a line to sign that is not a JSON object
-            where = (
-                f"{args.file} is not UTF-8 text"
-                if isinstance(exc, UnicodeDecodeError)
-                else f"{args.file} line {number}: {exc}"
-            )
-            print(f"ladder: {where}; nothing published", file=sys.stderr)
-            return EXIT_USAGE
+        raise Refused("--timeout must be more than 0 seconds")
+    try:
+        lines = list(events)
+    except ValueError as exc:
+        raise Refused(f"{exc}; nothing published") from None
     if not args.json:
         print(COLUMNS, flush=True)
 

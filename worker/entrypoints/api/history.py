@@ -1,4 +1,5 @@
-"""The preview route: what one game would do to A's rating (seed 003's calculator)."""
+"""The routes of the history scope that read the audit store: a player's rating changes, and
+what one game would do to A's rating (seed 003's calculator)."""
 
 from __future__ import annotations
 
@@ -10,31 +11,47 @@ from worker.access import Scope
 from worker.entrypoints.api.auth import requires
 from worker.entrypoints.api.caching import cached
 from worker.entrypoints.api.errors import errors
-from worker.entrypoints.api.models import Preview
+from worker.entrypoints.api.models import Change, Preview
 from worker.entrypoints.api.params import (
+    MAX_LIMIT,
     MAX_MATCH_LENGTH,
     MAX_PLAYER_ID,
     Cube,
     LadderName,
+    PlayerId,
     Rating,
     count,
 )
 from worker.entrypoints.api.reads import Api, Given
 
-router = APIRouter()
+router = APIRouter(dependencies=[requires(Scope.HISTORY)], responses=errors(400, 404, 503))
+
+
+@router.get(
+    "/ladders/{ladder}/players/{player_id}/history",
+    operation_id="history",
+    summary="A player's rating changes, newest first",
+)
+async def player_history(
+    response: Response,
+    api: Api,
+    ladder: LadderName,
+    player_id: PlayerId,
+    limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="How many changes")] = 20,
+) -> list[Change]:
+    found = await api.postgresql.run(api.history, ladder, player_id, limit)
+    return cached(response, found)
 
 
 @router.get(
     "/ladders/{ladder}/preview",
     operation_id="preview",
-    dependencies=[requires(Scope.HISTORY)],
     summary="What one game would do to A's rating",
     description=(
         "Each side is a stored player (a, b), or a new player at the ladder's start rating "
         "when none is named; a_rating, b_rating, games, experience and recent ranked games "
         "override what is stored."
     ),
-    responses=errors(400, 404, 503),
 )
 async def preview(
     response: Response,
