@@ -489,10 +489,7 @@ def enumeration(model: type[msgspec.Struct], name: str) -> tuple[Any, ...] | Non
 
 #: ``type`` value → Struct, in publication order.
 EVENT_MODELS: Final[dict[str, AnyEventModel]] = {
-    "game.finished": GameFinished,
-    "tournament.finished": TournamentFinished,
-    "identity.linked": IdentityLinked,
-    "player.updated": PlayerUpdated,
+    model.__struct_config__.tag: model for model in get_args(Event)
 }
 for _model in (PlayerRef, *EVENT_MODELS.values()):
     _model.stored = _stored_method(_model)  # type: ignore[method-assign]
