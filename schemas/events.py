@@ -291,8 +291,8 @@ def _stored_method(model: type[_Stored]) -> Callable[..., dict[str, Any]]:
     tag = model.__struct_config__.tag
     entries = [] if tag is None else [f"'type': {tag!r}"]
     statements = []
-    for field in msgspec.structs.fields(model):
-        kind, metadata = _bare(field.type)
+    for field in struct_fields(model):
+        kind, metadata = bare_type(field.type)
         if any(isinstance(m, msgspec.Meta) and m.extra == NEVER_STORED for m in metadata):
             continue
         value = f"self.{field.name}"
@@ -315,7 +315,7 @@ def _stored_method(model: type[_Stored]) -> Callable[..., dict[str, Any]]:
     return method
 
 
-def _bare(kind: Any) -> tuple[Any, list[Any]]:
+def bare_type(kind: Any) -> tuple[Any, list[Any]]:
     """A field's type without ``Annotated`` and ``None``, and the metadata it is annotated
     with."""
     metadata: list[Any] = []
@@ -476,13 +476,18 @@ AnyEventModel: TypeAlias = (
 
 
 @functools.cache
+def struct_fields(model: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """A Struct's fields, worked out once: ``msgspec.structs.fields`` evaluates the class's
+    annotations on every call, and an invalid event is walked field by field."""
+    return msgspec.structs.fields(model)
+
+
 def enumeration(model: type[msgspec.Struct], name: str) -> tuple[Any, ...] | None:
     """The values a field of ``model`` is limited to, in the order its ``Literal`` lists
-    them; None for a field that is not an enumeration. Worked out once per field: the
-    annotations are evaluated anew on every ``msgspec.structs.fields``."""
-    for field in msgspec.structs.fields(model):
+    them; None for a field that is not an enumeration."""
+    for field in struct_fields(model):
         if field.name == name:
-            kind, _ = _bare(field.type)
+            kind, _ = bare_type(field.type)
             return get_args(kind) if get_origin(kind) is Literal else None
     return None
 

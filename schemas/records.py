@@ -23,7 +23,7 @@ import msgspec
 
 from engine import network_token
 from engine.ladder import Event, GameFinished, Side
-from schemas.events import EVENT_MODELS
+from schemas.events import EVENT_MODELS, struct_fields
 from schemas.events import Event as ContractEvent
 from schemas.events import GameFinished as ContractGame
 
@@ -33,11 +33,7 @@ _CANONICAL = msgspec.json.Encoder(order="sorted")
 def _defaults(model: type[msgspec.Struct]) -> dict[str, Any]:
     """What a field of ``model`` is when a payload leaves it out: the contract's defaults
     (``cube``, ``match_length``, ``result``...), read from its Struct, never restated."""
-    return {
-        f.name: f.default
-        for f in msgspec.structs.fields(model)
-        if f.default is not msgspec.NODEFAULT
-    }
+    return {f.name: f.default for f in struct_fields(model) if f.default is not msgspec.NODEFAULT}
 
 
 GAME_DEFAULTS: Final = _defaults(ContractGame)
