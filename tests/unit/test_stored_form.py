@@ -8,12 +8,16 @@ SHA-256, as the worker wrote them for this network key.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
+from typing import get_args
 
 import pytest
 
-from schemas import EXAMPLES, parse_event, records
+from engine.ladder import Event, Side
+from schemas import EVENT_MODELS, EXAMPLES, PlayerRef, parse_event, records
+from schemas.events import struct_fields
 
 NETWORK_KEY = b"k" * 32
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
@@ -81,3 +85,13 @@ def test_an_event_is_stored_and_digested_as_every_audit_row_before_it(raw, store
     payload = records.stored_payload(parse_event(json.dumps(raw), now=NOW), NETWORK_KEY)
     assert stored == json.dumps(payload)
     assert digest == records.digest(payload)
+
+
+def test_every_field_of_an_engine_event_is_a_field_of_its_contract_struct():
+    """The engine's event is read from the stored payload by field name: each engine field
+    (a side's too) names a field of the Struct the payload was stored from."""
+    for kind in get_args(Event):
+        contract = {field.name for field in struct_fields(EVENT_MODELS[kind.type])}
+        assert set() == {field.name for field in dataclasses.fields(kind)} - contract - {"digest"}
+    sides = {field.name for field in dataclasses.fields(Side)}
+    assert set() == sides - {field.name for field in struct_fields(PlayerRef)}
