@@ -5,7 +5,8 @@ enumerations, the lengths and ranges (``Meta``) and fills in the defaults; each 
 ``__post_init__`` checks the rules that are not types (identifiers, the ladder name, the ip,
 self play, a distinct podium and link), and ``ended_at`` is read by :func:`parse_timestamp`.
 :func:`schemas.parse_event` decodes with them and names what is wrong with a refused payload;
-``python -m schemas.export`` writes the JSON Schema files from them.
+``python -m schemas.export`` writes the JSON Schema files from them, and each Struct's
+``stored()`` (the form an audit row keeps) is written from its fields.
 
 Field names are a public contract shared with game servers; do not rename them.
 Unknown extra fields are ignored so servers can add their own; an unknown ``type`` is not.
@@ -17,8 +18,10 @@ import functools
 import ipaddress
 import re
 import unicodedata
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Annotated, Any, Final, Literal, TypeAlias, get_args, get_origin
+from types import NoneType, UnionType
+from typing import Annotated, Any, Final, Literal, TypeAlias, Union, get_args, get_origin
 
 import msgspec
 from msgspec.structs import force_setattr
@@ -266,15 +269,75 @@ def _id(name: str, value: str) -> None:
         raise ValueError(f"{name}: {exc}") from None
 
 
-def _utc_text(at: datetime | None) -> str | None:
+# --- the stored form -----------------------------------------------------------------------
+
+#: ``Meta.extra`` of a field that is never stored (the raw ``ip``).
+NEVER_STORED: Final[dict[str, Any]] = {"stored": False}
+
+
+class _Stored(msgspec.Struct, frozen=True):
+    def stored(self) -> dict[str, Any]:
+        """The Struct as it is stored: its fields in their order (an event's ``type`` first),
+        a moment as UTC text, a nested Struct as its own stored form, a list copied; a field
+        that is None left out, and a ``NEVER_STORED`` one never there. Written for each Struct
+        from its fields by :func:`_stored_method` (below)."""
+        raise NotImplementedError
+
+
+def _stored_method(model: type[_Stored]) -> Callable[..., dict[str, Any]]:
+    """``model.stored`` written out as straight-line code from the model's fields, as
+    ``dataclasses`` writes an ``__init__``: it runs once per event on the worker's hot path,
+    where a loop that read each field's rule on every call would be the slow step."""
+    tag = model.__struct_config__.tag
+    entries = [] if tag is None else [f"'type': {tag!r}"]
+    statements = []
+    for field in struct_fields(model):
+        kind, metadata = bare_type(field.type)
+        if any(isinstance(m, msgspec.Meta) and m.extra == NEVER_STORED for m in metadata):
+            continue
+        value = f"self.{field.name}"
+        if kind is Instant:
+            value = f"_utc_text({value})"
+        elif isinstance(kind, type) and issubclass(kind, _Stored):
+            value = f"{value}.stored()"
+        elif get_origin(kind) is list:
+            value = f"list({value})"
+        if field.default is None:
+            statements.append(f"if self.{field.name} is not None: out[{field.name!r}] = {value}")
+        elif statements:  # after a field that may be left out, the order needs a statement
+            statements.append(f"out[{field.name!r}] = {value}")
+        else:
+            entries.append(f"{field.name!r}: {value}")
+    lines = ["def stored(self):", f"out = {{{', '.join(entries)}}}", *statements, "return out"]
+    namespace: dict[str, Any] = {"_utc_text": _utc_text}
+    exec(compile("\n    ".join(lines), f"<{model.__name__}.stored>", "exec"), namespace)
+    method: Callable[..., dict[str, Any]] = namespace["stored"]
+    return method
+
+
+def bare_type(kind: Any) -> tuple[Any, list[Any]]:
+    """A field's type without ``Annotated`` and ``None``, and the metadata it is annotated
+    with."""
+    metadata: list[Any] = []
+    while True:
+        if get_origin(kind) is Annotated:
+            kind, *more = get_args(kind)
+            metadata += more
+        elif get_origin(kind) in (Union, UnionType) and NoneType in get_args(kind):
+            (kind,) = (arg for arg in get_args(kind) if arg is not NoneType)
+        else:
+            return kind, metadata
+
+
+def _utc_text(at: datetime) -> str:
     """A UTC moment as it is stored (``Z``, microseconds when there are)."""
-    return None if at is None else at.isoformat().replace("+00:00", "Z")
+    return at.isoformat().replace("+00:00", "Z")
 
 
 # --- the events ----------------------------------------------------------------------------
 
 
-class PlayerRef(msgspec.Struct, frozen=True):
+class PlayerRef(_Stored, frozen=True):
     """One side of a finished game."""
 
     player_id: Annotated[
@@ -289,7 +352,10 @@ class PlayerRef(msgspec.Struct, frozen=True):
     ] = None
     ip: Annotated[
         IpAddress | None,
-        msgspec.Meta(description="Raw IP address; the worker hashes it and never stores it."),
+        msgspec.Meta(
+            description="Raw IP address; the worker hashes it and never stores it.",
+            extra=NEVER_STORED,
+        ),
     ] = None
 
     def __post_init__(self) -> None:
@@ -304,14 +370,8 @@ class PlayerRef(msgspec.Struct, frozen=True):
         shown = f"player_id={self.player_id!r}, is_bot={self.is_bot!r}, network={self.network!r}"
         return f"PlayerRef({shown})"
 
-    def stored(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"player_id": self.player_id, "is_bot": self.is_bot}
-        if self.network is not None:
-            out["network"] = self.network
-        return out
 
-
-class _Event(msgspec.Struct, frozen=True, tag_field="type"):
+class _Event(_Stored, frozen=True, tag_field="type"):
     event_id: Annotated[
         Identifier, msgspec.Meta(description="Unique per event; duplicates have no effect.")
     ]
@@ -327,9 +387,6 @@ class _Event(msgspec.Struct, frozen=True, tag_field="type"):
         """The event's ``type`` (its tag)."""
         tag: str = self.__struct_config__.tag  # type: ignore[assignment]
         return tag
-
-    def _head(self) -> dict[str, Any]:
-        return {"type": self.type, "event_id": self.event_id, "ladder": self.ladder}
 
 
 class GameFinished(_Event, frozen=True, tag="game.finished"):
@@ -358,26 +415,6 @@ class GameFinished(_Event, frozen=True, tag="game.finished"):
         if self.winner.player_id == self.loser.player_id:
             raise ValueError(f"loser: {SELF_PLAY}")
 
-    def stored(self) -> dict[str, Any]:
-        """The event as stored: defaults filled in, ``casual`` as ``boosted``, ``ended_at`` in
-        UTC, never an ``ip``."""
-        out: dict[str, Any] = {
-            "type": "game.finished",
-            "event_id": self.event_id,
-            "ladder": self.ladder,
-            "ended_at": _utc_text(self.ended_at),
-            "mode": self.mode,
-            "winner": self.winner.stored(),
-            "loser": self.loser.stored(),
-            "cube": self.cube,
-            "match_length": self.match_length,
-            "result": self.result,
-            "end_reason": self.end_reason,
-        }
-        if self.tournament_id is not None:
-            out["tournament_id"] = self.tournament_id
-        return out
-
 
 class TournamentFinished(_Event, frozen=True, tag="tournament.finished"):
     """A tournament ended (SPEC 3 `tournament.finished`); public ones pay podium prizes."""
@@ -403,16 +440,6 @@ class TournamentFinished(_Event, frozen=True, tag="tournament.finished"):
         if len(set(self.podium)) != len(self.podium):
             raise ValueError("podium: entries must be distinct players")
 
-    def stored(self) -> dict[str, Any]:
-        """The event as stored (``ended_at`` in UTC when there is one)."""
-        out = self._head()
-        out["tournament_id"] = self.tournament_id
-        out["public"] = self.public
-        out["podium"] = list(self.podium)
-        if self.ended_at is not None:
-            out["ended_at"] = _utc_text(self.ended_at)
-        return out
-
 
 class IdentityLinked(_Event, frozen=True, tag="identity.linked"):
     """An anonymous id was linked to an account (SPEC 3 `identity.linked`)."""
@@ -428,15 +455,6 @@ class IdentityLinked(_Event, frozen=True, tag="identity.linked"):
         if self.anonymous_id == self.account_id:
             raise ValueError("account_id: must differ from anonymous_id")
 
-    def stored(self) -> dict[str, Any]:
-        """The event as stored (``ended_at`` in UTC when there is one)."""
-        out = self._head()
-        out["anonymous_id"] = self.anonymous_id
-        out["account_id"] = self.account_id
-        if self.ended_at is not None:
-            out["ended_at"] = _utc_text(self.ended_at)
-        return out
-
 
 class PlayerUpdated(_Event, frozen=True, tag="player.updated"):
     """A player's profile flags changed (SPEC 3 `player.updated`)."""
@@ -450,16 +468,6 @@ class PlayerUpdated(_Event, frozen=True, tag="player.updated"):
         self._check()
         _id("player_id", self.player_id)
 
-    def stored(self) -> dict[str, Any]:
-        """The event as stored (``ended_at`` in UTC when there is one)."""
-        out = self._head()
-        out["player_id"] = self.player_id
-        out["email_verified"] = self.email_verified
-        out["display_name_chosen"] = self.display_name_chosen
-        if self.ended_at is not None:
-            out["ended_at"] = _utc_text(self.ended_at)
-        return out
-
 
 Event: TypeAlias = GameFinished | TournamentFinished | IdentityLinked | PlayerUpdated
 AnyEventModel: TypeAlias = (
@@ -468,26 +476,28 @@ AnyEventModel: TypeAlias = (
 
 
 @functools.cache
+def struct_fields(model: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
+    """A Struct's fields, worked out once: ``msgspec.structs.fields`` evaluates the class's
+    annotations on every call, and an invalid event is walked field by field."""
+    return msgspec.structs.fields(model)
+
+
 def enumeration(model: type[msgspec.Struct], name: str) -> tuple[Any, ...] | None:
     """The values a field of ``model`` is limited to, in the order its ``Literal`` lists
-    them; None for a field that is not an enumeration. Worked out once per field: the
-    annotations are evaluated anew on every ``msgspec.structs.fields``."""
-    for field in msgspec.structs.fields(model):
+    them; None for a field that is not an enumeration."""
+    for field in struct_fields(model):
         if field.name == name:
-            kind = field.type
-            while get_origin(kind) is Annotated:
-                kind = get_args(kind)[0]
+            kind, _ = bare_type(field.type)
             return get_args(kind) if get_origin(kind) is Literal else None
     return None
 
 
 #: ``type`` value → Struct, in publication order.
 EVENT_MODELS: Final[dict[str, AnyEventModel]] = {
-    "game.finished": GameFinished,
-    "tournament.finished": TournamentFinished,
-    "identity.linked": IdentityLinked,
-    "player.updated": PlayerUpdated,
+    model.__struct_config__.tag: model for model in get_args(Event)
 }
+for _model in (PlayerRef, *EVENT_MODELS.values()):
+    _model.stored = _stored_method(_model)  # type: ignore[method-assign]
 
 #: One valid example per type; ``game.finished`` is the SPEC 3 example verbatim.
 EXAMPLES: Final[dict[str, dict[str, Any]]] = {

@@ -9,7 +9,6 @@ is wrong as one of :data:`schemas.REASONS` and a detail that starts with the fie
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Mapping
@@ -25,8 +24,10 @@ from schemas.events import (
     FORBIDDEN_CHARACTERS,
     SELF_PLAY,
     Event,
+    bare_type,
     decode_hook,
     enumeration,
+    struct_fields,
 )
 
 DEFAULT_MAX_BYTES = 65536
@@ -38,13 +39,6 @@ _STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 # With more objects and arrays than this (so possibly deeper), a payload is read step by step.
 _MAX_CONTAINERS: Final = 32
 _DECODER: Final = msgspec.json.Decoder(Event, dec_hook=decode_hook)
-
-
-@functools.cache
-def _fields(model: type[msgspec.Struct]) -> tuple[msgspec.structs.FieldInfo, ...]:
-    """A Struct's fields, worked out once: ``msgspec.structs.fields`` evaluates the class's
-    annotations on every call, and an invalid event is walked field by field."""
-    return msgspec.structs.fields(model)
 
 
 def parse_event(
@@ -188,19 +182,14 @@ def _entries(value: dict[str, Any] | list[Any]) -> int:
 
 def _nested(model: type[msgspec.Struct]) -> dict[str, type[msgspec.Struct]]:
     """The fields of ``model`` whose type is a Struct (or a Struct or None)."""
-    out = {}
-    for field in _fields(model):
-        kinds = [field.type, *getattr(field.type, "__args__", ())]
-        structs = [k for k in kinds if isinstance(k, type) and issubclass(k, msgspec.Struct)]
-        if structs:
-            out[field.name] = structs[0]
-    return out
+    kinds = {field.name: bare_type(field.type)[0] for field in struct_fields(model)}
+    return {n: k for n, k in kinds.items() if isinstance(k, type) and issubclass(k, msgspec.Struct)}
 
 
 def _missing(obj: dict[str, Any], model: type[msgspec.Struct], prefix: str = "") -> str | None:
     """The path of the first required field ``obj`` lacks, in the Struct's field order."""
     nested = _nested(model)
-    for field in _fields(model):
+    for field in struct_fields(model):
         if field.name not in obj:
             if field.required:
                 return prefix + field.name
@@ -215,7 +204,7 @@ def _in_field_order(obj: dict[str, Any], model: type[msgspec.Struct]) -> dict[st
     """``obj`` with the Struct's fields first, in its order: msgspec checks fields in the
     order it reads them, and the first field found wrong is the one reported."""
     nested = _nested(model)
-    names = [f.name for f in _fields(model)]
+    names = [f.name for f in struct_fields(model)]
     out = {"type": obj["type"]} if "type" in obj else {}
     for name in names:
         if name in obj:

@@ -1,4 +1,5 @@
-"""The stored form of an event, and the one mapping from it to the engine's event types.
+"""The stored form of an event, and the one mapping from it to the engine's event types
+(written from the engine types' fields: a field is read from the payload's key of its name).
 
 What the audit row keeps of an event (``events.payload``) is the validated event, normalised
 (``casual`` is ``boosted``, defaults filled in), with each raw ``ip`` replaced by the network
@@ -11,33 +12,31 @@ without the network key. The digest of the payload tells a duplicate (equal cont
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 import msgspec
 
 from engine import network_token
-from engine.ladder import (
-    Event,
-    GameFinished,
-    IdentityLinked,
-    PlayerUpdated,
-    Side,
-    TournamentFinished,
-)
+from engine.ladder import Event, GameFinished, Side
+from schemas.events import EVENT_MODELS, struct_fields
 from schemas.events import Event as ContractEvent
 from schemas.events import GameFinished as ContractGame
 
 _CANONICAL = msgspec.json.Encoder(order="sorted")
-#: What a ``game.finished`` field is when the payload leaves it out: the contract's defaults
-#: (``cube``, ``match_length``, ``result``...), read from its Struct, never restated.
-GAME_DEFAULTS: Final[dict[str, Any]] = {
-    f.name: f.default
-    for f in msgspec.structs.fields(ContractGame)
-    if f.default is not msgspec.NODEFAULT
-}
+
+
+def _defaults(model: type[msgspec.Struct]) -> dict[str, Any]:
+    """What a field of ``model`` is when a payload leaves it out: the contract's defaults
+    (``cube``, ``match_length``, ``result``...), read from its Struct, never restated."""
+    return {f.name: f.default for f in struct_fields(model) if f.default is not msgspec.NODEFAULT}
+
+
+GAME_DEFAULTS: Final = _defaults(ContractGame)
 
 
 def stored_payload(event: ContractEvent, network_key: bytes) -> dict[str, Any]:
@@ -61,53 +60,13 @@ def digest(payload: dict[str, Any]) -> str:
 
 
 def engine_event(payload: dict[str, Any], digest: str | None = None) -> Event:
-    """The engine's event for a stored payload (KeyError/ValueError if it is not one)."""
+    """The engine's event for a stored payload (KeyError, ValueError or TypeError if it is
+    not one)."""
     kind = payload["type"]
-    ended_at = _time(payload.get("ended_at"))
-    if kind == "game.finished":
-        assert ended_at is not None
-        return GameFinished(
-            event_id=payload["event_id"],
-            ladder=payload["ladder"],
-            ended_at=ended_at,
-            mode=payload["mode"],
-            winner=_side(payload["winner"]),
-            loser=_side(payload["loser"]),
-            cube=payload.get("cube", GAME_DEFAULTS["cube"]),
-            match_length=payload.get("match_length", GAME_DEFAULTS["match_length"]),
-            result=payload.get("result", GAME_DEFAULTS["result"]),
-            digest=digest,
-        )
-    if kind == "tournament.finished":
-        return TournamentFinished(
-            event_id=payload["event_id"],
-            ladder=payload["ladder"],
-            tournament_id=payload["tournament_id"],
-            public=payload["public"],
-            podium=tuple(payload["podium"]),
-            ended_at=ended_at,
-            digest=digest,
-        )
-    if kind == "identity.linked":
-        return IdentityLinked(
-            event_id=payload["event_id"],
-            ladder=payload["ladder"],
-            anonymous_id=payload["anonymous_id"],
-            account_id=payload["account_id"],
-            ended_at=ended_at,
-            digest=digest,
-        )
-    if kind == "player.updated":
-        return PlayerUpdated(
-            event_id=payload["event_id"],
-            ladder=payload["ladder"],
-            player_id=payload["player_id"],
-            email_verified=payload["email_verified"],
-            display_name_chosen=payload["display_name_chosen"],
-            ended_at=ended_at,
-            digest=digest,
-        )
-    raise ValueError(f"type: {kind!r} is not an event type")
+    read = _READERS.get(kind) if isinstance(kind, str) else None
+    if read is None:
+        raise ValueError(f"type: {kind!r} is not an event type")
+    return read(payload, digest)
 
 
 def game_from_fields(
@@ -155,3 +114,39 @@ def _known_side(player_id: str, is_bot: bool, network: str | None) -> Side:
 
 def _time(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
+
+
+#: How a stored field is read into an engine field of each type.
+_READ_AS: Final[dict[Any, Callable[[Any], Any]]] = {
+    datetime: datetime.fromisoformat,
+    datetime | None: _time,
+    Side: _side,
+    tuple[str, ...]: tuple,
+}
+
+
+def _reader(kind: type[Event]) -> Callable[[dict[str, Any], str | None], Event]:
+    """The mapping of a stored payload to the engine's ``kind``, written out as straight-line
+    code from its fields (as ``schemas.events`` writes ``stored``): each read from the key of
+    its name by its type (``_READ_AS``); one the payload may leave out takes the contract's
+    default; ``digest`` is the digest given."""
+    defaults = _defaults(EVENT_MODELS[kind.type])
+    namespace: dict[str, Any] = {"kind": kind}
+    values = []
+    for field in dataclasses.fields(kind):
+        name = field.name
+        value = "digest" if name == "digest" else f"payload[{name!r}]"
+        if name in defaults:
+            namespace[f"default_{name}"] = defaults[name]
+            value = f"payload.get({name!r}, default_{name})"
+        if field.type in _READ_AS:
+            namespace[f"read_{name}"] = _READ_AS[field.type]
+            value = f"read_{name}({value})"
+        values.append(value)
+    source = f"def read(payload, digest):\n    return kind({', '.join(values)})"
+    exec(compile(source, f"<engine_event {kind.type}>", "exec"), namespace)
+    read: Callable[[dict[str, Any], str | None], Event] = namespace["read"]
+    return read
+
+
+_READERS: Final = {kind.type: _reader(kind) for kind in get_args(Event)}
