@@ -6,8 +6,9 @@ ladder, ranked games among ``events / 5`` players) mapped to the engine's events
 - ``apply``: ``engine.ladder.apply`` batch by batch, as a worker calls it: each batch a fresh
   ``LadderState`` holding the batch's players as the last batch left them (``--batch``);
 - ``replay``: ``engine.replay.Replay`` over the whole log, as verify and backtest run it;
-- ``forked``: the same replay, forked after the first game (a void's replay runs so: its
-  window counts shared with the replay it came from until either adds to them).
+- ``forked``: the same replay, forked after the first game, taking each game's players before
+  applying it: a void's replay where every game reaches a player it changed (its worst case;
+  its window counts shared with the replay it came from until either adds to them).
 
 Each figure is this process's CPU time per event (``time.process_time``: what another
 process's load on a shared machine moves least), the best of ``--runs`` rounds, with the
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 
 from bench.events import generate_hot
 from engine import Gammon42Rules, LadderState, Player, Policy, Replay, apply
-from engine.ladder import GameFinished, Side
+from engine.ladder import GameFinished, Side, players_of
 
 LADDER = "gammon42"
 RULES = Gammon42Rules()
@@ -85,6 +86,8 @@ def replayed(log: list[GameFinished], *, forked: bool) -> float:
     started = time.process_time()
     replay = Replay(POLICY, lambda _at: RULES)
     for n, event in enumerate(log):
+        if replay.base is not None:
+            replay.take(players_of(event, {}))
         replay.event(event, event.ended_at)
         if forked and n == 0:
             replay = replay.fork(frozenset(), {})
