@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
 
 from engine import Imported, LedgerChange, LedgerKind, Policy, Replay
 from engine.ladder import GameFinished, Side
@@ -164,6 +167,20 @@ def _many_games(count: int) -> list[GameFinished]:
     ]
 
 
+def _counting(monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, int], Any, Any]:
+    """From now on, every event any ``Replay`` applies is counted in ``applied["count"]``;
+    returns that, the original method and the counting one (to set each back in turn)."""
+    applied = {"count": 0}
+    original = Replay.event
+
+    def counted(self: Replay, *args: object, **kwargs: object) -> object:
+        applied["count"] += 1
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Replay, "event", counted)
+    return applied, original, counted
+
+
 def test_each_void_switches_to_the_ladder_that_never_received_its_games(monkeypatch):
     """SPEC 6 "One history": after each void the lived ladder is, player for player, the
     ladder replayed from the start with every game voided so far skipped; and the replay
@@ -184,14 +201,7 @@ def test_each_void_switches_to_the_ladder_that_never_received_its_games(monkeypa
         voids[at] = Action(
             n, "void", T0 + timedelta(hours=at), after_seq=at, voided=frozenset(chosen)
         )
-    applied = {"count": 0}
-    original = Replay.event
-
-    def counted(self: Replay, *args: object, **kwargs: object) -> object:
-        applied["count"] += 1
-        return original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Replay, "event", counted)
+    applied, original, counted = _counting(monkeypatch)
     lived = Lived("fibs", POLICY, rules_at, list(voids.values()))
     voided: frozenset[str] = frozenset()
     spans = 0
@@ -235,14 +245,7 @@ def test_a_void_replays_the_games_it_changed_not_its_whole_stretch(monkeypatch):
     ]
     # w3 and l3 meet again at 53, 103 and 153: those games are decided anew, no other.
     void = Action(1, "void", T0 + timedelta(days=1), after_seq=200, voided=frozenset({"s3"}))
-    applied = {"count": 0}
-    original = Replay.event
-
-    def counted(self: Replay, *args: object, **kwargs: object) -> object:
-        applied["count"] += 1
-        return original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Replay, "event", counted)
+    applied, original, counted = _counting(monkeypatch)
     lived = Lived("fibs", POLICY, rules_at, [void])
     for game in played:
         lived.event(game, game.ended_at)
