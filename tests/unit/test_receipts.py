@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 SCHEMA = json.loads((export.JSON_DIR / "receipt.v1.json").read_text(encoding="utf-8"))
 
 
-def valid(receipt: dict[str, Any]) -> None:
+def valid(receipt: Mapping[str, Any]) -> None:
     jsonschema.Draft202012Validator(SCHEMA).validate(receipt)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from redis import Redis
@@ -35,7 +35,7 @@ _SLOT = f"\x01rank-{uuid.uuid4().hex}\x01"
 _SLOT_TEXT = compact(_SLOT)
 
 
-def template(body: dict[str, Any]) -> str:
+def template(body: Mapping[str, Any]) -> str:
     """The receipt's JSON text with a \\x01 byte where each player's ``rank_after`` goes."""
     players = body["players"]
     for player in players:
@@ -217,7 +217,7 @@ def _delete_entries(
     return len(gone)
 
 
-def encode(body: dict[str, Any]) -> str:
+def encode(body: Mapping[str, Any]) -> str:
     """A receipt's JSON text, as the keys hold it."""
     return compact(body)
 
@@ -284,7 +284,7 @@ _SAME_PROCESSING = ("event_id", "ladder", "processed_at")
 _FACTS = ("outcome", "reason", "ruleset_version", "type")
 
 
-def same_processing(copy: Any, body: dict[str, Any]) -> bool:
+def same_processing(copy: Any, body: Mapping[str, Any]) -> bool:
     """Whether the decoded copy ``copy`` is the receipt of the same processing of the event as
     ``body``: not a duplicate's or a dead letter's, not another ladder's event of that id."""
     if not isinstance(copy, dict) or any(copy.get(k) != body[k] for k in _SAME_PROCESSING):
