@@ -220,6 +220,17 @@ def moderated(stored: Receipt, outcome: ReceiptOutcome, reason: str | None) -> R
     return {**stored, "outcome": outcome, "reason": reason, "players": players}
 
 
+_SAME_PROCESSING = ("event_id", "ladder", "processed_at")
+
+
+def same_processing(copy: Any, body: Mapping[str, Any]) -> bool:
+    """Whether the decoded copy ``copy`` is the receipt of the same processing of the event as
+    ``body``: not a duplicate's or a dead letter's, not another ladder's event of that id."""
+    if not isinstance(copy, dict) or any(copy.get(k) != body[k] for k in _SAME_PROCESSING):
+        return False
+    return copy.get("outcome") not in (str(Outcome.DUPLICATE), str(Outcome.DEAD_LETTERED))
+
+
 def with_ranks(stored: Receipt, copy: Mapping[str, Any] | None) -> Receipt:
     """The receipt read from PostgreSQL, with ``rank_after`` from the Redis copy while it is
     kept (ranks are the board's, not stored). A copy of another processing (a duplicate's,
@@ -227,11 +238,10 @@ def with_ranks(stored: Receipt, copy: Mapping[str, Any] | None) -> Receipt:
     with the same outcome whose numbers differ is one a void rewrote (``worker.ops.moderation``:
     the event as re-rated; the audit store keeps what it moved when scored, and the
     corrections): its players are the receipt's."""
-    if copy is None or copy.get("outcome") == str(Outcome.DUPLICATE):
+    if copy is None or not same_processing(copy, stored):
         return stored
-    same = all(copy.get(k) == stored[k] for k in ("event_id", "ladder", "processed_at"))
     theirs = copy.get("players")
-    if not same or not isinstance(theirs, list):
+    if not isinstance(theirs, list):
         return stored
     if (copy.get("outcome"), copy.get("reason")) == (stored["outcome"], stored["reason"]) and all(
         isinstance(p, dict) and set(p) == _PLAYER_FIELDS for p in theirs

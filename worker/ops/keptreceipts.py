@@ -28,8 +28,9 @@ from engine import Decision, Replay
 from engine.ladder import Event, when
 from schemas import receipt_bodies as receipts
 from schemas.receipt import Receipt
+from schemas.receipt_bodies import same_processing
 from worker import keys
-from worker.boards.receipts import encode, same_but_ranks, same_processing
+from worker.boards.receipts import encode, same_but_ranks
 
 CHUNK = 1000  # receipts read in one MGET
 FACTS = ("outcome", "reason", "ruleset_version")
