@@ -80,7 +80,8 @@ def players_after(
 
 
 def body(decision: Decision, after: Sequence[After], processed_at: datetime) -> Receipt:
-    """The receipt of an event the batch recorded (rated, unrated, applied or refused)."""
+    """The receipt of an event the batch recorded (rated, unrated, applied or refused), or
+    of a duplicate whose original cannot be read (its decision names no reason or ruleset)."""
     return {
         "event_id": decision.event_id,
         "ladder": decision.ladder,
@@ -125,21 +126,6 @@ def duplicate(original: Receipt) -> Receipt:
         "players": [{**p, "rank_after": None} for p in original["players"]],
         "original_outcome": original["outcome"],
         "original_reason": original["reason"],
-    }
-
-
-def unknown_original(decision: Decision, processed_at: datetime) -> Receipt:
-    """A duplicate whose original row is not readable (never expected: the row is what made
-    it a duplicate); it still gets a receipt, with nothing moved."""
-    return {
-        "event_id": decision.event_id,
-        "ladder": decision.ladder,
-        "type": decision.type,
-        "outcome": "duplicate",
-        "reason": None,
-        "ruleset_version": None,
-        "processed_at": processed_at.isoformat(),
-        "players": [],
     }
 
 
