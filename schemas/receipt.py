@@ -10,8 +10,6 @@ each builder's keys against it, with no validation per event), pydantic derives 
 Schema from it (``pydantic.TypeAdapter``), and FastAPI the response model.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Final, Literal, NotRequired, get_args
 
 from pydantic import ConfigDict, Field, with_config
