@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from pydantic import TypeAdapter
 
 from schemas.events import (
     EVENT_MODELS,
@@ -144,7 +145,7 @@ RECEIPT = "receipt"
 
 def build_receipt_schema() -> dict[str, Any]:
     """The published schema of a receipt (what the worker writes, not what it reads)."""
-    generated = Receipt.model_json_schema(mode="serialization")
+    generated = TypeAdapter(Receipt).json_schema(mode="serialization")
     _strip_property_titles(generated)
     schema: dict[str, Any] = {
         "$schema": DRAFT,

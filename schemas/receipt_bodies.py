@@ -4,11 +4,9 @@ A receipt is built from the engine's ``Decision`` right after ``apply`` (so ``ga
 ``provisional`` are the player's state after *that* event, not after the whole batch), and
 written after the batch commits, in the same Redis pipeline as the leaderboard write
 (``worker.boards.projection``), where ``rank_after`` is read from the rating board the batch
-just wrote. The JSON fields are the contract ``schemas/json/receipt.v1.json``::
-
-    {"event_id", "ladder", "type", "outcome", "reason", "ruleset_version", "processed_at",
-     "players": [{"player_id", "rating_before", "rating_after", "delta", "k", "expected",
-                  "provisional", "rank_after", "games"}]}
+just wrote. Each builder returns the contract ``schemas.receipt.Receipt`` as a plain dict
+(published as ``schemas/json/receipt.v1.json``): mypy holds the keys it writes to that one
+declaration, and nothing is validated per event.
 
 ``players`` has one entry per ledger change (a game's two sides, a prize, a link adoption) and
 is empty where nothing moved. A duplicate carries the original's numbers with outcome
@@ -27,14 +25,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from engine import Decision, LedgerChange, Outcome, Player, PlayerKey, Ruleset
+from schemas.receipt import OUTCOMES, Receipt, ReceiptOutcome, ReceiptPlayer
 
-SCHEMA = "receipt.v1"
 WRITE = "write"  # a scored event: the receipt key is (re)written
 DUPLICATE = "duplicate"  # the key keeps the original's; a missing one is healed from ``heal``
 DEAD_LETTER = "dead_letter"  # the key is written only if no applied event's receipt is there
+
+#: The engine's outcome as a receipt writes it (``Outcome`` refuses a value it does not have).
+OUTCOME: Final[Mapping[Outcome, ReceiptOutcome]] = {Outcome(o): o for o in OUTCOMES}
 
 
 @dataclass(frozen=True)
@@ -48,36 +49,13 @@ class ReceiptWrite:
 
     event_id: str | None
     ladder: str | None
-    body: dict[str, Any]
+    body: Receipt
     mode: str = WRITE
-    heal: dict[str, Any] | None = None
+    heal: Receipt | None = None
 
     @property
     def ranks(self) -> list[str]:
         return [p["player_id"] for p in self.body["players"]]
-
-
-def player_entry(
-    change_player: str,
-    before: float,
-    after: float,
-    delta: float,
-    k: float | None,
-    expected: float | None,
-    games: int | None,
-    provisional: bool | None,
-) -> dict[str, Any]:
-    return {
-        "player_id": change_player,
-        "rating_before": before,
-        "rating_after": after,
-        "delta": delta,
-        "k": k,
-        "expected": expected,
-        "provisional": provisional,
-        "rank_after": None,
-        "games": games,
-    }
 
 
 class After(NamedTuple):
@@ -101,28 +79,30 @@ def players_after(
     return tuple(found)
 
 
-def body(decision: Decision, after: Sequence[After], processed_at: datetime) -> dict[str, Any]:
-    """The receipt of an event the batch recorded (rated, unrated, applied or refused)."""
+def body(decision: Decision, after: Sequence[After], processed_at: datetime) -> Receipt:
+    """The receipt of an event the batch recorded (rated, unrated, applied or refused), or
+    of a duplicate whose original cannot be read (its decision names no reason or ruleset)."""
     return {
         "event_id": decision.event_id,
         "ladder": decision.ladder,
         "type": decision.type,
-        "outcome": str(decision.outcome),
+        "outcome": OUTCOME[decision.outcome],
         "reason": None if decision.reason is None else str(decision.reason),
         "ruleset_version": decision.ruleset_version,
         "processed_at": processed_at.isoformat(),
         "players": [
-            player_entry(
-                a.change.player_id,
-                a.change.before,
-                a.change.after,
-                a.change.delta,
-                a.change.k,
-                a.change.expected,
-                a.games,
-                a.provisional,
-            )
-            for a in after
+            {
+                "player_id": change.player_id,
+                "rating_before": change.before,
+                "rating_after": change.after,
+                "delta": change.delta,
+                "k": change.k,
+                "expected": change.expected,
+                "provisional": provisional,
+                "rank_after": None,
+                "games": games,
+            }
+            for change, games, provisional in after
         ],
     }
 
@@ -132,34 +112,20 @@ def scored(
     players: Mapping[PlayerKey, Player],
     rules: Ruleset,
     processed_at: datetime,
-) -> dict[str, Any]:
+) -> Receipt:
     """``body`` of the decision, the players read from ``players`` right after it."""
     return body(decision, players_after(decision, players, rules), processed_at)
 
 
-def duplicate(original: Mapping[str, Any]) -> dict[str, Any]:
+def duplicate(original: Receipt) -> Receipt:
     """SPEC 2.4 step 1: no effect at all; the receipt repeats the original's numbers."""
-    body = dict(original)
-    body["original_outcome"] = original["outcome"]
-    body["original_reason"] = original["reason"]
-    body["outcome"] = str(Outcome.DUPLICATE)
-    body["reason"] = None
-    body["players"] = [dict(p, rank_after=None) for p in original["players"]]
-    return body
-
-
-def unknown_original(decision: Decision, processed_at: datetime) -> dict[str, Any]:
-    """A duplicate whose original row is not readable (never expected: the row is what made
-    it a duplicate); it still gets a receipt, with nothing moved."""
     return {
-        "event_id": decision.event_id,
-        "ladder": decision.ladder,
-        "type": decision.type,
-        "outcome": str(Outcome.DUPLICATE),
+        **original,
+        "outcome": "duplicate",
         "reason": None,
-        "ruleset_version": None,
-        "processed_at": processed_at.isoformat(),
-        "players": [],
+        "players": [{**p, "rank_after": None} for p in original["players"]],
+        "original_outcome": original["outcome"],
+        "original_reason": original["reason"],
     }
 
 
@@ -170,14 +136,14 @@ def dead_lettered(
     reason: str,
     detail: str,
     processed_at: datetime,
-) -> dict[str, Any]:
+) -> Receipt:
     """A dead letter's receipt: ``event_id``, ``ladder`` and ``type`` as far as they could be
     read from the event."""
     return {
         "event_id": event_id,
         "ladder": ladder,
         "type": event_type,
-        "outcome": str(Outcome.DEAD_LETTERED),
+        "outcome": "dead_lettered",
         "reason": reason,
         "detail": detail,
         "ruleset_version": None,
@@ -188,13 +154,13 @@ def dead_lettered(
 
 def voided(
     event_id: str, ladder: str, event_type: str, ruleset_version: str | None, processed_at: datetime
-) -> dict[str, Any]:
+) -> Receipt:
     """The receipt of a game a void took back: as if it had never been played, nothing moved."""
     return {
         "event_id": event_id,
         "ladder": ladder,
         "type": event_type,
-        "outcome": str(Outcome.VOIDED),
+        "outcome": "voided",
         "reason": None,
         "ruleset_version": ruleset_version,
         "processed_at": processed_at.isoformat(),
@@ -202,7 +168,7 @@ def voided(
     }
 
 
-def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> Receipt:
     """A receipt from the audit store: the ``events`` row and its ``rating_changes`` rows in
     ledger order (``rank_after`` is not stored: it is the board's, read when written)."""
     processed_at = event["processed_at"]
@@ -217,45 +183,56 @@ def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) ->
         if isinstance(processed_at, datetime)
         else processed_at,
         "players": [
-            player_entry(
-                c["player_id"],
-                c["rating_before"],
-                c["rating_after"],
-                c["delta"],
-                c["k"],
-                c["expected"],
-                c["games"],
-                c["provisional"],
-            )
+            {
+                "player_id": c["player_id"],
+                "rating_before": c["rating_before"],
+                "rating_after": c["rating_after"],
+                "delta": c["delta"],
+                "k": c["k"],
+                "expected": c["expected"],
+                "provisional": c["provisional"],
+                "rank_after": None,
+                "games": c["games"],
+            }
             for c in changes
         ],
     }
 
 
-def moderated(stored: dict[str, Any], outcome: str, reason: str | None) -> dict[str, Any]:
+def moderated(stored: Receipt, outcome: ReceiptOutcome, reason: str | None) -> Receipt:
     """The receipt read from PostgreSQL with the outcome a void gave the event; a voided game
     moved nothing."""
-    players = [] if outcome == str(Outcome.VOIDED) else stored["players"]
-    return dict(stored, outcome=outcome, reason=reason, players=players)
+    players = [] if outcome == "voided" else stored["players"]
+    return {**stored, "outcome": outcome, "reason": reason, "players": players}
 
 
-def with_ranks(stored: dict[str, Any], copy: Mapping[str, Any] | None) -> dict[str, Any]:
+_SAME_PROCESSING = ("event_id", "ladder", "processed_at")
+
+
+def same_processing(copy: Any, body: Mapping[str, Any]) -> bool:
+    """Whether the decoded copy ``copy`` is the receipt of the same processing of the event as
+    ``body``: not a duplicate's or a dead letter's, not another ladder's event of that id."""
+    if not isinstance(copy, dict) or any(copy.get(k) != body[k] for k in _SAME_PROCESSING):
+        return False
+    return copy.get("outcome") not in (str(Outcome.DUPLICATE), str(Outcome.DEAD_LETTERED))
+
+
+def with_ranks(stored: Receipt, copy: Mapping[str, Any] | None) -> Receipt:
     """The receipt read from PostgreSQL, with ``rank_after`` from the Redis copy while it is
     kept (ranks are the board's, not stored). A copy of another processing (a duplicate's,
     or an event of the same id on another ladder) lends nothing. A copy of the same processing
     with the same outcome whose numbers differ is one a void rewrote (``worker.ops.moderation``:
     the event as re-rated; the audit store keeps what it moved when scored, and the
     corrections): its players are the receipt's."""
-    if copy is None or copy.get("outcome") == str(Outcome.DUPLICATE):
+    if copy is None or not same_processing(copy, stored):
         return stored
-    same = all(copy.get(k) == stored[k] for k in ("event_id", "ladder", "processed_at"))
     theirs = copy.get("players")
-    if not same or not isinstance(theirs, list):
+    if not isinstance(theirs, list):
         return stored
     if (copy.get("outcome"), copy.get("reason")) == (stored["outcome"], stored["reason"]) and all(
         isinstance(p, dict) and set(p) == _PLAYER_FIELDS for p in theirs
     ):
-        return dict(stored, players=[_ranked(p, p) for p in theirs])
+        return {**stored, "players": [_ranked(p, p) for p in theirs]}
     if len(theirs) != len(stored["players"]):
         return stored
     players = []
@@ -263,12 +240,12 @@ def with_ranks(stored: dict[str, Any], copy: Mapping[str, Any] | None) -> dict[s
         if not isinstance(other, dict) or other.get("player_id") != mine["player_id"]:
             return stored
         players.append(_ranked(mine, other))
-    return dict(stored, players=players)
+    return {**stored, "players": players}
 
 
-_PLAYER_FIELDS = frozenset(player_entry("", 0.0, 0.0, 0.0, None, None, None, None))
+_PLAYER_FIELDS = frozenset(ReceiptPlayer.__annotations__)
 
 
-def _ranked(mine: Mapping[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+def _ranked(mine: ReceiptPlayer, other: Mapping[str, Any]) -> ReceiptPlayer:
     rank = other.get("rank_after")
-    return dict(mine, rank_after=rank if isinstance(rank, int) else None)
+    return {**mine, "rank_after": rank if isinstance(rank, int) else None}

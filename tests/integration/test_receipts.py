@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from schemas.receipt_bodies import ReceiptWrite, player_entry
+from schemas.receipt import Receipt, ReceiptPlayer
+from schemas.receipt_bodies import ReceiptWrite
 from tests.conftest import drain, publish
 from tests.events import game, link, tournament
 from tests.integration.helpers import ledger
@@ -217,8 +218,13 @@ def test_ranks_of_many_players_some_off_the_board_some_named_twice(runtime: Any)
     runtime.redis.zadd(board, {f"p{n}": float(n // 2) for n in range(1500)})  # ties in pairs
 
     def receipt(event_id: str, *ids: str) -> ReceiptWrite:
-        entries = [player_entry(pid, 1500.0, 1500.0, 0.0, None, None, 0, True) for pid in ids]
-        return ReceiptWrite(event_id, "gammon42", {"event_id": event_id, "players": entries})
+        entries = [
+            ReceiptPlayer(player_id=pid, rating_before=1500.0, rating_after=1500.0, delta=0.0,
+                          k=None, expected=None, provisional=True, rank_after=None, games=0)
+            for pid in ids
+        ]  # fmt: skip
+        body = cast(Receipt, {"event_id": event_id, "players": entries})  # what the ranks need
+        return ReceiptWrite(event_id, "gammon42", body)
 
     made = [receipt(f"many-{n}", f"p{n}", f"p{1499 - n}") for n in range(750)]
     made.append(receipt("again", "p0", "gone", "p1499", "p1498"))

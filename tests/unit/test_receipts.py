@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,14 +13,14 @@ from engine import FibsRules, Gammon42Rules, LadderState, Outcome, Policy, apply
 from engine.ladder import GameFinished, Side
 from schemas import export
 from schemas import receipt_bodies as receipts
-from schemas.receipt import OUTCOMES
+from schemas.receipt import OUTCOMES, Receipt, ReceiptPlayer
 from worker.boards.receipts import template
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 SCHEMA = json.loads((export.JSON_DIR / "receipt.v1.json").read_text(encoding="utf-8"))
 
 
-def valid(receipt: dict[str, Any]) -> None:
+def valid(receipt: Mapping[str, Any]) -> None:
     jsonschema.Draft202012Validator(SCHEMA).validate(receipt)
 
 
@@ -188,3 +189,17 @@ def test_the_ledger_rows_and_the_receipt_are_made_of_one_typed_value() -> None:
     ]
     assert body == receipts.scored(decision, state.players, rules, NOW)
     valid(body)
+
+
+def test_a_receipt_from_the_audit_store_has_a_scored_ones_keys_in_declared_order() -> None:
+    """body and from_rows write each key in the order schemas.receipt declares it, so a kept
+    copy healed from the audit store compares as text with the receipt a replay makes."""
+    state = LadderState()
+    scored = receipts.scored(apply(game("o-1"), state, Gammon42Rules(), Policy(), NOW),
+                             state.players, Gammon42Rules(), NOW)  # fmt: skip
+    rows = [dict(p) for p in scored["players"]]  # rating_changes' columns have the same names
+    stored = receipts.from_rows({**scored, "processed_at": NOW}, rows)
+    assert [k for k in Receipt.__annotations__ if k in scored] == list(scored) == list(stored)
+    assert [list(ReceiptPlayer.__annotations__)] * 2 == [list(p) for p in scored["players"]]
+    assert [list(p) for p in scored["players"]] == [list(p) for p in stored["players"]]
+    assert scored == stored

@@ -13,15 +13,14 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from redis import Redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
 
-from engine import Outcome
-from schemas.receipt_bodies import DUPLICATE, ReceiptWrite
+from schemas.receipt_bodies import DUPLICATE, ReceiptWrite, same_processing
 from worker import keys
 from worker.jsontext import compact
 from worker.lua import lua_source, run
@@ -35,7 +34,7 @@ _SLOT = f"\x01rank-{uuid.uuid4().hex}\x01"
 _SLOT_TEXT = compact(_SLOT)
 
 
-def template(body: dict[str, Any]) -> str:
+def template(body: Mapping[str, Any]) -> str:
     """The receipt's JSON text with a \\x01 byte where each player's ``rank_after`` goes."""
     players = body["players"]
     for player in players:
@@ -217,7 +216,7 @@ def _delete_entries(
     return len(gone)
 
 
-def encode(body: dict[str, Any]) -> str:
+def encode(body: Mapping[str, Any]) -> str:
     """A receipt's JSON text, as the keys hold it."""
     return compact(body)
 
@@ -280,16 +279,7 @@ def same_but_ranks(raw: bytes | str, text: str) -> bool:
     return _RANK.sub(b'"rank_after":null', kept) == text.encode()
 
 
-_SAME_PROCESSING = ("event_id", "ladder", "processed_at")
 _FACTS = ("outcome", "reason", "ruleset_version", "type")
-
-
-def same_processing(copy: Any, body: dict[str, Any]) -> bool:
-    """Whether the decoded copy ``copy`` is the receipt of the same processing of the event as
-    ``body``: not a duplicate's or a dead letter's, not another ladder's event of that id."""
-    if not isinstance(copy, dict) or any(copy.get(k) != body[k] for k in _SAME_PROCESSING):
-        return False
-    return copy.get("outcome") not in (str(Outcome.DUPLICATE), str(Outcome.DEAD_LETTERED))
 
 
 def _stale(copy: Any, body: dict[str, Any]) -> bool:

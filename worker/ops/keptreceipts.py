@@ -17,7 +17,7 @@ the rest are decoded and compared field by field.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -27,8 +27,10 @@ from redis.cluster import RedisCluster
 from engine import Decision, Replay
 from engine.ladder import Event, when
 from schemas import receipt_bodies as receipts
+from schemas.receipt import Receipt
+from schemas.receipt_bodies import same_processing
 from worker import keys
-from worker.boards.receipts import encode, same_but_ranks, same_processing
+from worker.boards.receipts import encode, same_but_ranks
 
 CHUNK = 1000  # receipts read in one MGET
 FACTS = ("outcome", "reason", "ruleset_version")
@@ -44,7 +46,7 @@ class KeptReceipts:
 
     def __init__(self, redis: Redis | RedisCluster, since: datetime, differ: Differ) -> None:
         self.redis, self.since, self.differ = redis, since, differ
-        self.made: list[tuple[str, dict[str, Any]]] = []
+        self.made: list[tuple[str, Receipt]] = []
         self.compared = 0  # kept receipts compared
 
     def event(
@@ -87,7 +89,7 @@ class KeptReceipts:
                 compare(event_id, kept, body, self.differ)
 
 
-def compare(event_id: str, kept: dict[str, Any], made: dict[str, Any], differ: Differ) -> None:
+def compare(event_id: str, kept: dict[str, Any], made: Mapping[str, Any], differ: Differ) -> None:
     """A kept receipt against the one the replay makes (ranks aside)."""
     for name in FACTS:
         if kept.get(name) != made[name]:

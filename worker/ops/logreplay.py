@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from engine import Action, Decision, PlayerState, Replay, Ruleset, is_provisional
 from engine.ladder import Event, when
 from schemas import receipt_bodies as receipts
+from schemas.receipt import Receipt
 from worker import gcpause
 from worker.boards.receipts import ReceiptSink, encode, refresh, unsettled
 from worker.ladders import LadderConfig
@@ -179,7 +180,7 @@ class LogReplay:
 
     def _receipt(
         self, row: AuditRow, event: Event, decision: Decision | None, processed_at: datetime
-    ) -> dict[str, Any]:
+    ) -> Receipt:
         """The event's receipt as the ladder as it should be scores it (``None``: voided)."""
         if decision is None:
             return receipts.voided(row.event_id, self.ladder, event.type, row.version, processed_at)

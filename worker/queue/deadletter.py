@@ -31,6 +31,7 @@ from sqlalchemy.engine import Engine
 
 from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
+from schemas.receipt import Receipt
 from worker import keys
 from worker.boards.receipts import ReceiptSink
 from worker.queue import faults
@@ -249,7 +250,7 @@ class DeadLetters:
             ids += self.archive.ids_of_event(event_id)
         return ids
 
-    def receipt(self, ladder: str, event_id: str) -> dict[str, Any] | None:
+    def receipt(self, ladder: str, event_id: str) -> Receipt | None:
         """The receipt of this event's dead letter on ``ladder``, built from the letter (for
         when its Redis copy has expired); None when the event is not in the queue."""
         for letter_id in self.ids_of_event(event_id):

@@ -33,8 +33,8 @@ def in_order(
             continue
         duplicate = receipt
         original = found.get((duplicate.ladder, duplicate.event_id))
-        if original is None:
-            body = receipts.unknown_original(duplicate, now)
+        if original is None:  # never expected (its row made it a duplicate): nothing moved
+            body = receipts.body(duplicate, (), now)
             made.append(
                 receipts.ReceiptWrite(
                     duplicate.event_id, duplicate.ladder, body, receipts.DUPLICATE

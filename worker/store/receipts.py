@@ -18,6 +18,7 @@ from sqlalchemy import select, tuple_
 from sqlalchemy.engine import Connection, Engine
 
 from schemas import receipt_bodies as receipts
+from schemas.receipt import Receipt, ReceiptOutcome
 from worker.store.statements import chunks
 from worker.store.tables import event_effects, events, rating_changes
 
@@ -44,11 +45,9 @@ _CHANGE_COLUMNS = (
 )
 
 
-def originals(
-    conn: Connection, keys: Iterable[tuple[str, str]]
-) -> dict[tuple[str, str], dict[str, Any]]:
+def originals(conn: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Receipt]:
     """The stored receipts of these (ladder, event_id) keys; keys not stored are absent."""
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+    found: dict[tuple[str, str], Receipt] = {}
     for part in chunks(sorted(set(keys))):
         wanted = list(part)
         rows = conn.execute(
@@ -77,7 +76,7 @@ def originals(
 
 def _effects(
     conn: Connection, keys: list[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[str, str | None]]:
+) -> dict[tuple[str, str], tuple[ReceiptOutcome, str | None]]:
     """The outcome (and reason) the latest void gave each of these events, where one did."""
     query = (
         select(
@@ -92,7 +91,7 @@ def _effects(
     return {(a, e): (o, r) for a, e, o, r in conn.execute(query)}
 
 
-def stored_receipt(engine: Engine, ladder: str, event_id: str) -> dict[str, Any] | None:
+def stored_receipt(engine: Engine, ladder: str, event_id: str) -> Receipt | None:
     """One event's receipt from PostgreSQL, or None when the ladder never applied it."""
     with engine.connect() as conn:
         return originals(conn, [(ladder, event_id)]).get((ladder, event_id))

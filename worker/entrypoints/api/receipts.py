@@ -50,13 +50,13 @@ class _Receipts:
             self.databases.for_ladder(found_ladder.name), found_ladder.name, event_id
         )
         if found is not None:
-            return Receipt(**with_ranks(found, self._copy(event_id)))
+            return with_ranks(found, self._copy(event_id))
         letter = self._dead_letter(found_ladder.name, event_id)
         if letter is None:
             raise NotFound(f"no event {event_id!r} on {found_ladder.name}")
-        return Receipt(**letter)
+        return letter
 
-    def _dead_letter(self, ladder: str, event_id: str) -> dict[str, Any] | None:
+    def _dead_letter(self, ladder: str, event_id: str) -> Receipt | None:
         """A dead letter's receipt, for an event the ladder never applied: its Redis copy while
         it is kept, else built from the dead-letter queue (Redis or its PostgreSQL archive)."""
         if self.redis is None:
@@ -93,7 +93,6 @@ router = APIRouter()
     dependencies=[requires(Scope.HISTORY)],
     summary="An event's receipt: outcome, reason and every rating it moved",
     responses=errors(400, 404, 503),
-    response_model_exclude_unset=True,  # a duplicate's or dead letter's fields only there
 )
 async def event_receipt(
     response: Response,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from worker.entrypoints.cli.terminal import EXIT_FAILED, Refused, configured_ladder, plural, safe
@@ -62,7 +62,7 @@ def cmd_event(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
-def row(receipt: dict[str, Any]) -> str:
+def row(receipt: Mapping[str, Any]) -> str:
     moved = "; ".join(
         f"{safe(p['player_id'])} {p['rating_before']:g} -> {p['rating_after']:g} ({p['delta']:+g}"
         + (f", #{p['rank_after']}" if p.get("rank_after") is not None else "")
