@@ -160,7 +160,10 @@ class Runtime:
         if not self.given.receipts:
             return None
         return ReceiptSink(
-            self.redis, ttl=self.given.receipt_ttl, maxlen=self.given.receipts_maxlen
+            self.redis,
+            ttl=self.given.receipt_ttl,
+            maxlen=self.given.receipts_maxlen,
+            settle_seconds=self.given.job_timeout,
         )
 
     @cached_property

@@ -212,3 +212,32 @@ def test_an_erase_beside_a_worker_killed_mid_write_waits_warns_and_stays_consist
     assert [] == json.loads(verified.stdout)["ladders"][LADDER]["mismatches"]
     assert 0 == cli.ladder("reconcile").returncode
     check_stores(database_url, cli.env["REDIS_URL"], {(LADDER, g["event_id"]) for g in games})
+
+
+@pytest.mark.long
+def test_a_void_beside_a_worker_still_writing_its_game_leaves_the_receipt_voided(
+    cli, database_url
+):
+    """SPEC 5, void: "the kept receipts the void changed are rewritten" (docs/moderation.md).
+    A worker holds between committing the game's batch and writing it to Redis (failpoint
+    ``service.after_commit``, paused); the void of that game commits meanwhile. The void waits
+    for the batches in flight at its commit before it rewrites the kept receipts, so the
+    worker's late write does not leave the voided game's receipt saying ``rated``."""
+    redis = Redis.from_url(cli.env["REDIS_URL"], decode_responses=True)
+    publish(redis, [game("w-a", "w-b", event_id="w-0")])
+    worker = spawn({**cli.env, "LADDER_FAILPOINTS": "service.after_commit=pause:4"}, "--burst")
+    engine = create_engine(database_url)
+    try:
+        _wait_scored(engine, 1)
+        assert redis.get("ladder:receipt:w-0") is None  # committed, not written to Redis
+        cli.ladder("void", LADDER, "w-0", "--reason", "while writing")
+        assert 0 == worker.wait(timeout=60)
+    finally:
+        engine.dispose()
+        if worker.poll() is None:
+            kill_group(worker, signal.SIGTERM)
+    kept = json.loads(redis.get("ladder:receipt:w-0") or "{}")
+    redis.close()
+    assert ("voided", []) == (kept.get("outcome"), kept.get("players"))
+    verified = cli.ladder("verify", "--json", check=False)
+    assert [] == json.loads(verified.stdout)["ladders"][LADDER]["mismatches"]

@@ -48,13 +48,23 @@ def template(body: Mapping[str, Any]) -> str:
 
 
 class ReceiptSink:
+    """``settle_seconds``: how long an operator action that rewrites kept receipts waits for
+    the workers' batches in flight to write theirs first (the job timeout)."""
+
     def __init__(
-        self, redis: Redis, *, ttl: int, maxlen: int, wait_seconds: int = WAIT_SECONDS
+        self,
+        redis: Redis,
+        *,
+        ttl: int,
+        maxlen: int,
+        wait_seconds: int = WAIT_SECONDS,
+        settle_seconds: float = 60.0,
     ) -> None:
         self.redis = redis
         self.ttl = ttl
         self.maxlen = maxlen
         self.wait_seconds = wait_seconds
+        self.settle_seconds = settle_seconds
         self._script = redis.register_script(RECEIPTS)
 
     def write(

@@ -22,15 +22,18 @@ from typing import Any
 from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisError
+from rq import Queue
 from sqlalchemy.engine import Engine
 
 from engine import Replay
 from engine.replay import rerate
+from worker import keys
 from worker.boards.receipts import ReceiptSink, refresh
 from worker.ladders import LadderConfig
 from worker.ops.logreplay import LogReplay
 from worker.ops.moderation import ModerationError, Report, ledger_rows, project
 from worker.ops.progress import Progress
+from worker.queue import inflight
 from worker.store import moderation as store
 from worker.store import replays
 
@@ -172,14 +175,30 @@ def _refresh(sink: ReceiptSink, made: Sequence[tuple[str, str]], report: Report)
     pipelined chunks. An erase renames receipts itself and an adjustment is its own
     ledger row, which no event's receipt holds; neither changes an event's numbers.
 
+    A worker's batch committed before the void may not have written its receipts yet: the
+    keys are rewritten once the batches in flight at the commit have written theirs
+    (``worker.queue.inflight``, at most ``sink.settle_seconds``), so that no late write of a
+    game the void changed leaves its old receipt; a batch still held then (its worker
+    stopped?) is named in a warning, as the keys it writes later are.
+
     The void has committed: PostgreSQL is the record, so a Redis that cannot be reached now
     leaves the keys as they were (until they expire) and one warning line says so."""
     try:
+        queue = Queue(keys.QUEUE_NAME, connection=sink.redis)
+        held = inflight.wait(sink.redis, queue, sink.settle_seconds)
         report.receipts = refresh(sink.redis, made)
     except RedisError as exc:
         report.warning = (
             f"receipts not refreshed: Redis unreachable ({type(exc).__name__}); the void is "
             "committed, and the receipt keys it changed keep their old numbers until they expire"
+        )
+        return
+    if held:
+        many = len(held)
+        report.warning = (
+            f"{many} {'batch' if many == 1 else 'batches'} in flight did not finish within "
+            f"{sink.settle_seconds:g} s (a worker stopped?): the receipts they write when they "
+            "are recovered may not show the void; `ladder verify` names any"
         )
 
 
