@@ -215,9 +215,7 @@ def test_an_erase_beside_a_worker_killed_mid_write_waits_warns_and_stays_consist
 
 
 @pytest.mark.long
-def test_a_void_beside_a_worker_still_writing_its_game_leaves_the_receipt_voided(
-    cli, database_url
-):
+def test_a_void_beside_a_worker_still_writing_its_game_leaves_the_receipt_voided(cli, database_url):
     """SPEC 5, void: "the kept receipts the void changed are rewritten" (docs/moderation.md).
     A worker holds between committing the game's batch and writing it to Redis (failpoint
     ``service.after_commit``, paused); the void of that game commits meanwhile. The void waits
