@@ -371,8 +371,7 @@ def _game(
         winner.boosted_points += points
         winner.changed(now)
         boosted = ((winner_id, points),)
-    if mode == "ranked":
-        counted(windows, event, winner_id, loser_id, rated=reason is None)
+    counted(windows, event, winner_id, loser_id, rated=reason is None)
     return Decision(
         event.event_id,
         ladder,
@@ -394,9 +393,11 @@ def _game(
 def counted(
     windows: Windows, event: GameFinished, winner_id: str, loser_id: str, *, rated: bool
 ) -> None:
-    """What a ranked game adds to the window counts, its players as resolved: a game of each
-    for K by weekly volume (SPEC 2.1) and, when rated, one between them for the pair limit
-    (2.4; the audit store's pair windows hold ranked games only)."""
+    """What a game adds to the window counts, its players as resolved: a ranked game is one
+    of each for K by weekly volume (SPEC 2.1) and, when rated, one between them for the pair
+    limit (2.4; the audit store's pair windows hold ranked games only); another mode, none."""
+    if event.mode != "ranked":
+        return
     ladder, ended_at = event.ladder, event.ended_at
     if rated:
         windows.add_rated_pair(ladder, winner_id, loser_id, ended_at)

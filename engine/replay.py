@@ -491,11 +491,12 @@ class Lived:
             self.moderated: tuple[Decision | None, Replay] = (decision, self.lived)
             return decision
         ladder = event.ladder
-        keys = players_of(event, self.lived.state.links.get(ladder, _NO_LINKS))
+        lived = players_of(event, self.lived.state.links.get(ladder, _NO_LINKS))
+        keys = list(lived)
         shared = True
         for ahead in self.ahead.values():  # as each replay's links resolve the ids
             theirs = players_of(event, ahead.state.links.get(ladder, _NO_LINKS))
-            shared = shared and theirs == keys and ahead.shares(event.event_id, keys)
+            shared = shared and theirs == lived and ahead.shares(event.event_id, lived)
             keys += theirs
         if shared and isinstance(event, GameFinished):
             return self._shared(event, processed_at)
@@ -519,12 +520,11 @@ class Lived:
         decision = self.lived.event(event, processed_at)
         assert decision is not None, "an event scored after it was voided"
         self.moderated = (decision, self.lived)
-        if event.mode == "ranked":
-            winner, loser = decision.winner_id, decision.loser_id
-            assert winner is not None and loser is not None
-            rated = decision.outcome is Outcome.RATED
-            for ahead in self.ahead.values():
-                counted(ahead.state.windows, event, winner, loser, rated=rated)
+        winner, loser = decision.winner_id, decision.loser_id
+        assert winner is not None and loser is not None
+        rated = decision.outcome is Outcome.RATED
+        for ahead in self.ahead.values():
+            counted(ahead.state.windows, event, winner, loser, rated=rated)
         return decision
 
     def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:

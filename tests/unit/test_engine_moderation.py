@@ -262,6 +262,44 @@ def test_a_void_replays_the_games_it_changed_not_its_whole_stretch(monkeypatch):
     assert [("s3", "voided")] == [(e.event_id, e.outcome) for e in effects]
 
 
+def test_two_voids_in_flight_replay_only_the_games_they_changed(monkeypatch):
+    """The same with two voids whose replays run at once (the second forked from the first):
+    each game of players neither reached is applied once, and after both voids the lived
+    ladder is the one that never received either game."""
+    played = [
+        GameFinished(
+            f"t{i}",
+            "fibs",
+            T0 + timedelta(hours=i),
+            "ranked",
+            Side(f"w{i % 50}"),
+            Side(f"l{i % 50}"),
+            match_length=3,
+        )
+        for i in range(200)
+    ]
+    voids = [
+        Action(1, "void", T0 + timedelta(days=9), after_seq=200, voided=frozenset({"t3"})),
+        Action(2, "void", T0 + timedelta(days=9), after_seq=200, voided=frozenset({"t7"})),
+    ]
+    applied, original, _ = _counting(monkeypatch)
+    lived = Lived("fibs", POLICY, rules_at, voids)
+    for game in played:
+        lived.event(game, game.ended_at)
+    # t3's and t7's players meet at 53, 103, 153 and 57, 107, 157: a few dozen calls, not the
+    # 390 of two whole stretches
+    assert applied["count"] < len(played) + 30
+    for void in voids:
+        lived.action(void)
+    monkeypatch.setattr(Replay, "event", original)
+    fresh = Replay(POLICY, rules_at, voided=frozenset({"t3", "t7"}))
+    for game in played:
+        fresh.event(game, game.ended_at)
+    assert set(fresh.players) == set(lived.state.players)
+    for key, player in fresh.players.items():
+        assert same_state(player, lived.state.players[key]), key
+
+
 def test_a_fork_of_the_windows_counts_on_its_own():
     """engine.Windows.fork: what either copy adds from then on the other does not count."""
     from engine.windows import Windows
