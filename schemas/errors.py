@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 #: Every reason an event can be rejected for (dead-letter queue ``reason`` values).
-#: ``unknown_ladder`` and ``bad_signature`` are raised by the worker, never by
-#: :func:`schemas.parse_event`; they are listed so this tuple is the complete vocabulary.
+#: ``unknown_ladder`` and ``bad_signature`` are raised by the worker and ``unsupported_shape``
+#: (a game of a shape its ladder's ruleset cannot rate: a draw or a team game on a ruleset
+#: that rates 1v1 wins only) by the engine, never by :func:`schemas.parse_event`; they are
+#: listed so this tuple is the complete vocabulary.
 REASONS: tuple[str, ...] = (
     "payload_too_large",
     "invalid_json",
@@ -20,6 +22,7 @@ REASONS: tuple[str, ...] = (
     "invalid_timestamp",
     "unknown_ladder",
     "bad_signature",
+    "unsupported_shape",
 )
 
 

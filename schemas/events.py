@@ -18,10 +18,20 @@ import functools
 import ipaddress
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime, timedelta, timezone
 from types import NoneType, UnionType
-from typing import Annotated, Any, Final, Literal, TypeAlias, Union, get_args, get_origin
+from typing import (
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    NamedTuple,
+    TypeAlias,
+    Union,
+    get_args,
+    get_origin,
+)
 
 import msgspec
 from msgspec.structs import force_setattr
@@ -30,7 +40,7 @@ from msgspec.structs import force_setattr
 
 _CUBES: TypeAlias = Literal[1, 2, 4, 8, 16, 32, 64]
 _MODES: TypeAlias = Literal["ranked", "boosted", "casual", "tournament"]
-_RESULTS: TypeAlias = Literal["single", "gammon", "backgammon"]
+_RESULTS: TypeAlias = Literal["single", "gammon", "backgammon", "draw"]
 _END_REASONS: TypeAlias = Literal["normal", "resign", "leave", "disconnect", "timeout"]
 #: The doubling-cube values a game may end at (SPEC 2.1).
 CUBE_VALUES: Final[tuple[int, ...]] = get_args(_CUBES)
@@ -248,9 +258,29 @@ Cube = Annotated[_CUBES, msgspec.Meta(extra_json_schema={"type": "integer"})]
 MatchLength = Annotated[int, msgspec.Meta(ge=1, le=64)]
 Result = Annotated[_RESULTS, _STRING]
 EndReason = Annotated[_END_REASONS, _STRING]
+Rank = Annotated[
+    int,
+    msgspec.Meta(
+        ge=1,
+        le=1000,
+        description="Finishing place: 1 is first, lower is better; equal ranks tie.",
+    ),
+]
+Weight = Annotated[
+    float,
+    msgspec.Meta(
+        gt=0,
+        le=1,
+        description="The share of the game the player played (partial play): 0 < weight <= 1.",
+    ),
+]
 
 #: The detail of a game whose winner is its loser (the reason ``self_play``).
 SELF_PLAY: Final[str] = "winner and loser are the same player"
+#: How the detail of a player sent twice in one game ends (the reason ``self_play``).
+ALREADY_IN_GAME: Final[str] = "is already in this game"
+#: The most players a team game may have, all teams together.
+MAX_GAME_PLAYERS: Final[int] = 100
 
 
 def _id(name: str, value: str) -> None:
@@ -278,9 +308,10 @@ NEVER_STORED: Final[dict[str, Any]] = {"stored": False}
 class _Stored(msgspec.Struct, frozen=True):
     def stored(self) -> dict[str, Any]:
         """The Struct as it is stored: its fields in their order (an event's ``type`` first),
-        a moment as UTC text, a nested Struct as its own stored form, a list copied; a field
-        that is None left out, and a ``NEVER_STORED`` one never there. Written for each Struct
-        from its fields by :func:`_stored_method` (below)."""
+        a moment as UTC text, a nested Struct as its own stored form, a list copied (a list of
+        Structs as a list of their stored forms); a field that is None left out, and a
+        ``NEVER_STORED`` one never there. Written for each Struct from its fields by
+        :func:`_stored_method` (below)."""
         raise NotImplementedError
 
 
@@ -301,7 +332,11 @@ def _stored_method(model: type[_Stored]) -> Callable[..., dict[str, Any]]:
         elif isinstance(kind, type) and issubclass(kind, _Stored):
             value = f"{value}.stored()"
         elif get_origin(kind) is list:
-            value = f"list({value})"
+            item = bare_type(get_args(kind)[0])[0]
+            if isinstance(item, type) and issubclass(item, _Stored):
+                value = f"[item.stored() for item in {value}]"
+            else:
+                value = f"list({value})"
         if field.default is None:
             statements.append(f"if self.{field.name} is not None: out[{field.name!r}] = {value}")
         elif statements:  # after a field that may be left out, the order needs a statement
@@ -338,7 +373,7 @@ def _utc_text(at: datetime) -> str:
 
 
 class PlayerRef(_Stored, frozen=True):
-    """One side of a finished game."""
+    """A player of a finished game: a side of a 1v1 win or one of a draw's two players."""
 
     player_id: Annotated[
         Identifier, msgspec.Meta(description="Account id or device-generated anonymous id.")
@@ -371,6 +406,86 @@ class PlayerRef(_Stored, frozen=True):
         return f"PlayerRef({shown})"
 
 
+class TeamPlayer(PlayerRef, frozen=True):
+    """A player of a team or free-for-all game, and the share of the game they played."""
+
+    weight: Weight = 1.0
+
+    def __repr__(self) -> str:  # never the raw address
+        shown = (
+            f"player_id={self.player_id!r}, is_bot={self.is_bot!r}, network={self.network!r}, "
+            f"weight={self.weight!r}"
+        )
+        return f"TeamPlayer({shown})"
+
+
+class Team(_Stored, frozen=True):
+    """One team of a team game: its rank and players (a free-for-all player is a team of one)."""
+
+    rank: Rank
+    players: Annotated[
+        list[TeamPlayer], msgspec.Meta(min_length=1, max_length=64, description="1 to 64 players.")
+    ]
+
+
+class Shape(NamedTuple):
+    """One shape of a ``game.finished``: the fields it sends (no other shape's), the
+    ``result`` values it takes, and the detail of any other ``result``."""
+
+    name: str
+    fields: tuple[str, ...]
+    results: tuple[str, ...]
+    other_result: str
+
+
+#: A game is exactly one of these: a 1v1 win, a 1v1 draw, a team or free-for-all game.
+GAME_SHAPES: Final[tuple[Shape, ...]] = (
+    Shape(
+        "win",
+        ("winner", "loser"),
+        ("single", "gammon", "backgammon"),
+        "a draw has no winner: send players",
+    ),
+    Shape("draw", ("players",), ("draw",), "must be 'draw' with players"),
+    Shape(
+        "teams",
+        ("teams",),
+        ("single",),
+        "a team game has no result (equal ranks tie): leave it out",
+    ),
+)
+#: The fields that say a game's shape. Each is an object or an array when sent: never null.
+SHAPE_FIELDS: Final[tuple[str, ...]] = tuple(f for shape in GAME_SHAPES for f in shape.fields)
+#: ``result`` when a game leaves it out.
+DEFAULT_RESULT: Final = "single"
+_SHAPES_SAID: Final = "a game is a 1v1 win (winner, loser), a draw (players) or a team game (teams)"
+
+
+def shapes_sent(sent: Collection[str]) -> list[Shape]:
+    """The shapes a game sends a field of, given the names of the fields it sent."""
+    return [shape for shape in GAME_SHAPES if any(name in sent for name in shape.fields)]
+
+
+def shape_missing(sent: Collection[str], result: object) -> str | None:
+    """What a ``game.finished`` lacks for its shape, as a ``missing_field`` detail, given the
+    names of the shape fields and ``result`` it ``sent`` and its ``result``; None when its
+    shape is whole, or when it mixes shapes (refused as such)."""
+    touched = shapes_sent(sent)
+    if not touched:
+        if result == "draw":
+            return "players: field required (a draw names its two players)"
+        return "winner: field required (a draw sends players, a team game teams)"
+    if len(touched) > 1:
+        return None
+    (shape,) = touched
+    for name in shape.fields:
+        if name not in sent:
+            return f"{name}: field required"
+    if "result" not in sent and DEFAULT_RESULT not in shape.results:
+        return 'result: field required (a draw sends "result": "draw")'
+    return None
+
+
 class _Event(_Stored, frozen=True, tag_field="type"):
     event_id: Annotated[
         Identifier, msgspec.Meta(description="Unique per event; duplicates have no effect.")
@@ -390,7 +505,13 @@ class _Event(_Stored, frozen=True, tag_field="type"):
 
 
 class GameFinished(_Event, frozen=True, tag="game.finished"):
-    """A game ended (SPEC 3 `game.finished`)."""
+    """A game ended (SPEC 3 `game.finished`, SPEC 7 shapes), in one of three shapes
+    (:data:`GAME_SHAPES`): a 1v1 win (``winner``, ``loser``), a 1v1 draw (``players``, with
+    ``result`` ``draw``) or a team / free-for-all game (``teams``, each with its ``rank``).
+    The fields of the other shapes are None. No player is in a game twice (``self_play``).
+
+    A shape field sent as null is refused by :func:`schemas.parse_event` (it is no shape); a
+    Struct built in Python cannot tell null from left out."""
 
     ended_at: Annotated[
         Instant, msgspec.Meta(description="RFC 3339 with offset; normalised to UTC.")
@@ -398,13 +519,35 @@ class GameFinished(_Event, frozen=True, tag="game.finished"):
     mode: Annotated[
         Mode, msgspec.Meta(description="`casual` is accepted as the old name of `boosted`.")
     ]
-    winner: PlayerRef
-    loser: PlayerRef
+    winner: PlayerRef | None = None
+    loser: PlayerRef | None = None
     cube: Cube = 1
     match_length: MatchLength = 1
-    result: Result = "single"
+    result: Result = DEFAULT_RESULT
     end_reason: EndReason = "normal"
     tournament_id: Identifier | None = None
+    players: (
+        Annotated[
+            list[PlayerRef],
+            msgspec.Meta(
+                min_length=2,
+                max_length=2,
+                description="A 1v1 draw's two players (with `result` `draw`).",
+            ),
+        ]
+        | None
+    ) = None
+    teams: (
+        Annotated[
+            list[Team],
+            msgspec.Meta(
+                min_length=2,
+                max_length=64,
+                description="A team or free-for-all game's 2 to 64 teams, each with its rank.",
+            ),
+        ]
+        | None
+    ) = None
 
     def __post_init__(self) -> None:
         self._check()
@@ -412,8 +555,45 @@ class GameFinished(_Event, frozen=True, tag="game.finished"):
             _id("tournament_id", self.tournament_id)
         if self.mode == "casual":
             force_setattr(self, "mode", "boosted")
-        if self.winner.player_id == self.loser.player_id:
-            raise ValueError(f"loser: {SELF_PLAY}")
+        self._check_shape()
+
+    def _check_shape(self) -> None:
+        """One shape, whole, with a result it takes; no player twice (``self_play``)."""
+        sent = [name for name in SHAPE_FIELDS if getattr(self, name) is not None]
+        missing = shape_missing([*sent, "result"], self.result)
+        if missing is not None:
+            raise ValueError(missing)
+        touched = shapes_sent(sent)
+        if len(touched) > 1:
+            first, other = touched[:2]
+            raise ValueError(
+                f"{other.fields[0]}: not with {'/'.join(first.fields)}: {_SHAPES_SAID}"
+            )
+        (shape,) = touched
+        if self.result not in shape.results:
+            raise ValueError(f"result: {shape.other_result}")
+        if self.winner is not None and self.loser is not None:
+            if self.winner.player_id == self.loser.player_id:
+                raise ValueError(f"loser: {SELF_PLAY}")
+            return
+        placed = self._placed()
+        if len(placed) > MAX_GAME_PLAYERS:
+            raise ValueError(f"teams: at most {MAX_GAME_PLAYERS} players in all, not {len(placed)}")
+        seen: set[str] = set()
+        for path, ref in placed:
+            if ref.player_id in seen:
+                raise ValueError(f"{path}: player {ref.player_id!r} {ALREADY_IN_GAME}")
+            seen.add(ref.player_id)
+
+    def _placed(self) -> list[tuple[str, PlayerRef]]:
+        """Each player of a draw or a team game, with its path in the payload."""
+        if self.players is not None:
+            return [(f"players[{i}]", ref) for i, ref in enumerate(self.players)]
+        return [
+            (f"teams[{t}].players[{p}]", ref)
+            for t, team in enumerate(self.teams or ())
+            for p, ref in enumerate(team.players)
+        ]
 
 
 class TournamentFinished(_Event, frozen=True, tag="tournament.finished"):
@@ -496,10 +676,11 @@ def enumeration(model: type[msgspec.Struct], name: str) -> tuple[Any, ...] | Non
 EVENT_MODELS: Final[dict[str, AnyEventModel]] = {
     model.__struct_config__.tag: model for model in get_args(Event)
 }
-for _model in (PlayerRef, *EVENT_MODELS.values()):
+for _model in (PlayerRef, TeamPlayer, Team, *EVENT_MODELS.values()):
     _model.stored = _stored_method(_model)  # type: ignore[method-assign]
 
-#: One valid example per type; ``game.finished`` is the SPEC 3 example verbatim.
+#: One valid example per type, keyed by the type; ``game.finished`` is the SPEC 3 example
+#: verbatim. ``<type>/<what>`` keys are more examples of a type: a game's other shapes.
 EXAMPLES: Final[dict[str, dict[str, Any]]] = {
     "game.finished": {
         "type": "game.finished",
@@ -513,6 +694,46 @@ EXAMPLES: Final[dict[str, dict[str, Any]]] = {
         "match_length": 1,
         "result": "gammon",
         "end_reason": "resign",
+    },
+    "game.finished/draw": {
+        "type": "game.finished",
+        "event_id": "g-000124",
+        "ladder": "chess-club",
+        "ended_at": "2026-11-29T17:42:00Z",
+        "mode": "ranked",
+        "result": "draw",
+        "players": [{"player_id": "alice", "network": "net-7f3a"}, {"player_id": "bob"}],
+    },
+    "game.finished/teams": {
+        "type": "game.finished",
+        "event_id": "g-000125",
+        "ladder": "arena",
+        "ended_at": "2026-11-29T17:51:30Z",
+        "mode": "ranked",
+        "teams": [
+            {"rank": 1, "players": [{"player_id": "alice"}, {"player_id": "bob", "weight": 0.5}]},
+            {
+                "rank": 2,
+                "players": [
+                    {"player_id": "carol", "network": "net-7f3a"},
+                    {"player_id": "dave", "ip": "203.0.113.9"},
+                ],
+            },
+        ],
+    },
+    "game.finished/free-for-all": {
+        "type": "game.finished",
+        "event_id": "g-000126",
+        "ladder": "arena",
+        "ended_at": "2026-11-29T17:58:10Z",
+        "mode": "ranked",
+        "end_reason": "leave",
+        "teams": [
+            {"rank": 1, "players": [{"player_id": "erin"}]},
+            {"rank": 2, "players": [{"player_id": "frank"}]},
+            {"rank": 2, "players": [{"player_id": "grace", "is_bot": True}]},
+            {"rank": 4, "players": [{"player_id": "heidi", "weight": 0.75}]},
+        ],
     },
     "tournament.finished": {
         "type": "tournament.finished",

@@ -17,10 +17,15 @@ import msgspec
 from pydantic import TypeAdapter
 
 from schemas.events import (
+    DEFAULT_RESULT,
     EVENT_MODELS,
     EXAMPLES,
+    GAME_SHAPES,
     IDENTIFIER_RULE,
+    MAX_GAME_PLAYERS,
+    SHAPE_FIELDS,
     TIMESTAMP_RULE,
+    GameFinished,
     enumeration,
     schema_hook,
 )
@@ -36,10 +41,14 @@ JSON_DIR = Path(__file__).resolve().parent / "json"
 
 _DESCRIPTIONS = {
     "game.finished": (
-        "A game ended. Publish with `RPUSH ladder:inbox '<event json>'`. Unknown extra "
-        "fields are ignored. Integers must be JSON integers (no 4.0, no strings). "
-        "`ended_at` must carry an offset and must not be more than 5 minutes in the future. "
-        "Winner and loser must be different players."
+        "A game ended, in exactly one of three shapes (`oneOf`): a 1v1 win (`winner`, "
+        '`loser`), a 1v1 draw (`"result": "draw"` and its two `players`) or a team or '
+        "free-for-all game (`teams`, each with its `rank`: 1 is first, equal ranks tie; a "
+        "free-for-all player is a team of one). A ladder whose ruleset cannot rate a shape "
+        "dead-letters the game as `unsupported_shape`. Publish with `RPUSH ladder:inbox "
+        "'<event json>'`. Unknown extra fields are ignored. Integers must be JSON integers "
+        "(no 4.0, no strings). `ended_at` must carry an offset and must not be more than 5 "
+        "minutes in the future. No player is in a game twice."
     ),
     "tournament.finished": (
         "A tournament ended; a public tournament's podium (first, second, third) wins "
@@ -64,7 +73,10 @@ _SIZE_RULE = (
 RULES: dict[str, list[str]] = {
     "game.finished": [
         _SIZE_RULE,
-        "winner.player_id and loser.player_id differ (else the event is self_play).",
+        "No player_id is in a game twice: winner.player_id and loser.player_id differ, so do "
+        "the two players of a draw, and no player is in two teams or twice in one (else the "
+        "event is self_play).",
+        f"A team game has at most {MAX_GAME_PLAYERS} players, all teams together.",
         "ended_at: " + TIMESTAMP_RULE,
         "Every id: " + IDENTIFIER_RULE,
     ],
@@ -96,6 +108,8 @@ def build_schema(event_type: str) -> dict[str, Any]:
     name = ref["$ref"].removeprefix("#/$defs/")
     generated = _tidy(components.pop(name))
     _enums_as_written(model, generated["properties"])
+    if model is GameFinished:
+        _one_shape(generated)
     # The tag is a field like the others for a publisher: a string that must be the type.
     generated["properties"]["type"] = {"const": event_type, "type": "string"}
     schema: dict[str, Any] = {
@@ -112,8 +126,46 @@ def build_schema(event_type: str) -> dict[str, Any]:
     for key, value in generated.items():
         if key not in ("title", "description"):
             schema[key] = value
-    schema["examples"] = [EXAMPLES[event_type]]
+    schema["examples"] = [
+        example for key, example in EXAMPLES.items() if key.split("/")[0] == event_type
+    ]
     return schema
+
+
+_SHAPES_SAID = {
+    "win": "A 1v1 win: `winner` beat `loser`.",
+    "draw": 'A 1v1 draw: `"result": "draw"` and the two `players`.',
+    "teams": (
+        "A team or free-for-all game: `teams`, each with its `rank` (1 is first; equal ranks "
+        "tie) and its players; `result` left out (or its default, `single`)."
+    ),
+}
+
+
+def _one_shape(generated: dict[str, Any]) -> None:
+    """A game is exactly one shape (``GAME_SHAPES``): the fields it sends, none of the other
+    shapes', and a ``result`` it takes (required where the default is not one). A shape field
+    is never null: the worker refuses null there, as no shape."""
+    properties = generated["properties"]
+    for name in SHAPE_FIELDS:
+        spec = properties[name]
+        (kept,) = (option for option in spec.pop("anyOf") if option != {"type": "null"})
+        spec.pop("default")
+        properties[name] = _tidy({**kept, **spec})
+    branches = []
+    for shape in GAME_SHAPES:
+        required = [*shape.fields] + ([] if DEFAULT_RESULT in shape.results else ["result"])
+        others = [name for name in SHAPE_FIELDS if name not in shape.fields]
+        branches.append(
+            {
+                "description": _SHAPES_SAID[shape.name],
+                "not": {"anyOf": [{"required": [name]} for name in others]},
+                "properties": {"result": {"enum": list(shape.results)}},
+                "required": required,
+                "title": shape.name,
+            }
+        )
+    generated["oneOf"] = branches
 
 
 def _enums_as_written(model: type[msgspec.Struct], properties: dict[str, Any]) -> None:

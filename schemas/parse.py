@@ -13,20 +13,24 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, get_args, get_origin
 
 import msgspec
 
 from schemas import oversized
 from schemas.errors import InvalidEvent
 from schemas.events import (
+    ALREADY_IN_GAME,
     EVENT_MODELS,
     FORBIDDEN_CHARACTERS,
     SELF_PLAY,
+    SHAPE_FIELDS,
     Event,
+    GameFinished,
     bare_type,
     decode_hook,
     enumeration,
+    shape_missing,
     struct_fields,
 )
 
@@ -37,7 +41,12 @@ _LABEL_MAX = 128
 # colon follows a key.
 _STRINGS: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 # With more objects and arrays than this (so possibly deeper), a payload is read step by step.
-_MAX_CONTAINERS: Final = 32
+# The largest team game has 230 (its object, the teams array, 64 teams each with an array of
+# players, 100 players).
+_MAX_CONTAINERS: Final = 256
+# A game's shape field sent as null (no shape: refused) is read step by step as this, a value
+# its type refuses too, so that it is reported in field order, as null.
+_NULL_STAND_IN: Final = 0
 _DECODER: Final = msgspec.json.Decoder(Event, dec_hook=decode_hook)
 
 
@@ -75,7 +84,9 @@ def parse_event_and_object(
             obj = msgspec.json.decode(text)
             if type(obj) is dict and _plain(obj, text):
                 event: Event = _DECODER.decode(text)
-                if event.ended_at is None or event.ended_at <= now + max_future:
+                if (event.ended_at is None or event.ended_at <= now + max_future) and not (
+                    type(event) is GameFinished and _null_shape(obj)
+                ):
                     return event, obj
     except (msgspec.MsgspecError, ValueError, TypeError, RecursionError):
         pass
@@ -108,10 +119,26 @@ def _step_by_step(
     missing = _missing(obj, model)
     if missing is not None:
         raise invalid("missing_field", f"{missing}: field required")
+    if model is GameFinished:
+        sent = [name for name in (*SHAPE_FIELDS, "result") if name in obj]
+        missing = shape_missing(sent, obj.get("result"))
+        if missing is not None:
+            raise invalid("missing_field", missing)
+    ordered = _in_field_order(obj, model)
+    # A shape field sent as null stands in as a value its type refuses: reported in field order.
+    nulls = [n for n in SHAPE_FIELDS if model is GameFinished and n in obj and obj[n] is None]
+    ordered.update(dict.fromkeys(nulls, _NULL_STAND_IN))
     try:
-        event: Event = msgspec.convert(_in_field_order(obj, model), model, dec_hook=decode_hook)
+        event: Event = msgspec.convert(ordered, model, dec_hook=decode_hook)
     except msgspec.ValidationError as exc:
-        raise invalid(*_describe(str(exc), model)) from None
+        reason, detail = _describe(str(exc), model)
+        null = next((n for n in nulls if detail.startswith(f"{n}: ")), None)
+        if null is not None:
+            reason, detail = (
+                "invalid_field",
+                f"{null}: expected `{_json_type(model, null)}`, got `null`",
+            )
+        raise invalid(reason, detail) from None
     except RecursionError:
         raise invalid("invalid_json", "payload is nested too deeply") from None
     ended_at = event.ended_at
@@ -180,10 +207,39 @@ def _entries(value: dict[str, Any] | list[Any]) -> int:
     return count
 
 
-def _nested(model: type[msgspec.Struct]) -> dict[str, type[msgspec.Struct]]:
-    """The fields of ``model`` whose type is a Struct (or a Struct or None)."""
-    kinds = {field.name: bare_type(field.type)[0] for field in struct_fields(model)}
-    return {n: k for n, k in kinds.items() if isinstance(k, type) and issubclass(k, msgspec.Struct)}
+def _null_shape(obj: dict[str, Any]) -> bool:
+    """Whether a game's object sends a shape field as null (no shape: refused)."""
+    return any(obj.get(name, obj) is None for name in SHAPE_FIELDS)
+
+
+def _json_type(model: type[msgspec.Struct], name: str) -> str:
+    """The JSON type a Struct or list field of ``model`` takes: ``object`` or ``array``."""
+    (kind,) = (bare_type(f.type)[0] for f in struct_fields(model) if f.name == name)
+    return "array" if get_origin(kind) is list else "object"
+
+
+def _nested(model: type[msgspec.Struct]) -> dict[str, tuple[type[msgspec.Struct], bool]]:
+    """The fields of ``model`` whose type is a Struct or a list of Structs (or either or
+    None): the Struct, and whether it is a list's."""
+    out = {}
+    for field in struct_fields(model):
+        kind = bare_type(field.type)[0]
+        listed = get_origin(kind) is list
+        if listed:
+            kind = bare_type(get_args(kind)[0])[0]
+        if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+            out[field.name] = (kind, listed)
+    return out
+
+
+def _items(value: Any, listed: bool, path: str) -> list[tuple[str, dict[str, Any]]]:
+    """The objects a nested field's value holds (the value, or a list's items), with their
+    paths."""
+    if not listed:
+        return [(path, value)] if isinstance(value, dict) else []
+    if not isinstance(value, list):
+        return []
+    return [(f"{path}[{i}]", item) for i, item in enumerate(value) if isinstance(item, dict)]
 
 
 def _missing(obj: dict[str, Any], model: type[msgspec.Struct], prefix: str = "") -> str | None:
@@ -193,10 +249,12 @@ def _missing(obj: dict[str, Any], model: type[msgspec.Struct], prefix: str = "")
         if field.name not in obj:
             if field.required:
                 return prefix + field.name
-        elif field.name in nested and isinstance(obj[field.name], dict):
-            found = _missing(obj[field.name], nested[field.name], f"{prefix}{field.name}.")
-            if found is not None:
-                return found
+        elif field.name in nested:
+            inner, listed = nested[field.name]
+            for path, item in _items(obj[field.name], listed, prefix + field.name):
+                found = _missing(item, inner, f"{path}.")
+                if found is not None:
+                    return found
     return None
 
 
@@ -209,8 +267,15 @@ def _in_field_order(obj: dict[str, Any], model: type[msgspec.Struct]) -> dict[st
     for name in names:
         if name in obj:
             value = obj[name]
-            if name in nested and isinstance(value, dict):
-                value = _in_field_order(value, nested[name])
+            if name in nested:
+                inner, listed = nested[name]
+                if not listed and isinstance(value, dict):
+                    value = _in_field_order(value, inner)
+                elif listed and isinstance(value, list):
+                    value = [
+                        _in_field_order(item, inner) if isinstance(item, dict) else item
+                        for item in value
+                    ]
             out[name] = value
     for name, value in obj.items():
         if name not in out:
@@ -295,7 +360,10 @@ def _label(value: object) -> str | None:
 
 def _describe(message: str, model: type[msgspec.Struct]) -> tuple[str, str]:
     """A msgspec validation error (``what - at `$.path```) as (reason, detail); a value sent
-    is never echoed (it could be anything, a raw address too)."""
+    is never echoed (it could be anything, a raw address too), except the id of a player
+    sent twice, a valid id named so the sender can find it."""
+    if message.endswith(f" {ALREADY_IN_GAME}"):  # a game's own check: no "at", an id shown
+        return "self_play", message
     head, at, where = message.rpartition(" - at `$")  # a value shown may hold the marker
     what, path = (head, where.removesuffix("`").removeprefix(".")) if at else (message, "")
     field, colon, rest = what.partition(": ")
@@ -308,6 +376,8 @@ def _describe(message: str, model: type[msgspec.Struct]) -> tuple[str, str]:
             f"{path}.{name}: field required" if path else f"{name}: field required",
         )
     what = what[:1].lower() + what[1:]
+    if what.startswith("field required"):  # a game's own check: a shape not whole
+        return "missing_field", f"{path}: {what}"
     if what.startswith("invalid enum value"):
         values = enumeration(model, path) or ()
         what = "must be one of " + ", ".join(repr(value) for value in values)

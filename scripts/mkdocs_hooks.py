@@ -3,7 +3,7 @@
 A page asks for a generated part with a marker on a line of its own:
 
 - ``<!-- ladder:schema NAME -->``: the JSON Schema file ``schemas/json/NAME.json``, its
-  fields as a table and the file itself;
+  fields as a table, its examples and the file itself;
 - ``<!-- ladder:openapi -->``: every operation of the HTTP API, from the OpenAPI document
   ``ladder serve`` publishes at ``/openapi.json``;
 - ``<!-- ladder:bench -->``: the goals of the latest ``make bench`` run, read from the
@@ -101,8 +101,11 @@ def schema_page(name: str) -> str:
             f"| `{field}` | {type_of(schema, prop)} | {'yes' if required else ''} "
             f"| {cell(describe(schema, prop))} |"
         )
-    for example in schema.get("examples", [])[:1]:
-        lines += ["", "An example:", "", "```json", json.dumps(example, indent=1), "```"]
+    examples = schema.get("examples", [])
+    if examples:
+        lines += ["", "An example:" if len(examples) == 1 else "Examples:"]
+    for example in examples:
+        lines += ["", "```json", json.dumps(example, indent=1), "```"]
     lines += [
         "",
         f'??? note "The file: `schemas/json/{name}.json`"',
@@ -191,7 +194,9 @@ def describe(schema: dict[str, Any], prop: dict[str, Any]) -> str:
             ("minLength", "length ≥"),
             ("maxLength", "length ≤"),
             ("minimum", "≥"),
+            ("exclusiveMinimum", ">"),
             ("maximum", "≤"),
+            ("exclusiveMaximum", "<"),
             ("minItems", "items ≥"),
             ("maxItems", "items ≤"),
             ("pattern", "pattern"),

@@ -44,11 +44,19 @@ def step_by_step(raw: str | bytes) -> Verdict:
 
 
 def mutated(event: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
-    """The event with one field replaced, removed or wrapped: near the edge of validity."""
-    out = json.loads(json.dumps(event))
+    """The event with one field replaced, removed or wrapped: near the edge of validity (the
+    event's own, or a player's or a team's of a game)."""
+    out: dict[str, Any] = json.loads(json.dumps(event))
+    teams: list[dict[str, Any]] = out.get("teams") or [] if out["type"] == "game.finished" else []
+    inner: list[dict[str, Any]] = [
+        *(out[side] for side in ("winner", "loser") if isinstance(out.get(side), dict)),
+        *(out.get("players") or [] if out["type"] == "game.finished" else []),
+        *teams,
+        *(player for team in teams for player in team["players"]),
+    ]
     target = out
-    if "winner" in out and data.draw(st.booleans()):
-        target = out[data.draw(st.sampled_from(["winner", "loser"]))]
+    if len(inner) > 0 and data.draw(st.booleans()):
+        target = data.draw(st.sampled_from(inner))
     key = data.draw(st.sampled_from(sorted(target)))
     value = data.draw(
         st.one_of(
@@ -150,7 +158,7 @@ def test_both_readings_agree_at_the_edges(raw: str) -> None:
 
 def test_an_accepted_event_is_a_struct_with_its_stored_form() -> None:
     event = parse_event(GAME, now=NOW)
-    assert isinstance(event, GameFinished)
+    assert isinstance(event, GameFinished) and event.loser is not None
     assert event.loser.ip == "203.0.113.9"
     assert "ip" not in json.dumps(event.stored())
     assert event.stored()["ended_at"] == "2026-11-29T18:04:05Z"

@@ -33,6 +33,18 @@ def strings(value: Any, key: str = "") -> list[tuple[str, str]]:
     return [(key, value)] if isinstance(value, str) else []
 
 
+def players_of(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every player object of a game (winner and loser, a draw's players, each team's)."""
+    if event.get("type") != "game.finished":
+        return []
+    teams = event.get("teams") or []
+    return [
+        *(event[side] for side in ("winner", "loser") if isinstance(event.get(side), dict)),
+        *(event.get("players") or []),
+        *(player for team in teams for player in team["players"]),
+    ]
+
+
 def stated_rule_broken(event: dict[str, Any]) -> str | None:
     """Which ``x-ladder-rule`` the event breaks, or None."""
     if len(json.dumps(event).encode()) > 65536:
@@ -49,10 +61,11 @@ def stated_rule_broken(event: dict[str, Any]) -> str | None:
             return "timestamp range"
         if moment > NOW + timedelta(minutes=5):
             return "future"
-    winner, loser = event.get("winner"), event.get("loser")
-    if isinstance(winner, dict) and isinstance(loser, dict):
-        if winner.get("player_id") == loser.get("player_id"):
-            return "self_play"
+    ids = [player["player_id"] for player in players_of(event)]
+    if len(set(ids)) < len(ids):
+        return "self_play"
+    if len(ids) > 100:
+        return "team size"
     if "anonymous_id" in event and event.get("anonymous_id") == event.get("account_id"):
         return "distinct link"
     return None
@@ -158,6 +171,129 @@ def test_what_only_the_worker_refuses_is_a_stated_rule(event: dict[str, Any]) ->
     """Where the schema cannot say it, the worker refuses and x-ladder-rule names the rule."""
     assert (True, False) == (schema_accepts(event), worker_accepts(event))
     assert stated_rule_broken(event) is not None
+
+
+def shaped(**fields: Any) -> dict[str, Any]:
+    """The minimal game's common fields with the shape fields given (no winner, no loser)."""
+    base = {k: v for k, v in MINIMAL_GAME.items() if k not in ("winner", "loser")}
+    return {**base, **fields}
+
+
+def team(rank: Any, *ids: str, **player: Any) -> dict[str, Any]:
+    """A team of the players ``ids``, each with ``player``'s fields."""
+    return {"rank": rank, "players": [{"player_id": i, **player} for i in ids]}
+
+
+DRAW = [{"player_id": "alice"}, {"player_id": "bob"}]
+TEAMS = [team(1, "alice", "bob"), team(2, "carol")]
+WIN = {"winner": {"player_id": "alice"}, "loser": {"player_id": "bob"}}
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        shaped(result="draw", players=DRAW),
+        shaped(teams=TEAMS),
+        shaped(teams=TEAMS, result="single"),
+        shaped(teams=[team(1, "a"), team(1, "b"), team(1, "c")]),  # everyone tied
+        shaped(teams=[team(1, "a", weight=1), team(1000, "b", weight=0.001)]),
+        shaped(teams=[team(r, f"p{r}") for r in range(1, 65)]),  # 64 teams of one
+        shaped(
+            teams=[team(1, *(f"a{i}" for i in range(64))), team(2, *(f"b{i}" for i in range(36)))]
+        ),
+        shaped(result="draw", players=DRAW, cube=2, match_length=3, end_reason="leave"),
+        shaped(result="draw", players=[{"player_id": "a", "weight": 2}, {"player_id": "b"}]),
+        {**MINIMAL_GAME, "result": "backgammon"},
+    ],
+)
+def test_every_shape_of_a_game_is_accepted_by_the_schema_and_the_worker(
+    event: dict[str, Any],
+) -> None:
+    """A 1v1 win, a draw, a team game and a free-for-all, at their limits: both accept (a
+    draw's player has no weight: one sent is an unknown field, ignored)."""
+    assert (True, True) == (schema_accepts(event), worker_accepts(event))
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        shaped(),  # no shape
+        shaped(result="draw"),
+        {**shaped(), "winner": {"player_id": "alice"}},  # a winner without a loser
+        {**shaped(), "loser": {"player_id": "bob"}},
+        shaped(players=DRAW),  # a draw without result draw
+        shaped(players=DRAW, result="gammon"),
+        shaped(players=DRAW[:1], result="draw"),
+        shaped(players=[*DRAW, {"player_id": "carol"}], result="draw"),
+        shaped(**WIN, result="draw"),  # a draw has no winner
+        shaped(**WIN, teams=TEAMS),
+        shaped(**WIN, players=DRAW),
+        shaped(result="draw", players=DRAW, teams=TEAMS),
+        shaped(teams=TEAMS, result="draw"),
+        shaped(teams=TEAMS, result="gammon"),
+        shaped(teams=TEAMS[:1]),  # one team
+        shaped(teams=[team(r, f"p{r}") for r in range(1, 66)]),  # 65 teams
+        shaped(teams=[team(1, *(f"p{i}" for i in range(65))), team(2, "q")]),  # 65 in a team
+        shaped(teams=[team(1), team(2, "b")]),  # a team of nobody
+        shaped(teams=[team(0, "a"), team(2, "b")]),
+        shaped(teams=[team(1001, "a"), team(2, "b")]),
+        shaped(teams=[team("1", "a"), team(2, "b")]),
+        shaped(teams=[team(1.5, "a"), team(2, "b")]),
+        shaped(teams=[team(None, "a"), team(2, "b")]),
+        shaped(teams=[{"players": [{"player_id": "a"}]}, team(2, "b")]),  # no rank
+        shaped(teams=[team(1, "a", weight=0), team(2, "b")]),
+        shaped(teams=[team(1, "a", weight=-0.5), team(2, "b")]),
+        shaped(teams=[team(1, "a", weight=1.01), team(2, "b")]),
+        shaped(teams=[team(1, "a", weight="1"), team(2, "b")]),
+        shaped(teams=[team(1, "a", weight=True), team(2, "b")]),
+        shaped(teams=[team(1, "a", weight=None), team(2, "b")]),
+        shaped(teams=[team(1, "a", ip="fe80::1%eth0"), team(2, "b")]),
+        shaped(teams=[team(1, "al\u200bice"), team(2, "b")]),
+        shaped(teams=[team(1, "a"), team(2, "b")], players=None),  # null is no shape
+        shaped(teams=None, result="draw", players=DRAW),
+        shaped(**WIN, teams=None),
+        {**shaped(teams=TEAMS), "winner": None, "loser": None},
+        {**shaped(result="draw", players=DRAW), "winner": None},
+        shaped(result="draw", players=[{"player_id": ""}, {"player_id": "b"}]),
+        shaped(result="draw", players=[{"player_id": "a", "is_bot": "no"}, {"player_id": "b"}]),
+    ],
+)
+def test_what_the_worker_refuses_of_a_game_shape_the_schema_refuses_too(
+    event: dict[str, Any],
+) -> None:
+    """A game that is not exactly one whole shape, or whose shape is out of its limits, is
+    refused by the schema file and the worker alike."""
+    assert (False, False) == (schema_accepts(event), worker_accepts(event))
+
+
+@pytest.mark.parametrize(
+    ("event", "rule"),
+    [
+        (shaped(result="draw", players=[{"player_id": "a"}, {"player_id": "a"}]), "self_play"),
+        (
+            shaped(result="draw", players=[{"player_id": "a"}, {"player_id": "a", "is_bot": True}]),
+            "self_play",
+        ),
+        (shaped(teams=[team(1, "a", "b"), team(2, "c", "a")]), "self_play"),
+        (shaped(teams=[team(1, "a", "a"), team(2, "c")]), "self_play"),
+        (
+            shaped(
+                teams=[
+                    team(1, *(f"a{i}" for i in range(64))),
+                    team(2, *(f"b{i}" for i in range(37))),
+                ]
+            ),
+            "team size",
+        ),
+        (shaped(teams=[team(1, "cafe\u0301"), team(2, "b")]), "nfc"),
+    ],
+)
+def test_what_only_the_worker_refuses_of_a_game_shape_is_a_stated_rule(
+    event: dict[str, Any], rule: str
+) -> None:
+    """A player twice in one game and over 100 players are x-ladder-rule: the worker refuses."""
+    assert (True, False) == (schema_accepts(event), worker_accepts(event))
+    assert rule == stated_rule_broken(event)
 
 
 def test_the_earliest_scorable_ended_at_is_accepted() -> None:
