@@ -92,8 +92,8 @@ class Target:
                 pass  # needs superuser or pg_checkpoint: the sections simply run without it
             conn.execute(f'CREATE DATABASE "{self.database}"')
         from worker.settings import normalise_database_url
+        from worker.store.engines import make_engine
         from worker.store.migrate import upgrade
-        from worker.store.tables import make_engine
 
         engine = make_engine(normalise_database_url(self.database_url))
         try:

@@ -249,7 +249,7 @@ def run(
 
 def _engine(target: env.Target) -> Any:
     from worker.settings import normalise_database_url
-    from worker.store.tables import make_engine
+    from worker.store.engines import make_engine
 
     return make_engine(normalise_database_url(target.database_url))
 

@@ -27,7 +27,7 @@ from engine.fairplay import Reason as FairPlayReason
 from engine.player import Player, PlayerKey
 from engine.reasons import LedgerKind, Outcome, Reason
 from engine.rulesets import Ruleset
-from engine.types import Game, PlayerState
+from engine.types import Game, PlayerState, SideChange
 from engine.windows import Windows
 
 __all__ = [
@@ -39,9 +39,11 @@ __all__ = [
     "LadderState",
     "LedgerChange",
     "LinkEffect",
+    "MatchFinished",
     "PlayerUpdated",
     "Policy",
     "Side",
+    "Team",
     "TournamentEffect",
     "TournamentFinished",
     "apply",
@@ -51,6 +53,7 @@ __all__ = [
     "on_rating_board",
     "players_again",
     "players_of",
+    "unsupported",
     "when",
 ]
 
@@ -82,6 +85,31 @@ class GameFinished:
     match_length: int = 1
     result: str = "single"
     digest: str | None = None  # of the normalised payload: tells a duplicate from a conflict
+    type: ClassVar[str] = "game.finished"
+
+
+@dataclass(frozen=True, slots=True)
+class Team:
+    """One team of a draw or a team game: its finishing rank (1 first; equal ranks tie), its
+    players, and the share of the game each played (1: all of it)."""
+
+    rank: int
+    players: tuple[Side, ...]
+    weights: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchFinished:
+    """A ``game.finished`` that is not a 1v1 win (SPEC 7): a draw (two teams of one with the
+    same rank) or a team or free-for-all game."""
+
+    event_id: str
+    ladder: str
+    ended_at: datetime
+    mode: str  # "ranked" | "boosted" | "tournament"
+    teams: tuple[Team, ...]
+    shape: str  # "draw" or "teams" (engine.rulesets.SHAPES)
+    digest: str | None = None
     type: ClassVar[str] = "game.finished"
 
 
@@ -120,7 +148,7 @@ class PlayerUpdated:
     type: ClassVar[str] = "player.updated"
 
 
-Event = GameFinished | TournamentFinished | IdentityLinked | PlayerUpdated
+Event = GameFinished | MatchFinished | TournamentFinished | IdentityLinked | PlayerUpdated
 
 
 def when(event: Event, processed_at: datetime) -> datetime:
@@ -128,11 +156,19 @@ def when(event: Event, processed_at: datetime) -> datetime:
     return event.ended_at if event.ended_at is not None else processed_at
 
 
+def unsupported(event: Event, rules: Ruleset) -> bool:
+    """Whether the event is a game of a shape the ruleset cannot rate (SPEC 7): it is
+    dead-lettered (``unsupported_shape``) and changes nothing, no player created."""
+    return isinstance(event, MatchFinished) and event.shape not in rules.shapes
+
+
 def named_ids(event: Event) -> tuple[str, ...]:
     """The player ids the event names, as sent (before links are resolved)."""
     match event:
         case GameFinished():
             return (event.winner.player_id, event.loser.player_id)
+        case MatchFinished():
+            return tuple(side.player_id for team in event.teams for side in team.players)
         case TournamentFinished():
             return event.podium
         case IdentityLinked():
@@ -199,10 +235,10 @@ class LadderState:
         self.touched.add((ladder, player_id))
         return self.players[(ladder, player_id)]
 
-    def claim(self, ladder: str, player_id: str, start: float, at: datetime) -> None:
-        """A player the ladder has not seen starts at the ruleset's start rating."""
+    def claim(self, ladder: str, player_id: str, rules: Ruleset, at: datetime) -> None:
+        """A player the ladder has not seen starts as the ruleset's newcomer."""
         if (ladder, player_id) not in self.players:
-            self.players[(ladder, player_id)] = Player(ladder, player_id, start, updated_at=at)
+            self.players[(ladder, player_id)] = rules.newcomer(ladder, player_id, at)
 
 
 # -- the decision ---------------------------------------------------------------------------
@@ -211,7 +247,9 @@ class LadderState:
 
 
 class LedgerChange(NamedTuple):
-    """One ``rating_changes`` row: ``k`` is K (gammon42, prostriker) or the fibs multiplier."""
+    """One ``rating_changes`` row: ``k`` is K (gammon42, prostriker) or the fibs multiplier;
+    ``deviation`` and ``volatility`` are the player's after the change, where the ruleset
+    keeps them (glicko2, openskill's sigma)."""
 
     player_id: str
     kind: LedgerKind
@@ -220,6 +258,8 @@ class LedgerChange(NamedTuple):
     delta: float
     k: float | None = None
     expected: float | None = None
+    deviation: float | None = None
+    volatility: float | None = None
 
 
 class LinkEffect(NamedTuple):
@@ -289,16 +329,22 @@ def apply(
             )
         state.touched.update(k for k in players_again(event, links) if k in state.players)
         return Decision(event.event_id, ladder, event.type, Outcome.DUPLICATE)
+    if unsupported(event, rules):
+        return Decision(
+            event.event_id, ladder, event.type, Outcome.DEAD_LETTERED, Reason.UNSUPPORTED_SHAPE
+        )
     state.seen[key] = event.digest
     players = state.players
     touched = state.touched
     for pkey in players_of(event, links):
         if pkey not in players:
-            players[pkey] = Player(ladder, pkey[1], rules.start, updated_at=now)
+            players[pkey] = rules.newcomer(ladder, pkey[1], now)
         touched.add(pkey)
     match event:
         case GameFinished():
             return _game(event, state, rules, policy, now)
+        case MatchFinished():
+            return _match(event, state, rules, policy, now)
         case TournamentFinished():
             return _tournament(event, state, rules, now)
         case IdentityLinked():
@@ -354,16 +400,12 @@ def _game(
                 ladder, winner_id, loser_id, ended_at, hours
             )
         change = rules.rate(
-            _state(winner, winner_recent),
-            _state(loser, loser_recent),
+            _state(winner, winner_recent, ended_at),
+            _state(loser, loser_recent, ended_at),
             Game(cube, match_length),
         )
         coefficient = change.coefficient
-        won, lost = change.winner, change.loser
-        changes = (
-            _set(winner, LedgerKind.GAME, won.after, won.k, won.expected),
-            _set(loser, LedgerKind.GAME, lost.after, lost.k, lost.expected),
-        )
+        changes = (_rated(winner, change.winner), _rated(loser, change.loser))
         _played(winner, match_length, ended_at, now)
         _played(loser, match_length, ended_at, now)
     elif mode == "boosted" and policy.boosted_board and reason is not Reason.BANNED:
@@ -390,8 +432,89 @@ def _game(
     )
 
 
+def _match(
+    event: MatchFinished, state: LadderState, rules: Ruleset, policy: Policy, now: datetime
+) -> Decision:
+    """A draw or a team game (SPEC 7), under a ruleset whose ``shapes`` has it: the fair-play
+    filters as for a 1v1 game (SPEC 2.4), with any bot, any two opponents on one network,
+    and for two players the pair limit; then every player is rated at once."""
+    ladder, ended_at, mode = event.ladder, event.ended_at, event.mode
+    links = state.links.get(ladder, _NO_LINKS)
+    ids = [[links.get(s.player_id, s.player_id) for s in team.players] for team in event.teams]
+    flat = [pid for team in ids for pid in team]
+    players = [[state.players[(ladder, pid)] for pid in team] for team in ids]
+    windows, fairplay = state.windows, policy.fairplay
+    pair = (flat[0], flat[1]) if len(flat) == 2 else None
+    reason: Reason | None
+    if len(set(flat)) != len(flat):
+        reason = Reason.SELF_PLAY  # an anonymous id and the account it is linked to
+    elif any(p.banned for team in players for p in team):
+        reason = Reason.BANNED
+    else:
+        shared = _shared_network(event.teams)
+        found = verdict(
+            FairPlayFacts(
+                mode,
+                any(s.is_bot for team in event.teams for s in team.players),
+                False,
+                shared,
+                shared,  # the token two opponents share, if any: as one network for the filter
+                0
+                if pair is None
+                else windows.rated_pair_games(ladder, *pair, ended_at, fairplay.pair_window_hours),
+            ),
+            fairplay,
+        )
+        reason = None if found is None else _REASONS[found]
+    changes: list[LedgerChange] = []
+    if reason is None:
+        done = rules.rate_match(
+            [[_state(p, 0, ended_at) for p in team] for team in players],
+            [team.rank for team in event.teams],
+            [team.weights for team in event.teams],
+        )
+        for team, moves in zip(players, done, strict=True):
+            for player, move in zip(team, moves, strict=True):
+                changes.append(_rated(player, move))
+                _played(player, 1, ended_at, now)
+    if pair is not None:
+        # A game of more players counts in no window: the store keeps the two players of a
+        # game as its winner and loser (a draw's as sent), where the windows count them.
+        counted(windows, event, *pair, rated=reason is None)
+    return Decision(
+        event.event_id,
+        ladder,
+        event.type,
+        Outcome.RATED if reason is None else Outcome.UNRATED,
+        reason,
+        rules.version,
+        mode,
+        pair[0] if pair else None,
+        pair[1] if pair else None,
+        changes=tuple(changes),
+    )
+
+
+def _shared_network(teams: tuple[Team, ...]) -> str | None:
+    """A network token that players of two different teams both sent, or None."""
+    seen: dict[str, int] = {}
+    for i, team in enumerate(teams):
+        for side in team.players:
+            if side.network is None:
+                continue
+            first = seen.setdefault(side.network, i)
+            if first != i:
+                return side.network
+    return None
+
+
 def counted(
-    windows: Windows, event: GameFinished, winner_id: str, loser_id: str, *, rated: bool
+    windows: Windows,
+    event: GameFinished | MatchFinished,
+    winner_id: str,
+    loser_id: str,
+    *,
+    rated: bool,
 ) -> None:
     """What a game adds to the window counts, its players as resolved: a ranked game is one
     of each for K by weekly volume (SPEC 2.1) and, when rated, one between them for the pair
@@ -504,6 +627,8 @@ def _link(
         # The account has no rated games: it takes over the anonymous rating and counts.
         # Histories are never added (seed 004): nothing of the account's is summed in.
         changes = (_set(account, LedgerKind.LINK, anon.rating),)
+        account.deviation, account.volatility = anon.deviation, anon.volatility
+        changes = (changes[0]._replace(deviation=anon.deviation, volatility=anon.volatility),)
         account.rated_games = anon.rated_games
         account.experience = anon.experience
         account.listed = anon.listed or account.listed
@@ -552,8 +677,38 @@ def _set(
     return change
 
 
-def _state(player: Player, recent_ranked_games: int) -> PlayerState:
-    return PlayerState(player.rating, player.rated_games, player.experience, recent_ranked_games)
+def _rated(player: Player, change: SideChange) -> LedgerChange:
+    """A rated game's ledger row for one side, its new rating (and deviation, volatility)
+    set on the player."""
+    row = LedgerChange(
+        player.player_id,
+        LedgerKind.GAME,
+        player.rating,
+        change.after,
+        change.after - player.rating,
+        change.k,
+        change.expected,
+        change.deviation,
+        change.volatility,
+    )
+    player.rating = change.after
+    if change.deviation is not None:
+        player.deviation = change.deviation
+        player.volatility = change.volatility
+    return row
+
+
+def _state(player: Player, recent_ranked_games: int, ended_at: datetime) -> PlayerState:
+    last = player.last_game_at
+    return PlayerState(
+        player.rating,
+        player.rated_games,
+        player.experience,
+        recent_ranked_games,
+        player.deviation,
+        player.volatility,
+        0.0 if last is None else (ended_at - last).total_seconds() / 86400.0,
+    )
 
 
 # -- the boards a player belongs on (SPEC 4) ------------------------------------------------

@@ -22,11 +22,13 @@ from engine.ladder import (
     Event,
     GameFinished,
     IdentityLinked,
+    MatchFinished,
     Policy,
     TournamentFinished,
     named_ids,
     players_again,
     players_of,
+    unsupported,
 )
 from engine.player import PlayerKey
 from engine.rulesets import Ruleset
@@ -96,7 +98,7 @@ def needs(
     starts: dict[PlayerKey, float] = {}
     existing: set[PlayerKey] = set()
     tournaments: set[tuple[str, str]] = set()
-    games: dict[str, list[tuple[GameFinished, Ruleset]]] = {}
+    games: dict[str, list[tuple[tuple[str, str], datetime, Ruleset]]] = {}
     linking: dict[str, dict[str, str]] = {}
     for event in events:
         ladder = event.ladder
@@ -105,11 +107,18 @@ def needs(
             existing.update(players_again(event, ladder_links))
             continue
         rules = rules_for(event)
+        if unsupported(event, rules):  # dead-lettered: nobody is created
+            continue
         for key in players_of(event, ladder_links):
             starts.setdefault(key, rules.start)
         match event:
             case GameFinished() if may_be_rated(event.mode, policies[ladder].fairplay):
-                games.setdefault(ladder, []).append((event, rules))
+                pair = (event.winner.player_id, event.loser.player_id)
+                games.setdefault(ladder, []).append((pair, event.ended_at, rules))
+            case MatchFinished() if may_be_rated(event.mode, policies[ladder].fairplay):
+                ids = named_ids(event)
+                if len(ids) == 2:  # a game of more players counts in no window
+                    games.setdefault(ladder, []).append(((ids[0], ids[1]), event.ended_at, rules))
             case TournamentFinished():
                 tournaments.add((ladder, event.tournament_id))
             case IdentityLinked():
@@ -125,7 +134,7 @@ def needs(
 
 def _window_ask(
     ladder: str,
-    games: list[tuple[GameFinished, Ruleset]],
+    games: list[tuple[tuple[str, str], datetime, Ruleset]],
     resolved: Mapping[str, str],
     later: Mapping[str, str],
     policies: Mapping[str, Policy],
@@ -136,9 +145,9 @@ def _window_ask(
     hours: set[int] = set()
     players: set[str] = set()
     pairs: set[tuple[str, str]] = set()
-    for game, rules in games:
-        winners = _as_asked(game.winner.player_id, resolved, later)
-        losers = _as_asked(game.loser.player_id, resolved, later)
+    for (winner, loser), _, rules in games:
+        winners = _as_asked(winner, resolved, later)
+        losers = _as_asked(loser, resolved, later)
         span = rules.k_window_hours
         if span is not None:
             hours.add(span)
@@ -147,8 +156,8 @@ def _window_ask(
         pairs.update((min(w, lo), max(w, lo)) for w in winners for lo in losers if w != lo)
     return WindowAsk(
         ladder,
-        first=min(g.ended_at for g, _ in games),
-        last=max(g.ended_at for g, _ in games),
+        first=min(ended_at for _, ended_at, _ in games),
+        last=max(ended_at for _, ended_at, _ in games),
         ranked_ids=sorted(players),
         ranked_hours=(min(hours), max(hours)) if hours else None,
         pairs=sorted(pairs),

@@ -19,7 +19,8 @@ PlayerKey = tuple[str, str]  # (ladder, player_id)
 
 @dataclass(slots=True)
 class Player:
-    """Rating, games, experience, boosted points, flags and link of one player id."""
+    """Rating (with its deviation and volatility where the ruleset keeps them), games,
+    experience, boosted points, flags and link of one player id."""
 
     ladder: str
     player_id: str
@@ -35,6 +36,8 @@ class Player:
     last_game_at: datetime | None = None
     updated_at: datetime | None = None
     banned: bool = False  # off every board; their later games are unrated (moderation)
+    deviation: float | None = None  # glicko2: rating deviation; openskill: sigma
+    volatility: float | None = None  # glicko2
     dirty: bool = field(default=False, compare=False)
 
     @property

@@ -60,6 +60,7 @@ class Reason(StrEnum):
     EVENT_ID_CONFLICT = "event_id_conflict"  # the id was applied before with other content
     RETRIES_EXHAUSTED = "retries_exhausted"
     PROCESSING_ERROR = "processing_error"
+    UNSUPPORTED_SHAPE = "unsupported_shape"  # a draw or team game the ruleset cannot rate
 
 
 class LedgerKind(StrEnum):

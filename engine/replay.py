@@ -288,7 +288,7 @@ class Replay:
         if action.player_id is None or action.kind == "void":
             return None
         state = self.state
-        state.claim(ladder, action.player_id, self.rules_at(action.at).start, action.at)
+        state.claim(ladder, action.player_id, self.rules_at(action.at), action.at)
         if self.noted is not None:
             self.noted.add((ladder, action.player_id))
         player = state.players[(ladder, action.player_id)]
@@ -342,7 +342,7 @@ class Replay:
         if self.noted is not None:
             self.noted.add((ladder, change.player_id))
         if claim:
-            self.state.claim(ladder, change.player_id, self.rules_at(at).start, at)
+            self.state.claim(ladder, change.player_id, self.rules_at(at), at)
         player = self.state.players[(ladder, change.player_id)]
         derived = LedgerChange(
             change.player_id,
@@ -363,7 +363,7 @@ def rerate(
     should: Mapping[PlayerKey, Player],
     verdicts: Mapping[str, tuple[Verdict, Verdict]],
     effective: Mapping[str, tuple[Verdict, Verdict]],
-    start: float,
+    rules: Ruleset,
     at: datetime,
 ) -> Rerating:
     """Compare the ladder as it stands (``current``) with the ladder as it should be.
@@ -379,12 +379,12 @@ def rerate(
         now = current[key]
         target = should.get(key)
         if target is None:
-            target = Player(ladder, key[1], start, banned=now.banned)
+            target = replace(rules.newcomer(ladder, key[1]), banned=now.banned)
         if same_state(now, target):
             continue
         fixed = replace(target, version=now.version + 1, updated_at=at, dirty=True)
         done.players.append(fixed)
-        if fixed.rating != now.rating:
+        if (fixed.rating, fixed.deviation) != (now.rating, now.deviation):
             done.changes.append(
                 LedgerChange(
                     key[1],
@@ -392,6 +392,8 @@ def rerate(
                     now.rating,
                     fixed.rating,
                     fixed.rating - now.rating,
+                    deviation=fixed.deviation,
+                    volatility=fixed.volatility,
                 )
             )
     for event_id in sorted(set(verdicts) | set(effective)):
@@ -547,7 +549,6 @@ class Lived:
         del self.ahead[action.number]
         self._gather()
         changed = self._since.pop(action.number)
-        start = self.rules_at(action.at).start
         current = self.lived.players
         # The void's ladder where it may differ from the lived one: a player it did not take
         # is the lived one's (the same object).
@@ -558,7 +559,7 @@ class Lived:
             should=view,
             verdicts=should.verdicts,
             effective=self.effective,
-            start=start,
+            rules=self.rules_at(action.at),
             at=action.at,
         )
         self.effective = dict(should.verdicts)

@@ -1,10 +1,12 @@
 """Ruleset parameters, one frozen value per ruleset, with the seeds' numbers as defaults.
 
 Sources: seed 002 (Gammon42 ELO article, version 1.3.1), seed 003 (FIBS-formula page) and seed
-004 (ProStriker Elo page); SPEC section 2. A ladder is scored with the parameter version in
-force at a game's ``ended_at`` (SPEC 2), so every ruleset carries a ``version`` that the audit
-row records; older Gammon42 versions are the same class with other numbers (divisor 400 before
-1.2.0, 800 in 1.2.0 to 1.3.0, no heavy-volume K before 1.3.1).
+004 (ProStriker Elo page); SPEC section 2. Beyond the seeds (SPEC 7): Glicko-2 (Glickman's
+paper) and the Weng-Lin Plackett-Luce model of the ``openskill`` package, which also rate
+draws and team games (``shapes``) and keep a deviation per player. A ladder is scored with
+the parameter version in force at a game's ``ended_at`` (SPEC 2), so every ruleset carries a
+``version`` that the audit row records; older Gammon42 versions are the same class with other
+numbers (divisor 400 before 1.2.0, 800 in 1.2.0 to 1.3.0, no heavy-volume K before 1.3.1).
 
 Parameters come from a TOML file, so ``__post_init__`` validates them and turns TOML arrays
 (lists) into tuples: a bad file must fail when it is loaded, not halfway through a game.
@@ -15,26 +17,38 @@ projection and the receipts name no ruleset): ``rate`` a game (each side with it
 is ``public_eligible`` and whether a rating is ``provisional``, the ``decimals`` a rating is
 shown with and whether ratings move by ``whole_ratings`` only (a season's reset asks), whether
 players see their ``experience``, and the ``stake`` (the game's fact its change scales with)
-a game is described by and a calibration split by. What
-no ruleset overrides is ``_Rules``'s answer. A new ruleset is one class here and its
-formulas' module.
+a game is described by and a calibration split by, the ``shapes`` of game it rates
+(``rate_match`` for a draw or a team game), a ``newcomer``'s state and the ``board_score``
+the boards rank by. What no ruleset overrides is ``_Rules``'s answer. A new ruleset is one
+class here and its formulas' module.
 """
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import ClassVar, Final
 
-from engine import fibs, gammon42, prostriker
+from engine import fibs, gammon42, glicko2, openskill, prostriker
 from engine.player import Player
-from engine.types import Game, PlayerState, RatingChange
+from engine.types import Game, PlayerState, RatingChange, SideChange, moved
 
 __all__ = [
     "RULESET_KINDS",
+    "SHAPES",
     "FibsRules",
     "Gammon42Rules",
+    "Glicko2Rules",
+    "OpenSkillRules",
     "ProStrikerRules",
     "Ruleset",
 ]
+
+#: The shapes of a finished game (SPEC 7): a 1v1 win, a 1v1 draw, a team or free-for-all game.
+SHAPES: Final[tuple[str, ...]] = ("win", "draw", "teams")
+
+#: A game of teams as the rulesets rate it: each team's players' states before the game.
+Teams = Sequence[Sequence[PlayerState]]
 
 
 def _require(condition: bool, field: str, message: str) -> None:
@@ -67,6 +81,8 @@ class _Rules:
     """The answers a ruleset gives unless it says otherwise."""
 
     __slots__ = ()
+    kind: ClassVar[str]
+    start: float  # a new player's rating
     prizes: tuple[int, ...] = ()  # no tournament prizes
     decimals: ClassVar[int] = 0  # ratings are whole numbers, shown whole
     #: Whether a rating only ever moves by whole numbers (a change is rounded half away
@@ -77,6 +93,29 @@ class _Rules:
     #: The game's fact its change scales with, by which a game is described and a
     #: calibration split: "cube" (the doubling cube), "match_length", or None.
     stake: ClassVar[str | None] = None
+    #: The shapes of game the ruleset rates (``SHAPES``); another is dead-lettered.
+    shapes: ClassVar[frozenset[str]] = frozenset({"win"})
+    #: A new player's deviation and volatility, where the ruleset keeps them.
+    start_deviation: float | None = None
+    start_volatility: float | None = None
+
+    def newcomer(self, ladder: str, player_id: str, at: datetime | None = None) -> Player:
+        """A player the ladder has not seen: at the start rating, with no deviation or
+        volatility of their own yet (the ruleset's start values stand for them until their
+        first rated game), as the store creates them."""
+        return Player(ladder, player_id, self.start, updated_at=at)
+
+    def board_score(self, rating: float, deviation: float | None) -> float:
+        """What the boards rank a player by: the rating, unless the ruleset says otherwise."""
+        del deviation
+        return rating
+
+    def rate_match(
+        self, teams: Teams, ranks: Sequence[int], weights: Sequence[Sequence[float]]
+    ) -> tuple[tuple[SideChange, ...], ...]:
+        """Score a draw or a team game: only rulesets whose ``shapes`` have them."""
+        del teams, ranks, weights
+        raise ValueError(f"the {self.kind} ruleset rates 1v1 wins only")
 
     @property
     def k_window_hours(self) -> int | None:
@@ -208,10 +247,152 @@ class ProStrikerRules(_Rules):
         return prostriker.rate(self, winner, loser, game)
 
 
-Ruleset = Gammon42Rules | FibsRules | ProStrikerRules
+def _one_on_one(
+    rules: "Glicko2Rules | OpenSkillRules", winner: PlayerState, loser: PlayerState
+) -> RatingChange:
+    """A 1v1 win as the game of two teams of one it is, the winner first."""
+    (won,), (lost,) = rules.rate_match(((winner,), (loser,)), (1, 2), ((1.0,), (1.0,)))
+    return RatingChange(won, lost, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Glicko2Rules(_Rules):
+    """Glicko-2 (Glickman, "Example of the Glicko-2 system"; SPEC 7) with each player's
+    deviation grown by the time since their last rated game, as lichess does.
+
+    Each game is one rating period for its players: against every other team as one opponent
+    (``engine.glicko2.rate_teams``), after the deviation has grown by
+    ``periods_per_day`` rating periods for each day the player did not play (at most
+    ``max_deviation``). A rating is provisional while its deviation is above
+    ``provisional_deviation``; the public list holds players whose deviation is below
+    ``board_deviation``.
+    """
+
+    version: str = "1"
+    start: float = 1500.0
+    start_deviation: float = 350.0
+    start_volatility: float = 0.06
+    tau: float = 0.5  # the system constant: how fast volatility may change
+    periods_per_day: float = 0.21436  # lichess: rating periods per day without a game
+    max_deviation: float = 350.0
+    provisional_deviation: float = 110.0  # lichess: provisional above 110
+    board_deviation: float = 75.0  # lichess: ranked on its boards below 75
+    kind: ClassVar[str] = "glicko2"
+    whole_ratings: ClassVar[bool] = False  # stored unrounded, shown whole
+    shapes: ClassVar[frozenset[str]] = frozenset(SHAPES)
+
+    def __post_init__(self) -> None:
+        _check(
+            self,
+            finite=("start", "start_deviation", "start_volatility", "tau", "periods_per_day"),
+            positive=("start_deviation", "start_volatility", "tau", "max_deviation"),
+            at_least=(("periods_per_day", 0), ("provisional_deviation", 0), ("board_deviation", 0)),
+        )
+        _require(
+            self.start_deviation <= self.max_deviation,
+            "start_deviation",
+            f"must be <= max_deviation ({self.max_deviation!r}), got {self.start_deviation!r}",
+        )
+
+    def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
+        del game  # neither the cube nor the match length counts here
+        return _one_on_one(self, winner, loser)
+
+    def rate_match(
+        self, teams: Teams, ranks: Sequence[int], weights: Sequence[Sequence[float]]
+    ) -> tuple[tuple[SideChange, ...], ...]:
+        before = [[self._grown(p) for p in team] for team in teams]
+        after = glicko2.rate_teams(before, ranks, weights, self.tau)
+        return tuple(
+            tuple(
+                moved(p, rating, expected, deviation, volatility)
+                for p, (rating, deviation, volatility, expected) in zip(team, done, strict=True)
+            )
+            for team, done in zip(teams, after, strict=True)
+        )
+
+    def _grown(self, p: PlayerState) -> tuple[float, float, float]:
+        """A player's (rating, deviation, volatility) at the game: the deviation grown by the
+        days without a game (a player who has none yet starts at the start values)."""
+        deviation = self.start_deviation if p.deviation is None else p.deviation
+        volatility = self.start_volatility if p.volatility is None else p.volatility
+        periods = p.idle_days * self.periods_per_day
+        return (
+            p.rating,
+            glicko2.grown(deviation, volatility, periods, self.max_deviation),
+            volatility,
+        )
+
+    def provisional(self, player: PlayerState | Player) -> bool:
+        """Provisional while the deviation is above ``provisional_deviation``."""
+        deviation = self.start_deviation if player.deviation is None else player.deviation
+        return deviation > self.provisional_deviation
+
+    def public_eligible(self, player: Player) -> bool:
+        """On the public list while the deviation is below ``board_deviation``."""
+        deviation = self.start_deviation if player.deviation is None else player.deviation
+        return deviation < self.board_deviation
+
+
+@dataclass(frozen=True, slots=True)
+class OpenSkillRules(_Rules):
+    """Weng-Lin Plackett-Luce (the ``openskill`` package's model; SPEC 7): a player's
+    rating is mu and their deviation sigma; the boards rank by mu - k * sigma."""
+
+    version: str = "1"
+    start: float = 25.0  # mu of a new player
+    start_deviation: float = 25.0 / 3.0  # sigma of a new player
+    beta: float = 25.0 / 6.0
+    kappa: float = 0.0001
+    tau: float = 25.0 / 300.0  # added to sigma before each game, so it never freezes
+    k: float = 3.0  # the boards rank by mu - k * sigma
+    kind: ClassVar[str] = "openskill"
+    decimals: ClassVar[int] = 2
+    whole_ratings: ClassVar[bool] = False
+    shapes: ClassVar[frozenset[str]] = frozenset(SHAPES)
+
+    def __post_init__(self) -> None:
+        _check(
+            self,
+            finite=("start", "start_deviation", "beta", "kappa", "tau", "k"),
+            positive=("start_deviation", "beta", "kappa"),
+            at_least=(("tau", 0), ("k", 0)),
+        )
+
+    @property
+    def model(self) -> openskill.Model:
+        return openskill.Model(self.start, self.start_deviation, self.beta, self.kappa, self.tau)
+
+    def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
+        del game  # neither the cube nor the match length counts here
+        return _one_on_one(self, winner, loser)
+
+    def rate_match(
+        self, teams: Teams, ranks: Sequence[int], weights: Sequence[Sequence[float]]
+    ) -> tuple[tuple[SideChange, ...], ...]:
+        model = self.model
+        sigma = self.start_deviation
+        before = [
+            [(p.rating, sigma if p.deviation is None else p.deviation) for p in t] for t in teams
+        ]
+        # Whole games are the package's unweighted call, which weights of 1 are not quite.
+        whole = all(w == 1.0 for team in weights for w in team)
+        after = openskill.rate(model, before, ranks, None if whole else weights)
+        expected = openskill.predict_win(model, before)  # each team's chance to finish first
+        return tuple(
+            tuple(moved(p, mu, chance, s) for p, (mu, s) in zip(team, done, strict=True))
+            for team, done, chance in zip(teams, after, expected, strict=True)
+        )
+
+    def board_score(self, rating: float, deviation: float | None) -> float:
+        """The conservative rating mu - k * sigma."""
+        sigma = self.start_deviation if deviation is None else deviation
+        return openskill.ordinal(rating, sigma, self.k)
+
+
+Ruleset = Gammon42Rules | FibsRules | ProStrikerRules | Glicko2Rules | OpenSkillRules
 
 RULESET_KINDS: Final[dict[str, type[Ruleset]]] = {
-    Gammon42Rules.kind: Gammon42Rules,
-    FibsRules.kind: FibsRules,
-    ProStrikerRules.kind: ProStrikerRules,
+    rules.kind: rules
+    for rules in (Gammon42Rules, FibsRules, ProStrikerRules, Glicko2Rules, OpenSkillRules)
 }

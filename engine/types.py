@@ -11,7 +11,15 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["Game", "PlayerState", "Preview", "RatingChange", "SideChange", "side_change"]
+__all__ = [
+    "Game",
+    "PlayerState",
+    "Preview",
+    "RatingChange",
+    "SideChange",
+    "moved",
+    "side_change",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +30,9 @@ class PlayerState:
     rated_games: int = 0  # rated games so far on this ladder (prostriker K tiers)
     experience: int = 0  # fibs: total length of rated matches so far
     recent_ranked_games: int = 0  # gammon42: ranked games in the window before this game
+    deviation: float | None = None  # glicko2: rating deviation; openskill: sigma
+    volatility: float | None = None  # glicko2
+    idle_days: float = 0.0  # glicko2: days since the player's last rated game
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.rating):
@@ -51,13 +62,28 @@ class SideChange(NamedTuple):
     before: float
     after: float
     delta: float  # int-valued float for gammon42/prostriker, unrounded for fibs
-    k: float  # K used (gammon42/prostriker); for fibs the newcomer multiplier
+    k: float | None  # K (gammon42/prostriker), the fibs newcomer multiplier; None: no K
     expected: float  # this side's expected score / win probability
+    deviation: float | None = None  # after the game: glicko2's deviation, openskill's sigma
+    volatility: float | None = None  # after the game: glicko2's volatility
 
 
 def side_change(player: PlayerState, delta: float, k: float, expected: float) -> SideChange:
     """One side's change: the player's rating moved by ``delta``."""
     return SideChange(player.rating, player.rating + delta, float(delta), float(k), expected)
+
+
+def moved(
+    player: PlayerState,
+    after: float,
+    expected: float,
+    deviation: float | None = None,
+    volatility: float | None = None,
+) -> SideChange:
+    """One side's change to ``after`` under a model without a K (glicko2, openskill)."""
+    return SideChange(
+        player.rating, after, after - player.rating, None, expected, deviation, volatility
+    )
 
 
 class RatingChange(NamedTuple):

@@ -55,6 +55,18 @@ class ReceiptPlayer(TypedDict):
     games: Annotated[
         int | None, Field(description="The player's rated games right after this event.")
     ]
+    deviation: NotRequired[
+        Annotated[
+            float,
+            _absent_elsewhere(
+                "Right after this event, on a ladder whose ruleset keeps one: glicko2's "
+                "rating deviation, openskill's sigma."
+            ),
+        ]
+    ]
+    volatility: NotRequired[
+        Annotated[float, _absent_elsewhere("Right after this event, on a glicko2 ladder.")]
+    ]
 
 
 @with_config(ConfigDict(extra="forbid"))

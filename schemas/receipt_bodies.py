@@ -91,20 +91,36 @@ def body(decision: Decision, after: Sequence[After], processed_at: datetime) -> 
         "ruleset_version": decision.ruleset_version,
         "processed_at": processed_at.isoformat(),
         "players": [
-            {
-                "player_id": change.player_id,
-                "rating_before": change.before,
-                "rating_after": change.after,
-                "delta": change.delta,
-                "k": change.k,
-                "expected": change.expected,
-                "provisional": provisional,
-                "rank_after": None,
-                "games": games,
-            }
+            _uncertain(
+                {
+                    "player_id": change.player_id,
+                    "rating_before": change.before,
+                    "rating_after": change.after,
+                    "delta": change.delta,
+                    "k": change.k,
+                    "expected": change.expected,
+                    "provisional": provisional,
+                    "rank_after": None,
+                    "games": games,
+                },
+                change.deviation,
+                change.volatility,
+            )
             for change, games, provisional in after
         ],
     }
+
+
+def _uncertain(
+    player: ReceiptPlayer, deviation: float | None, volatility: float | None
+) -> ReceiptPlayer:
+    """A receipt's player with the deviation and volatility right after the change, on a
+    ladder whose ruleset keeps them (glicko2, openskill); other receipts have neither key."""
+    if deviation is not None:
+        player["deviation"] = deviation
+    if volatility is not None:
+        player["volatility"] = volatility
+    return player
 
 
 def scored(
@@ -183,17 +199,21 @@ def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) ->
         if isinstance(processed_at, datetime)
         else processed_at,
         "players": [
-            {
-                "player_id": c["player_id"],
-                "rating_before": c["rating_before"],
-                "rating_after": c["rating_after"],
-                "delta": c["delta"],
-                "k": c["k"],
-                "expected": c["expected"],
-                "provisional": c["provisional"],
-                "rank_after": None,
-                "games": c["games"],
-            }
+            _uncertain(
+                {
+                    "player_id": c["player_id"],
+                    "rating_before": c["rating_before"],
+                    "rating_after": c["rating_after"],
+                    "delta": c["delta"],
+                    "k": c["k"],
+                    "expected": c["expected"],
+                    "provisional": c["provisional"],
+                    "rank_after": None,
+                    "games": c["games"],
+                },
+                c.get("deviation"),
+                c.get("volatility"),
+            )
             for c in changes
         ],
     }
@@ -230,7 +250,7 @@ def with_ranks(stored: Receipt, copy: Mapping[str, Any] | None) -> Receipt:
     if not isinstance(theirs, list):
         return stored
     if (copy.get("outcome"), copy.get("reason")) == (stored["outcome"], stored["reason"]) and all(
-        isinstance(p, dict) and set(p) == _PLAYER_FIELDS for p in theirs
+        isinstance(p, dict) and _PLAYER_KEYS <= set(p) <= _PLAYER_FIELDS for p in theirs
     ):
         return {**stored, "players": [_ranked(p, p) for p in theirs]}
     if len(theirs) != len(stored["players"]):
@@ -244,6 +264,7 @@ def with_ranks(stored: Receipt, copy: Mapping[str, Any] | None) -> Receipt:
 
 
 _PLAYER_FIELDS = frozenset(ReceiptPlayer.__annotations__)
+_PLAYER_KEYS = ReceiptPlayer.__required_keys__  # every receipt's (deviation: some rulesets')
 
 
 def _ranked(mine: ReceiptPlayer, other: Mapping[str, Any]) -> ReceiptPlayer:

@@ -22,7 +22,7 @@ from typing import Any, Final, get_args
 import msgspec
 
 from engine import network_token
-from engine.ladder import Event, GameFinished, Side
+from engine.ladder import Event, GameFinished, MatchFinished, Side, Team
 from schemas.events import EVENT_MODELS, struct_fields
 from schemas.events import Event as ContractEvent
 from schemas.events import GameFinished as ContractGame
@@ -43,12 +43,26 @@ def stored_payload(event: ContractEvent, network_key: bytes) -> dict[str, Any]:
     """The normalised event as stored: an ``ip`` becomes its ``network`` token."""
     data = event.stored()  # never the ip
     if isinstance(event, ContractGame):
-        for side, ref in (("winner", event.winner), ("loser", event.loser)):
+        for ref, stored in _sides(event, data):
             if ref.network is None and ref.ip is not None:
                 token = network_token(ref.ip, network_key)  # None: loopback, link-local
                 if token is not None:
-                    data[side]["network"] = token
+                    stored["network"] = token
     return data
+
+
+def _sides(event: ContractGame, data: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+    """Each player of a game as sent, beside its stored form in ``data``."""
+    if event.teams is not None:
+        return [
+            (ref, data["teams"][t]["players"][p])
+            for t, team in enumerate(event.teams)
+            for p, ref in enumerate(team.players)
+        ]
+    if event.players is not None:
+        return [(ref, data["players"][p]) for p, ref in enumerate(event.players)]
+    assert event.winner is not None and event.loser is not None
+    return [(event.winner, data["winner"]), (event.loser, data["loser"])]
 
 
 def digest(payload: dict[str, Any]) -> str:
@@ -149,4 +163,43 @@ def _reader(kind: type[Event]) -> Callable[[dict[str, Any], str | None], Event]:
     return read
 
 
-_READERS: Final = {kind.type: _reader(kind) for kind in get_args(Event)}
+def _match(payload: dict[str, Any], digest: str | None) -> MatchFinished:
+    """The engine's draw or team game for a stored ``game.finished`` without a winner: a
+    draw's two players are two teams of one with the same rank."""
+    if "teams" in payload:
+        teams = tuple(
+            Team(
+                team["rank"],
+                tuple(_side(ref) for ref in team["players"]),
+                tuple(float(ref.get("weight", 1.0)) for ref in team["players"]),
+            )
+            for team in payload["teams"]
+        )
+        shape = "teams"
+    else:
+        teams = tuple(Team(1, (_side(ref),), (1.0,)) for ref in payload["players"])
+        shape = "draw"
+    return MatchFinished(
+        event_id=payload["event_id"],
+        ladder=payload["ladder"],
+        ended_at=datetime.fromisoformat(payload["ended_at"]),
+        mode=payload["mode"],
+        teams=teams,
+        shape=shape,
+        digest=digest,
+    )
+
+
+_read_win = _reader(GameFinished)
+
+
+def _game(payload: dict[str, Any], digest: str | None) -> Event:
+    """A stored ``game.finished``: a 1v1 win (``winner``/``loser``), else a draw or teams."""
+    return _read_win(payload, digest) if "winner" in payload else _match(payload, digest)
+
+
+_READERS: Final[dict[str, Callable[[dict[str, Any], str | None], Event]]] = {
+    kind.type: _reader(kind)
+    for kind in get_args(Event)
+    if kind not in (GameFinished, MatchFinished)
+} | {"game.finished": _game}

@@ -12,7 +12,8 @@ from sqlalchemy import update
 
 import worker
 from tests.e2e.test_cli import event
-from worker.store.tables import make_engine, rating_changes
+from worker.store.engines import make_engine
+from worker.store.tables import rating_changes
 
 
 def test_verify_agrees_then_reports_a_ledger_row_altered_by_hand(cli, database_url):

@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy import text
 
-from worker.store import tables
-from worker.store.tables import PING_AFTER_IDLE_SECONDS, make_engine
+from worker.store import engines
+from worker.store.engines import PING_AFTER_IDLE_SECONDS, make_engine
 
 
 def _pinged(engine: Any, monkeypatch: Any) -> list[object]:
@@ -27,7 +27,7 @@ def _pinged(engine: Any, monkeypatch: Any) -> list[object]:
 def _age(engine: Any, seconds: float) -> None:
     """Make every pooled connection look idle for ``seconds`` more."""
     for record in list(engine.pool._pool.queue):
-        record.info[tables._LAST_USED] -= seconds
+        record.info[engines._LAST_USED] -= seconds
 
 
 def test_a_connection_used_a_moment_ago_is_not_pinged_and_an_idle_one_is(database_url, monkeypatch):

@@ -10,8 +10,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Column, Integer, MetaData, Table
 
+from worker.store.engines import make_engine
 from worker.store.migrate import upgrade
-from worker.store.tables import make_engine, metadata
+from worker.store.tables import metadata
 
 
 def _differences(database_url: str, tables: MetaData) -> list[Any]:

@@ -409,7 +409,7 @@ def test_a_connection_killed_before_the_commit_that_goes_with_the_writes_loses_n
 
     from worker import failpoints
     from worker.store import statements
-    from worker.store.tables import make_engine
+    from worker.store.engines import make_engine
 
     monkeypatch.setattr(statements, "COPY_ROWS", copy_rows)
     # The test's own connections are named, so the kill reaches no other test session's.

@@ -58,6 +58,8 @@ def ledger_row(ladder: str, n: int) -> dict[str, Any]:
         "at": WHEN,
         "games": None if n == 4 else n,
         "provisional": None if n == 5 else n % 3 == 0,
+        "deviation": None if n % 2 else 100.0 + n,
+        "volatility": None if n % 2 else 0.06,
     }
 
 

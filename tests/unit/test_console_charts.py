@@ -84,7 +84,13 @@ def test_candidate_rules_apply_from_the_start_time_on(ladders):
     version; every version from then on takes the --set values."""
     gammon = ladders["gammon42"]
     start = datetime(2026, 10, 15, tzinfo=UTC)
-    rules = candidate_rules(gammon, {"divisor": 1600.0}, start)
+    made = candidate_rules(gammon, {"divisor": 1600.0}, start)
+
+    def rules(at: datetime) -> Gammon42Rules:
+        found = made(at)
+        assert isinstance(found, Gammon42Rules)
+        return found
+
     assert rules(datetime(2026, 9, 1, tzinfo=UTC)).divisor == 800  # 1.2.0, before --from
     assert rules(datetime(2026, 10, 10, tzinfo=UTC)).divisor == 1200  # 1.3.1, before --from
     later = rules(datetime(2026, 11, 1, tzinfo=UTC))

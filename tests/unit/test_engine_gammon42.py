@@ -216,6 +216,7 @@ def test_no_change_exceeds_k_times_the_cube_coefficient_rounded(
         Game(cube=cube),
     )
     for side in (result.winner, result.loser):
+        assert side.k is not None
         assert abs(side.delta) <= round_half_away(side.k * result.coefficient)
 
 

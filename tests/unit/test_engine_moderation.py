@@ -81,7 +81,7 @@ def test_lived_switches_at_the_void_and_derives_its_corrections():
         should=players,
         verdicts={},
         effective={},
-        start=RULES.start,
+        rules=RULES,
         at=void.at,
     )
     assert ([], [], []) == (again.players, again.changes, again.effects)

@@ -90,5 +90,6 @@ def test_changes_are_whole_and_bounded_by_k(
         Game(),
     )
     assert result.winner.delta.is_integer() and result.loser.delta.is_integer()
+    assert result.winner.k is not None and result.loser.k is not None
     assert 0 <= result.winner.delta <= result.winner.k
     assert -result.loser.k <= result.loser.delta <= 0

@@ -4,7 +4,14 @@ from typing import Any
 
 import pytest
 
-from engine.rulesets import RULESET_KINDS, FibsRules, Gammon42Rules, ProStrikerRules
+from engine.rulesets import (
+    RULESET_KINDS,
+    FibsRules,
+    Gammon42Rules,
+    Glicko2Rules,
+    OpenSkillRules,
+    ProStrikerRules,
+)
 
 
 def test_kinds_map_to_their_ruleset_classes() -> None:
@@ -13,6 +20,8 @@ def test_kinds_map_to_their_ruleset_classes() -> None:
         "gammon42": Gammon42Rules,
         "fibs": FibsRules,
         "prostriker": ProStrikerRules,
+        "glicko2": Glicko2Rules,
+        "openskill": OpenSkillRules,
     } == RULESET_KINDS
 
 

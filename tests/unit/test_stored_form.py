@@ -15,7 +15,7 @@ from typing import get_args
 
 import pytest
 
-from engine.ladder import Event, Side
+from engine.ladder import Event, MatchFinished, Side
 from schemas import EVENT_MODELS, EXAMPLES, PlayerRef, parse_event, records
 from schemas.events import struct_fields
 
@@ -91,6 +91,8 @@ def test_every_field_of_an_engine_event_is_a_field_of_its_contract_struct():
     """The engine's event is read from the stored payload by field name: each engine field
     (a side's too) names a field of the Struct the payload was stored from."""
     for kind in get_args(Event):
+        if kind is MatchFinished:  # a draw's or team game's teams are read by hand (records)
+            continue
         contract = {field.name for field in struct_fields(EVENT_MODELS[kind.type])}
         assert set() == {field.name for field in dataclasses.fields(kind)} - contract - {"digest"}
     sides = {field.name for field in dataclasses.fields(Side)}

@@ -47,7 +47,9 @@ def is_public(ladder_config: LadderConfig, record: Player) -> bool:
 
 def card(ladder_config: LadderConfig, record: Player) -> dict[str, str]:
     """The player hash: ``ladder:{L}:player:<id>``."""
-    state = PlayerState(record.rating, record.rated_games, record.experience)
+    state = PlayerState(
+        record.rating, record.rated_games, record.experience, deviation=record.deviation
+    )
     fields = {
         "rating": repr(float(record.rating)),
         "games": str(record.rated_games),
@@ -64,6 +66,10 @@ def card(ladder_config: LadderConfig, record: Player) -> dict[str, str]:
         fields["linked_to"] = record.linked_to
     if record.banned:
         fields["banned"] = "1"
+    if record.deviation is not None:
+        fields["deviation"] = repr(float(record.deviation))
+    if record.volatility is not None:
+        fields["volatility"] = repr(float(record.volatility))
     return fields
 
 
@@ -92,6 +98,8 @@ _SHOWN = operator.itemgetter(
             "last_game_at",
             "updated_at",
             "banned",
+            "deviation",
+            "volatility",
         )
     )
 )
@@ -116,8 +124,8 @@ class BoardRows:
             None if days is None else (now or datetime.now(UTC)) - timedelta(days=days)
         )
         self.rules = self.config.current
-        self._provisional: dict[tuple[int, int], str] = {}
-        self._public: dict[tuple[bool, bool, int], int] = {}
+        self._provisional: dict[tuple[int, int, float | None], str] = {}
+        self._public: dict[tuple[bool, bool, int, float | None], int] = {}
         self._iso: dict[tuple[datetime, Any], str] = {}
 
     def iso(self, when: datetime) -> str:
@@ -146,13 +154,17 @@ class BoardRows:
             last_game_at,
             updated_at,
             banned,
+            deviation,
+            volatility,
         ) = _SHOWN(r)
         shown = repr(float(rating))
-        provisional = self._provisional.get((games, experience))
+        ranked_by = self.rules.board_score(rating, deviation)  # the rating, but openskill's
+        score = shown if ranked_by == rating else repr(float(ranked_by))
+        provisional = self._provisional.get((games, experience, deviation))
         if provisional is None:
-            state = PlayerState(float(rating), games, experience)
+            state = PlayerState(float(rating), games, experience, deviation=deviation)
             provisional = "1" if is_provisional(self.rules, state) else "0"
-            self._provisional[(games, experience)] = provisional
+            self._provisional[(games, experience, deviation)] = provisional
         fields = [
             "rating",
             shown,
@@ -177,14 +189,18 @@ class BoardRows:
             fields += ["linked_to", linked]
         if banned:
             fields += ["banned", "1"]
+        if deviation is not None:
+            fields += ["deviation", repr(float(deviation))]
+        if volatility is not None:
+            fields += ["volatility", repr(float(volatility))]
         on_board = 1 if listed and not linked and not banned else 0  # as on_rating_board
         public = 0
         if on_board and self.config.public_board:
-            found = self._public.get((email, name, experience))
+            found = self._public.get((email, name, experience, deviation))
             if found is None:
                 record = stored_player(r)
                 found = 1 if is_public(self.config, record) else 0
-                self._public[(email, name, experience)] = found
+                self._public[(email, name, experience, deviation)] = found
             public = found
         on_boosted = "0" if linked or banned else str(boosted)  # linked or banned: off every board
         active, since = -1, "0"  # -1: the ladder keeps no active board
@@ -193,7 +209,7 @@ class BoardRows:
             active = 1 if on_board and recent else 0
             if last_game_at is not None:
                 since = repr(last_game_at.timestamp())
-        return [pid, str(version), on_board, shown, public, on_boosted, fields, active, since]
+        return [pid, str(version), on_board, score, public, on_boosted, fields, active, since]
 
 
 def as_row(record: Player) -> PlayerRow:

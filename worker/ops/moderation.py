@@ -102,6 +102,8 @@ def ledger_rows(
             "delta": c.delta,
             "k": None,
             "expected": None,
+            "deviation": c.deviation,
+            "volatility": c.volatility,
             "games": None,  # a receipt's columns: a correction belongs to no game's receipt
             "provisional": None,
             "at": at,

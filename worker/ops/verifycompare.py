@@ -15,7 +15,10 @@ from worker.ops.verifyreport import LadderReport, Mismatch
 from worker.store.log import CHUNK, STORED_LEDGER
 from worker.store.statements import PLAYER_COLUMNS
 
-LEDGER_FIELDS = ("player_id", "kind", "before", "after", "delta", "k", "expected")
+LEDGER_FIELDS = (
+    *("player_id", "kind", "before", "after", "delta", "k", "expected"),
+    *("deviation", "volatility"),
+)
 _STATE = operator.attrgetter(*PLAYER_COLUMNS)  # a Player's stored columns, as one tuple
 
 
@@ -39,6 +42,8 @@ def compare_change(
         made.delta,
         made.k,
         made.expected,
+        made.deviation,
+        made.volatility,
     )
     if tuple(kept) == derived:
         return

@@ -117,14 +117,13 @@ def void(
         log.finish()
         report.replayed = log.count
         effective = store.effective(conn, ladder)
-        start = ladder_config.rules_at(now).start
         done = rerate(
             ladder,
             current=current,
             should=should.players,
             verdicts=should.verdicts,
             effective=effective,
-            start=start,
+            rules=ladder_config.rules_at(now),
             at=now,
         )
         report.done = new

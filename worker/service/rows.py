@@ -71,6 +71,8 @@ class Rows:
                     "delta": change.delta,
                     "k": change.k,
                     "expected": change.expected,
+                    "deviation": change.deviation,
+                    "volatility": change.volatility,
                     "at": now,
                     "games": games,
                     "provisional": provisional,

@@ -108,6 +108,15 @@ CROSS JOIN LATERAL (SELECT games FROM rating_changes
         AND games IS NOT NULL
     ORDER BY id DESC LIMIT 1) AS r
 """
+# The deviation and volatility of a ladder whose ruleset keeps them: the last row that
+# set them (a game, a link's adoption, a correction); other rows leave them as they were.
+_LAST_DEVIATION = f"""
+SELECT p.id, r.deviation, r.volatility FROM {_IDS}
+CROSS JOIN LATERAL (SELECT deviation, volatility FROM rating_changes
+    WHERE ladder = :ladder AND player_id = p.id AND at >= :since AND at < :before
+        AND deviation IS NOT NULL
+    ORDER BY id DESC LIMIT 1) AS r
+"""
 _LISTED_KINDS = ("game", "prize", "import", "link")
 _RATED_ROWS = f"""
 SELECT p.id FROM {_IDS}
@@ -230,6 +239,8 @@ def at(
         player(pid).rating = float(rating)
     for pid, games in conn.execute(text(_LAST_GAMES), args):
         player(pid).rated_games = int(games)
+    for pid, deviation, volatility in conn.execute(text(_LAST_DEVIATION), args):
+        player(pid).deviation, player(pid).volatility = deviation, volatility
     for (pid,) in conn.execute(text(_RATED_ROWS), {**args, "kinds": list(_LISTED_KINDS)}):
         player(pid).listed = True
     for pid, length, last_game in conn.execute(text(_PLAYED), args):

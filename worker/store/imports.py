@@ -90,6 +90,8 @@ class Line:
             "last_game_at": last,
             "updated_at": now.astimezone(UTC),
             "banned": False,
+            "deviation": None,  # an imported rating brings none: the ruleset's start stands
+            "volatility": None,
         }
         return tuple(stored[name] for name in STORED_FIELDS)
 

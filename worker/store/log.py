@@ -25,7 +25,10 @@ from worker.store import cursor
 from worker.store.tables import events, rating_changes
 
 CHUNK = 5000  # rows per fetch from the server-side cursor
-STORED_LEDGER = ("player_id", "kind", "rating_before", "rating_after", "delta", "k", "expected")
+STORED_LEDGER = (
+    *("player_id", "kind", "rating_before", "rating_after", "delta", "k", "expected"),
+    *("deviation", "volatility"),
+)
 # ... and what the event's receipt showed of each player right after it (NULL: not known).
 RECEIPT_LEDGER = (*STORED_LEDGER, "games", "provisional")
 RECORDED = [str(kind) for kind in RECORDED_KINDS]
@@ -62,6 +65,8 @@ class LedgerRow(NamedTuple):
     delta: float
     k: float | None
     expected: float | None
+    deviation: float | None
+    volatility: float | None
 
 
 class ShownLedgerRow(NamedTuple):
@@ -74,6 +79,8 @@ class ShownLedgerRow(NamedTuple):
     delta: float
     k: float | None
     expected: float | None
+    deviation: float | None
+    volatility: float | None
     games: int | None
     provisional: bool | None
 
@@ -301,8 +308,8 @@ class Recorded:
 
 def recorded_of(row: Sequence[Any]) -> Recorded:
     """A row of ``recorded_actions`` as a history entry."""
-    event_id, at, player_id, kind, before, after, delta, k, expected = row
-    change = LedgerChange(player_id, LedgerKind(kind), before, after, delta, k, expected)
+    event_id, at, player_id, kind, *values = row
+    change = LedgerChange(player_id, LedgerKind(kind), *values)
     return Recorded(event_id, at, change)
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 from engine import Action, Player
 from engine.player import stored_player
 from engine.replay import RECORDED_KINDS
+from worker.store.log import STORED_LEDGER
 from worker.store.statements import PLAYER_ROW, chunks, write_batch
 from worker.store.tables import (
     event_effects,
@@ -161,16 +162,7 @@ def history_actions(conn: Connection, ladder: str) -> list[Action]:
 def action_rows(conn: Connection, ladder: str) -> dict[str, list[Sequence[Any]]]:
     """The ledger rows of moderation actions (``moderation:<n>``), by event id, in order."""
     query = (
-        select(
-            rating_changes.c.event_id,
-            rating_changes.c.player_id,
-            rating_changes.c.kind,
-            rating_changes.c.rating_before,
-            rating_changes.c.rating_after,
-            rating_changes.c.delta,
-            rating_changes.c.k,
-            rating_changes.c.expected,
-        )
+        select(rating_changes.c.event_id, *(rating_changes.c[c] for c in STORED_LEDGER))
         .where(
             rating_changes.c.ladder == ladder,
             rating_changes.c.kind.in_(["adjustment", "correction"]),

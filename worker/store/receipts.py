@@ -42,6 +42,8 @@ _CHANGE_COLUMNS = (
     rating_changes.c.expected,
     rating_changes.c.games,
     rating_changes.c.provisional,
+    rating_changes.c.deviation,
+    rating_changes.c.volatility,
 )
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from worker.ladders import Config, ConfigError
 from worker.settings import ROUTES, SettingsError, check_database_url, normalise_database_url
-from worker.store.tables import make_engine
+from worker.store.engines import make_engine
 
 
 def resolve(given: Mapping[str, str], config: Config, env: Mapping[str, str]) -> dict[str, str]:
