@@ -305,8 +305,14 @@ class Replay:
         """Apply a recorded rating change; returns it with ``before`` and ``delta`` as derived."""
         match change.kind:
             case LedgerKind.SEASON:
-                # A season's reset sets the rating it records and bumps the version.
-                return self._set(ladder, change, change.after, at, claim=True)
+                # A season's reset sets the rating it records (a soft one, the deviation) and
+                # bumps the version.
+                derived = self._set(ladder, change, change.after, at, claim=True)
+                if change.deviation is None:
+                    return derived
+                player = self.state.players[(ladder, change.player_id)]
+                player.deviation, player.volatility = change.deviation, change.volatility
+                return derived._replace(deviation=change.deviation, volatility=change.volatility)
             case LedgerKind.IMPORT:
                 # The start of an imported player's history: listed at the rating it records,
                 # with the games, experience, last game and flags of their profile.

@@ -22,7 +22,7 @@ from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board, card, ledger, outcome, stored_players
 from worker import keys
-from worker.entrypoints.cli import moderate, read
+from worker.entrypoints.cli import moderate, ops, read
 from worker.entrypoints.cli.main import dispatch
 from worker.ladders import default_config_path
 from worker.ops import reconcile
@@ -175,6 +175,7 @@ def command(rt: Any, *argv: str) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     read.register(commands)
     moderate.register(commands)
+    ops.register(commands)
     return dispatch(rt, parser.parse_args(list(argv)))
 
 
@@ -267,3 +268,30 @@ def test_a_seed_ruleset_dead_letters_a_draw_and_a_team_game(rt, name):
     assert {"d-1": "unsupported_shape", "t-1": "unsupported_shape"} == letters
     assert {} == stored_players(rt, name)
     assert {} == board(rt, name)
+
+
+# -- seasons (SPEC 7: "seasons (a soft reset: deviation raised, not the rating)") -----------
+
+
+@pytest.mark.parametrize("name", ["chess", "arena"])
+def test_a_season_reset_raises_the_deviation_keeps_the_rating_and_verify_agrees(rt, name):
+    """Closing a season with --reset toward-start moves each deviation halfway back to the
+    start deviation and leaves every rating; the archive ranks as the board does."""
+    publish(rt, *(played(name, "a", f"o{i}", 5 - i * 0.5) for i in range(4)))
+    drain(rt)
+    before = stored_players(rt, name)
+    live_board = board(rt, name)
+    argv = ["season", "close", name, "--name", "S0", "--reset", "toward-start"]
+    assert 0 == command(rt, *argv, "--fraction", "0.5")
+    after = stored_players(rt, name)
+    start = rt.config.ladders[name].current.start_deviation
+    for pid, was in before.items():
+        assert was["rating"] == after[pid]["rating"]
+        if was["deviation"] is not None:
+            assert was["deviation"] + (start - was["deviation"]) * 0.5 == after[pid]["deviation"]
+    archive = rt.redis.zrange(keys.season(name, "S0"), 0, -1, withscores=True)
+    assert live_board == {m.decode(): s for m, s in archive}
+    assert "season" == ledger(rt, name, "a")[-1]["kind"]
+    publish(rt, played(name, "a", "o9", 0.1))
+    drain(rt)
+    clean(rt, name)

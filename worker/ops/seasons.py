@@ -11,7 +11,10 @@ never deadlock), then:
    rating); or ``toward_start`` (each rating moves ``fraction`` of the way to the start,
    rounded half away from zero on the rulesets that keep whole ratings). A reset is a rating
    change like any other: one ``rating_changes`` row (kind ``season``, event id
-   ``season:<name>``) per player whose rating moves, and the player's ``version`` is bumped;
+   ``season:<name>``) per player whose rating moves, and the player's ``version`` is bumped.
+   On a ruleset that keeps a deviation (glicko2, openskill) the reset is soft (SPEC 7): the
+   deviation moves back toward (or to) the start deviation and the rating stays, so a
+   returning player's next games move it more; its row records the deviation;
 3. records the season as closed and opens the next one.
 
 After the commit the archive is written to ``ladder:{L}:season:<name>`` (built aside, then
@@ -146,7 +149,7 @@ def close(
             .first()
         )
         number = current["number"] if current is not None else FIRST_SEASON
-        archived = _archive(conn, ladder, name)
+        archived = _archive(conn, ladder_config, name, now)
         changed = _reset(conn, ladder_config, name, policy, now)
         closing = {
             "name": name,
@@ -219,21 +222,38 @@ def _on_board(ladder: str) -> Any:
     )
 
 
-def _archive(conn: Connection, ladder: str, name: str) -> int:
-    ranked = select(
-        literal(ladder),
-        literal(name),
-        players.c.player_id,
-        func.rank().over(order_by=players.c.rating.desc()),
-        players.c.rating,
-        players.c.rated_games,
-        players.c.experience,
-    ).where(_on_board(ladder))
-    columns = ["ladder", "season", "player_id", "rank", "rating", "rated_games", "experience"]
-    conn.execute(insert(season_standings).from_select(columns, ranked))
-    count = select(func.count()).select_from(season_standings)
-    count = count.where(season_standings.c.ladder == ladder, season_standings.c.season == name)
-    return int(conn.execute(count).scalar_one())
+def _archive(conn: Connection, ladder_config: LadderConfig, name: str, now: datetime) -> int:
+    """The rating board into ``season_standings``, ranked 1, 2, 2, 4 by what the board ranks
+    by (the rating; openskill's mu - k * sigma, which is then the standing's rating)."""
+    ladder = ladder_config.name
+    score = ladder_config.rules_at(now).board_score
+    rows = conn.execute(
+        select(
+            players.c.player_id,
+            players.c.rating,
+            players.c.deviation,
+            players.c.rated_games,
+            players.c.experience,
+        ).where(_on_board(ladder))
+    ).all()
+    scored = sorted(((score(r[1], r[2]), r) for r in rows), key=lambda s: -s[0])
+    standings: list[dict[str, Any]] = []
+    for place, (value, row) in enumerate(scored, start=1):
+        rank = standings[-1]["rank"] if standings and standings[-1]["rating"] == value else place
+        standings.append(
+            {
+                "ladder": ladder,
+                "season": name,
+                "player_id": row[0],
+                "rank": rank,
+                "rating": value,
+                "rated_games": row[3],
+                "experience": row[4],
+            }
+        )
+    for start in range(0, len(standings), CHUNK):
+        conn.execute(insert(season_standings), standings[start : start + CHUNK])
+    return len(standings)
 
 
 def _reset(
@@ -243,6 +263,8 @@ def _reset(
         return 0
     ladder = ladder_config.name
     rules = ladder_config.rules_at(now)
+    if rules.start_deviation is not None:
+        return _soft_reset(conn, ladder, float(rules.start_deviation), name, policy, now)
     start = float(rules.start)
     target: Any
     if policy.reset == "start":
@@ -286,6 +308,45 @@ def _reset(
         update(players)
         .where(which)
         .values(rating=target, version=players.c.version + 1, updated_at=now)
+    )
+    return int(result.rowcount or 0)
+
+
+def _soft_reset(
+    conn: Connection, ladder: str, start: float, name: str, policy: Policy, now: datetime
+) -> int:
+    """The reset of a ruleset that keeps a deviation: the deviation raised to (or toward) the
+    start deviation, the rating kept. A player without one (no rated game yet) is at the
+    start already."""
+    current = players.c.deviation
+    target: Any = literal(start, Float(53))
+    if policy.reset != "start":
+        target = current + (start - current) * policy.fraction
+    which = and_(
+        players.c.ladder == ladder,
+        players.c.linked_to.is_(None),
+        current.is_not(None),
+        target != current,
+    )
+    ledger = select(
+        players.c.ladder,
+        players.c.player_id,
+        literal(f"season:{name}"),
+        literal("season"),
+        players.c.rating,
+        players.c.rating,
+        literal(0.0, Float(53)),
+        literal(now, players.c.updated_at.type),
+        target,
+        players.c.volatility,
+    ).where(which)
+    columns = ["ladder", "player_id", "event_id", "kind", "rating_before", "rating_after"]
+    columns += ["delta", "at", "deviation", "volatility"]
+    conn.execute(insert(rating_changes).from_select(columns, ledger))
+    result = conn.execute(
+        update(players)
+        .where(which)
+        .values(deviation=target, version=players.c.version + 1, updated_at=now)
     )
     return int(result.rowcount or 0)
 
