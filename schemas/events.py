@@ -454,6 +454,7 @@ GAME_SHAPES: Final[tuple[Shape, ...]] = (
         "a team game has no result (equal ranks tie): leave it out",
     ),
 )
+_WIN: Final = GAME_SHAPES[0]
 #: The fields that say a game's shape. Each is an object or an array when sent: never null.
 SHAPE_FIELDS: Final[tuple[str, ...]] = tuple(f for shape in GAME_SHAPES for f in shape.fields)
 #: ``result`` when a game leaves it out.
@@ -559,21 +560,15 @@ class GameFinished(_Event, frozen=True, tag="game.finished"):
 
     def _check_shape(self) -> None:
         """One shape, whole, with a result it takes; no player twice (``self_play``)."""
-        sent = [name for name in SHAPE_FIELDS if getattr(self, name) is not None]
-        missing = shape_missing([*sent, "result"], self.result)
-        if missing is not None:
-            raise ValueError(missing)
-        touched = shapes_sent(sent)
-        if len(touched) > 1:
-            first, other = touched[:2]
-            raise ValueError(
-                f"{other.fields[0]}: not with {'/'.join(first.fields)}: {_SHAPES_SAID}"
-            )
-        (shape,) = touched
+        winner, loser = self.winner, self.loser
+        if winner is not None and loser is not None and self.players is None and self.teams is None:
+            shape = _WIN  # most games: told at once, on the worker's hot path
+        else:
+            shape = self._whole_shape()
         if self.result not in shape.results:
             raise ValueError(f"result: {shape.other_result}")
-        if self.winner is not None and self.loser is not None:
-            if self.winner.player_id == self.loser.player_id:
+        if winner is not None and loser is not None:
+            if winner.player_id == loser.player_id:
                 raise ValueError(f"loser: {SELF_PLAY}")
             return
         placed = self._placed()
@@ -584,6 +579,26 @@ class GameFinished(_Event, frozen=True, tag="game.finished"):
             if ref.player_id in seen:
                 raise ValueError(f"{path}: player {ref.player_id!r} {ALREADY_IN_GAME}")
             seen.add(ref.player_id)
+
+    def _whole_shape(self) -> Shape:
+        """The game's shape; ValueError when it is not whole or is two."""
+        sent = [name for name in SHAPE_FIELDS if getattr(self, name) is not None]
+        missing = shape_missing([*sent, "result"], self.result)
+        if missing is not None:
+            raise ValueError(missing)
+        first, *others = shapes_sent(sent)
+        if others:
+            raise ValueError(
+                f"{others[0].fields[0]}: not with {'/'.join(first.fields)}: {_SHAPES_SAID}"
+            )
+        return first
+
+    @property
+    def shape(self) -> str:
+        """The game's shape: ``win``, ``draw`` or ``teams`` (:data:`GAME_SHAPES`)."""
+        if self.winner is not None:
+            return _WIN.name
+        return "draw" if self.players is not None else "teams"
 
     def _placed(self) -> list[tuple[str, PlayerRef]]:
         """Each player of a draw or a team game, with its path in the payload."""

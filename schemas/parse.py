@@ -47,6 +47,7 @@ _MAX_CONTAINERS: Final = 256
 # A game's shape field sent as null (no shape: refused) is read step by step as this, a value
 # its type refuses too, so that it is reported in field order, as null.
 _NULL_STAND_IN: Final = 0
+_NOT_SENT: Final = (object(),) * len(SHAPE_FIELDS)  # what obj.get gives for a key not sent
 _DECODER: Final = msgspec.json.Decoder(Event, dec_hook=decode_hook)
 
 
@@ -209,7 +210,7 @@ def _entries(value: dict[str, Any] | list[Any]) -> int:
 
 def _null_shape(obj: dict[str, Any]) -> bool:
     """Whether a game's object sends a shape field as null (no shape: refused)."""
-    return any(obj.get(name, obj) is None for name in SHAPE_FIELDS)
+    return None in map(obj.get, SHAPE_FIELDS, _NOT_SENT)
 
 
 def _json_type(model: type[msgspec.Struct], name: str) -> str:

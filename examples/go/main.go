@@ -2,6 +2,12 @@
 // RPUSH, then blocks (BLPOP, no polling) until the worker has scored it and prints the receipt.
 //
 //	REDIS_URL=redis://127.0.0.1:6379/0 go run . [event_id]
+//	SHAPE=draw LADDER=<a glicko2 or openskill ladder> go run . [event_id]
+//
+// The game is a 1v1 win (SHAPE=win, the default), a draw (SHAPE=draw: result "draw" and its two
+// players) or a team game (SHAPE=teams: teams, each with its rank; 1 is first, equal ranks tie).
+// A ladder whose ruleset rates 1v1 wins only (gammon42, fibs, prostriker) dead-letters a draw or
+// a team game as `unsupported_shape`.
 //
 // Safe to retry: the event is built once and kept in OUTBOX/<event_id>.json before it is sent;
 // every attempt, and every later run with the same event_id, sends those exact bytes. A repeat
@@ -11,7 +17,8 @@
 // Environment: REDIS_URL (default redis://127.0.0.1:6379/0), PUBLISH_TIMEOUT seconds to keep
 // retrying while Redis is unreachable (default 10), RECEIPT_TIMEOUT seconds to wait for the
 // receipt (default 2), OUTBOX directory (default ./outbox), ENDED_AT (default: now, when the
-// event is first built), WINNER / LOSER player ids, LADDER (default gammon42).
+// event is first built), WINNER / LOSER player ids (a draw's two players; a team game's first
+// players of the first and second team), SHAPE (win, draw or teams), LADDER (default gammon42).
 // Exit status: 0 with the receipt as one JSON line on stdout (rated, duplicate, ...), 1 if no
 // receipt came in time or the event was dead-lettered, 2 if Redis stayed unreachable for
 // PUBLISH_TIMEOUT (the event stays in the outbox: run again to send it).
@@ -31,18 +38,51 @@ import (
 
 type player struct {
 	PlayerID string `json:"player_id"`
+	// Weight is a team game's share of the game played (partial play); left out, 1.
+	Weight float64 `json:"weight,omitempty"`
 }
 
+type team struct {
+	Rank    int      `json:"rank"`
+	Players []player `json:"players"`
+}
+
+// gameFinished is one of three shapes: a 1v1 win (Winner, Loser), a draw (Result "draw",
+// Players) or a team game (Teams). The other shapes' fields are left out of the JSON.
 type gameFinished struct {
-	Type      string `json:"type"`
-	EventID   string `json:"event_id"`
-	Ladder    string `json:"ladder"`
-	EndedAt   string `json:"ended_at"`
-	Mode      string `json:"mode"`
-	Winner    player `json:"winner"`
-	Loser     player `json:"loser"`
-	Cube      int    `json:"cube"`
-	EndReason string `json:"end_reason"`
+	Type      string   `json:"type"`
+	EventID   string   `json:"event_id"`
+	Ladder    string   `json:"ladder"`
+	EndedAt   string   `json:"ended_at"`
+	Mode      string   `json:"mode"`
+	Winner    *player  `json:"winner,omitempty"`
+	Loser     *player  `json:"loser,omitempty"`
+	Cube      int      `json:"cube,omitempty"`
+	Result    string   `json:"result,omitempty"`
+	EndReason string   `json:"end_reason,omitempty"`
+	Players   []player `json:"players,omitempty"`
+	Teams     []team   `json:"teams,omitempty"`
+}
+
+// shapes fill in who played and how it ended.
+var shapes = map[string]func(game *gameFinished, first, second string){
+	// a 1v1 win: first beat second
+	"win": func(game *gameFinished, first, second string) {
+		game.Winner, game.Loser = &player{PlayerID: first}, &player{PlayerID: second}
+		game.Cube, game.EndReason = 2, "resign"
+	},
+	// a 1v1 draw between first and second
+	"draw": func(game *gameFinished, first, second string) {
+		game.Result = "draw"
+		game.Players = []player{{PlayerID: first}, {PlayerID: second}}
+	},
+	// a 2v2: first's team won; their team mate joined halfway (weight 0.5)
+	"teams": func(game *gameFinished, first, second string) {
+		game.Teams = []team{
+			{Rank: 1, Players: []player{{PlayerID: first}, {PlayerID: first + "-2", Weight: 0.5}}},
+			{Rank: 2, Players: []player{{PlayerID: second}, {PlayerID: second + "-2"}}},
+		}
+	},
 }
 
 type receipt struct {
@@ -80,17 +120,15 @@ func eventText(eventID string) ([]byte, error) {
 	if text, err := os.ReadFile(file); err == nil {
 		return text, nil
 	}
-	text, err := json.Marshal(gameFinished{
-		Type:      "game.finished",
-		EventID:   eventID,
-		Ladder:    env("LADDER", "gammon42"),
-		EndedAt:   env("ENDED_AT", time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")),
-		Mode:      "ranked",
-		Winner:    player{env("WINNER", "go-alice")},
-		Loser:     player{env("LOSER", "go-bob")},
-		Cube:      2,
-		EndReason: "resign",
-	})
+	game := gameFinished{
+		Type:    "game.finished",
+		EventID: eventID,
+		Ladder:  env("LADDER", "gammon42"),
+		EndedAt: env("ENDED_AT", time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")),
+		Mode:    "ranked",
+	}
+	shapes[env("SHAPE", "win")](&game, env("WINNER", "go-alice"), env("LOSER", "go-bob")) // run() checked it
+	text, err := json.Marshal(game)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +175,10 @@ func run() int {
 	redisURL := env("REDIS_URL", "redis://127.0.0.1:6379/0")
 	publishTimeout := seconds("PUBLISH_TIMEOUT", "10")
 	receiptTimeout := seconds("RECEIPT_TIMEOUT", "2")
+	if _, known := shapes[env("SHAPE", "win")]; !known {
+		fmt.Fprintln(os.Stderr, "game-server: SHAPE must be win, draw or teams")
+		return 2
+	}
 	text, err := eventText(eventID)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "game-server: cannot keep the event in the outbox: %v\n", err)

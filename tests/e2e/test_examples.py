@@ -1,5 +1,6 @@
 """The example game servers (examples/node, examples/python, examples/go) get their receipts
-from a real worker, retry safely and give up in bounded time.
+from a real worker, retry safely and give up in bounded time, and build a 1v1 win, a draw or a
+team game (``SHAPE``) that the contract accepts.
 
 Node.js and Go are required: without them these tests fail (it is how CI shows the examples
 work). Issue 36: "The example must build the event once, retry the same bytes, and give up
@@ -14,10 +15,12 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from schemas import GameFinished, parse_event
 from tests.e2e.conftest import Cli
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -157,3 +160,52 @@ def test_the_game_server_exits_1_when_no_receipt_comes(
     done = subprocess.run([*server, "ex-late"], env=env, capture_output=True, text=True, timeout=30)
     assert done.returncode == 1
     assert "no receipt for ex-late within 0.5 s" in done.stderr
+
+
+@pytest.mark.parametrize("shape", ["draw", "teams"])
+def test_the_game_server_builds_a_draw_and_a_team_game_the_contract_accepts(
+    server: list[str], shape: str, tmp_path: Path
+) -> None:
+    """SHAPE=draw is the two players' draw, SHAPE=teams the winner's team ranked first with a
+    team mate of weight 0.5: the event kept in the outbox (Redis unreachable, so not sent) is
+    a valid game of that shape to the worker's own parser."""
+    outbox = tmp_path / "outbox"
+    env = {
+        **os.environ,
+        "REDIS_URL": UNREACHABLE_REDIS,
+        "PUBLISH_TIMEOUT": "0.2",
+        "OUTBOX": str(outbox),
+        "SHAPE": shape,
+        "WINNER": "nia",
+        "LOSER": "ole",
+    }
+    done = subprocess.run(
+        [*server, f"ex-{shape}"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert 2 == done.returncode, done.stderr
+    (kept,) = outbox.iterdir()
+    event = parse_event(kept.read_text(encoding="utf-8"), now=datetime.now(UTC))
+    assert isinstance(event, GameFinished)
+    assert (None, None) == (event.winner, event.loser)
+    if shape == "draw":
+        assert event.players is not None
+        assert ("draw", ["nia", "ole"]) == (event.result, [p.player_id for p in event.players])
+    else:
+        assert event.teams is not None
+        ranked = [
+            (team.rank, [(p.player_id, p.weight) for p in team.players]) for team in event.teams
+        ]
+        assert [(1, [("nia", 1.0), ("nia-2", 0.5)]), (2, [("ole", 1.0), ("ole-2", 1.0)])] == ranked
+
+
+def test_the_game_server_refuses_a_shape_it_does_not_know(
+    server: list[str], tmp_path: Path
+) -> None:
+    """SHAPE=final: one line naming the shapes, exit 2, nothing built."""
+    env = {**os.environ, "SHAPE": "final", "OUTBOX": str(tmp_path / "outbox")}
+    done = subprocess.run([*server, "ex-x"], env=env, capture_output=True, text=True, timeout=60)
+    assert (2, ["game-server: SHAPE must be win, draw or teams"]) == (
+        done.returncode,
+        done.stderr.splitlines(),
+    )
+    assert not (tmp_path / "outbox").exists()

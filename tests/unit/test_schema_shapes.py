@@ -137,6 +137,12 @@ def test_the_common_fields_keep_their_defaults_and_meaning_on_every_shape() -> N
         )
 
 
+@pytest.mark.parametrize(("fields", "shape"), [(WIN, "win"), (DRAW, "draw"), (TEAMS, "teams")])
+def test_a_game_names_its_shape(fields: dict[str, Any], shape: str) -> None:
+    """GameFinished.shape is the GAME_SHAPES name of the fields it was sent with."""
+    assert shape == parsed(game(**fields)).shape
+
+
 def test_a_1v1_win_reads_as_it_always_did() -> None:
     """winner and loser, result gammon; the draw and team fields are None."""
     event = parsed(game(**WIN, result="gammon"))
