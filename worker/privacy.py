@@ -4,7 +4,8 @@ SPEC 2.4 step 4: a server may send a player's raw ``ip``; the worker turns it in
 hash of its /24 or /64 and never stores or logs the address. A dead-lettered payload keeps
 everything else in meaning, so replaying it scores exactly as the original would have:
 
-- a valid ``ip`` of the winner or loser becomes the ``network`` token it would have produced
+- a valid ``ip`` of a game's player (winner, loser, a draw's players, a team game's players)
+  becomes the ``network`` token it would have produced
   (or nothing, for an address that is no network identity: loopback, link-local);
 - an invalid one becomes :data:`SCRUBBED`, which is invalid too: the replay is refused for
   the same reason, and the address (``198.51.100.1:5000``) is not kept;
@@ -72,24 +73,43 @@ def storable_payload(
 
 def _storable(data: dict[str, Any] | list[Any], key: bytes) -> Any:
     """``data`` with every ``ip`` removed; a player's own becomes a token or the marker."""
-    sides: dict[str, tuple[bool, str | None]] = {}
+    found: dict[tuple[Any, ...], tuple[bool, str | None]] = {}
     if isinstance(data, dict):
-        for side in ("winner", "loser"):
-            ref = data.get(side)
-            if isinstance(ref, dict) and "ip" in ref:
+        for path, ref in _players(data):
+            if "ip" in ref:
                 ip = ref["ip"]
                 if ip is None:
                     continue  # an explicit null is the default: nothing to replace
                 valid = is_ip_address(ip)
-                sides[side] = (valid, network_token(ip, key) if valid else None)
+                found[path] = (valid, network_token(ip, key) if valid else None)
     stored = redact(data) if isinstance(data, dict) else redact({"": data})[""]
-    for side, (valid, token) in sides.items():
-        ref = stored[side]
+    for path, (valid, token) in found.items():
+        ref = stored
+        for step in path:
+            ref = ref[step]
         if not valid:
             ref["ip"] = SCRUBBED  # still not an address: the replay is refused as before
         elif ref.get("network") is None and token is not None:
             ref["network"] = token
     return stored
+
+
+def _players(data: dict[str, Any]) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
+    """Where a game names its players (a 1v1's winner and loser, a draw's players, a team
+    game's teams' players), each with its path in ``data``."""
+    found: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((side,), data[side]) for side in ("winner", "loser") if isinstance(data.get(side), dict)
+    ]
+    players = data.get("players")
+    if isinstance(players, list):
+        found += [(("players", i), p) for i, p in enumerate(players) if isinstance(p, dict)]
+    teams = data.get("teams")
+    for t, team in enumerate(teams if isinstance(teams, list) else []):
+        members = team.get("players") if isinstance(team, dict) else None
+        for i, p in enumerate(members if isinstance(members, list) else []):
+            if isinstance(p, dict):
+                found.append((("teams", t, "players", i), p))
+    return found
 
 
 def _dumps(data: Any) -> str:

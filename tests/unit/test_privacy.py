@@ -46,6 +46,30 @@ def test_a_raw_ip_is_replaced_by_its_network_token_and_the_rest_is_kept():
     assert "203.0.113" not in json.dumps(stored)
 
 
+def test_a_draw_s_and_a_team_game_s_addresses_become_their_tokens_too():
+    """Every player of a draw or a team game keeps the token its address hashes to, so a
+    dead-lettered one (``unsupported_shape``) replays as the original would have."""
+    raw = json.dumps(
+        {
+            "type": "game.finished",
+            "players": [
+                {"player_id": "a", "ip": "203.0.113.9"},
+                {"player_id": "b", "ip": "198.51.100.7"},
+            ],
+            "teams": [
+                {"rank": 1, "players": [{"player_id": "c", "ip": "203.0.113.10"}]},
+                {"rank": 2, "players": [{"player_id": "d", "ip": "not an address"}]},
+            ],
+        }
+    )
+    stored = json.loads(storable_payload(raw, KEY))
+    a, b = stored["players"]
+    (c,), (d,) = (team["players"] for team in stored["teams"])
+    assert (a["network"], c["network"]) == (c["network"], a["network"]) != b["network"]
+    assert ("ip" not in a, SCRUBBED) == (True, d["ip"])
+    assert "203.0.113" not in json.dumps(stored)
+
+
 def test_a_payload_without_addresses_is_stored_byte_for_byte():
     """Nothing to hide, nothing changed."""
     raw = '{"type": "game.finished", "ended_at": "2026-11-29T18:04:05Z"}'

@@ -97,3 +97,32 @@ def test_every_field_of_an_engine_event_is_a_field_of_its_contract_struct():
         assert set() == {field.name for field in dataclasses.fields(kind)} - contract - {"digest"}
     sides = {field.name for field in dataclasses.fields(Side)}
     assert set() == sides - {field.name for field in struct_fields(PlayerRef)}
+
+
+def test_a_draw_and_a_team_game_are_read_as_the_engine_s_match_with_ranks_and_weights():
+    """A draw's two players are two teams of one with the same rank; a team game keeps its
+    ranks and each player's weight; an ip is the token it hashes to (SPEC 7 shapes)."""
+    sides = [{"player_id": "a", "ip": "203.0.113.9"}, {"player_id": "b", "ip": "203.0.113.10"}]
+    base = {"type": "game.finished", "event_id": "d", "ladder": "chess", "mode": "ranked"}
+    base["ended_at"] = "2026-11-29T18:04:05Z"
+    draw = {**base, "result": "draw", "players": sides}
+    lineup = [
+        {"rank": 2, "players": [{"player_id": "a", "weight": 0.5}, {"player_id": "b"}]},
+        {"rank": 1, "players": [{"player_id": "c"}]},
+    ]
+    team = {**base, "event_id": "t", "teams": lineup}
+    read = [
+        records.engine_event(
+            records.stored_payload(parse_event(json.dumps(e), now=NOW), NETWORK_KEY)
+        )
+        for e in (draw, team)
+    ]
+    assert all(isinstance(match, MatchFinished) for match in read)
+    drawn, teams = read
+    assert ("draw", (1, 1)) == (drawn.shape, tuple(t.rank for t in drawn.teams))
+    (a,), (b,) = (t.players for t in drawn.teams)
+    assert a.network is not None and a.network == b.network
+    assert ("teams", ((2, (0.5, 1.0)), (1, (1.0,)))) == (
+        teams.shape,
+        tuple((t.rank, t.weights) for t in teams.teams),
+    )
