@@ -14,7 +14,7 @@ from engine.gammon42 import CUBE_VALUES
 from engine.ladder import Decision, LadderState, LedgerChange, Policy, apply
 from engine.network import network_token
 from engine.player import Player, PlayerKey
-from engine.rating import display_change, display_rating, is_provisional, preview
+from engine.rating import display_change, display_rating, is_provisional, predict, preview
 from engine.reasons import LedgerKind, Outcome, Reason
 from engine.replay import Action, Imported, Lived, Replay, in_order, voided_by
 from engine.rulesets import RULESET_KINDS, FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
@@ -55,6 +55,7 @@ __all__ = [
     "is_provisional",
     "needs",
     "network_token",
+    "predict",
     "preview",
     "prostriker",
     "voided_by",

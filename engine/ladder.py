@@ -24,7 +24,7 @@ from typing import ClassVar, Final, NamedTuple
 
 from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
 from engine.fairplay import Reason as FairPlayReason
-from engine.player import Player, PlayerKey
+from engine.player import Player, PlayerKey, idle_days
 from engine.reasons import LedgerKind, Outcome, Reason
 from engine.rulesets import Ruleset
 from engine.types import Game, PlayerState, SideChange
@@ -699,7 +699,6 @@ def _rated(player: Player, change: SideChange) -> LedgerChange:
 
 
 def _state(player: Player, recent_ranked_games: int, ended_at: datetime) -> PlayerState:
-    last = player.last_game_at
     return PlayerState(
         player.rating,
         player.rated_games,
@@ -707,7 +706,7 @@ def _state(player: Player, recent_ranked_games: int, ended_at: datetime) -> Play
         recent_ranked_games,
         player.deviation,
         player.volatility,
-        0.0 if last is None else (ended_at - last).total_seconds() / 86400.0,
+        idle_days(player.last_game_at, ended_at),
     )
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from operator import itemgetter
 from typing import Any, Final
 
-__all__ = ["STATE_FIELDS", "STORED_FIELDS", "Player", "PlayerKey", "stored_player"]
+__all__ = ["STATE_FIELDS", "STORED_FIELDS", "Player", "PlayerKey", "idle_days", "stored_player"]
 
 PlayerKey = tuple[str, str]  # (ladder, player_id)
 
@@ -69,3 +69,9 @@ _IN_FIELD_ORDER = itemgetter(
 def stored_player(values: Sequence[Any]) -> Player:
     """The player of a stored row: its values named by ``STORED_FIELDS``, in that order."""
     return Player(*_IN_FIELD_ORDER(values))
+
+
+def idle_days(last_game_at: datetime | None, at: datetime) -> float:
+    """Days from a player's last rated game to a game at ``at`` (0 before their first): what
+    glicko2 grows the deviation by, for a game rated and for one predicted."""
+    return 0.0 if last_game_at is None else (at - last_game_at).total_seconds() / 86400.0

@@ -35,7 +35,7 @@ _FORM = "LADDER_API_TOKENS entries look like name:token:scope1|scope2, comma-sep
 class Scope(StrEnum):
     """What a token may read (SPEC 6)."""
 
-    BOARDS = "boards"  # ladders, top, page, rank, around, among, a player's card
+    BOARDS = "boards"  # ladders, top, page, rank, around, among, a player's card, predictions
     HISTORY = "history"  # a player's rating changes, event receipts, previews
     EXPORT = "export"  # the export: every player of a board at once
     CONSOLE = "console"  # the HTML console (/ and /ui/...)

@@ -350,6 +350,7 @@ REDIS_ONLY = [
     ["around", "gammon42", "a"],
     ["player", "gammon42", "a"],
     ["among", "gammon42", "a", "b"],
+    ["predict", "gammon42", "--team", "a", "--team", "b"],
     ["export", "gammon42"],
     ["config", "show"],
     ["publish", "{players}"],

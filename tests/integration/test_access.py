@@ -39,6 +39,7 @@ ROUTES: dict[str, Scope | None] = {
     "/ladders/{ladder}/players/{player_id}/rank": Scope.BOARDS,
     "/ladders/{ladder}/players/{player_id}/around": Scope.BOARDS,
     "/ladders/{ladder}/among": Scope.BOARDS,
+    "/ladders/{ladder}/predict": Scope.BOARDS,
     "/ladders/{ladder}/players/{player_id}/history": Scope.HISTORY,
     "/ladders/{ladder}/preview": Scope.HISTORY,
     "/ladders/{ladder}/events/{event_id}": Scope.HISTORY,

@@ -213,6 +213,7 @@ def test_the_openapi_document_lists_every_route(client):
         "/ladders/{ladder}/top",
         "/ladders/{ladder}/leaderboard",
         "/ladders/{ladder}/preview",
+        "/ladders/{ladder}/predict",
         "/ladders/{ladder}/players/{player_id}",
         "/ladders/{ladder}/players/{player_id}/rank",
         "/ladders/{ladder}/players/{player_id}/around",

@@ -1,6 +1,6 @@
 """The API's response models take their fields from the library's dataclasses (one
-definition per shape), so the HTTP contract follows what the reader, the history and the
-preview return."""
+definition per shape), so the HTTP contract follows what the reader, the history, the preview
+and the prediction return."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 from worker.boards import reader
 from worker.entrypoints.api import models
 from worker.entrypoints.api.models import mirrors
-from worker.service import preview
+from worker.service import predict, preview
 from worker.store import history
 
 
@@ -30,6 +30,9 @@ def _names(source: type) -> list[str]:
         (models.Page, reader.Page, ["ladder", "board"], []),
         (models.AmongAnswer, reader.Among, ["ladder", "board"], []),
         (models.Preview, preview.RatingPreview, [], ["display"]),
+        (models.Prediction, predict.Prediction, [], []),
+        (models.PredictedTeam, predict.Team, [], []),
+        (models.PredictedPlayer, predict.Seat, [], []),
     ],
 )
 def test_each_answer_model_has_its_dataclass_fields_in_order(

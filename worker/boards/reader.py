@@ -40,7 +40,6 @@ from redis.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoPermissionError, NoScriptError, ResponseError
 
-from engine import PlayerState
 from schemas.errors import InvalidArgument as InvalidArgument
 from schemas.errors import UnknownPlayer as UnknownPlayer
 from schemas.ids import MAX_ID_LENGTH as MAX_ID_LENGTH
@@ -51,6 +50,7 @@ from worker.boards.names import RATING_BOARDS as RATING_BOARDS
 from worker.boards.names import SEASON_PREFIX as SEASON_PREFIX
 from worker.boards.names import board_available as board_available
 from worker.boards.names import board_key as board_key
+from worker.boards.states import player_state as player_state
 
 if TYPE_CHECKING:
     pass
@@ -285,12 +285,6 @@ def card(redis: Client, ladder: str, player: str) -> Card:
         percentile=entries[0].percentile if start >= 0 and entries else None,
         banned=fields.get("banned") == "1",
     )
-
-
-def player_state(redis: Client, ladder: str, player: str) -> PlayerState:
-    """A stored player's state for a preview (their recent ranked games are not in Redis)."""
-    found = card(redis, ladder, player)
-    return PlayerState(found.rating, found.games, found.experience)
 
 
 def encode_cursor(ladder: str, board: str, entry: Entry, position: int) -> str:

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from worker.access import Access
 from worker.boards import reader
-from worker.entrypoints.api import auth, boards, history, ladders
+from worker.entrypoints.api import auth, boards, history, ladders, predict
 from worker.entrypoints.api import receipts as event_receipts
 from worker.entrypoints.api.caching import CACHE_SCHEMA
 from worker.entrypoints.api.errors import HANDLERS
@@ -36,6 +36,7 @@ from worker.store.routes import Databases, as_databases
 ROUTERS: tuple[APIRouter, ...] = (
     ladders.router,
     history.router,
+    predict.router,
     boards.router,
     event_receipts.router,
 )

@@ -2,7 +2,8 @@
 checked against before it leaves.
 
 A model that answers with one of the library's dataclasses (``reader.Entry``,
-``reader.Card``, ``history.Change``, ``reader.Page``, ``reader.Among``, ``RatingPreview``)
+``reader.Card``, ``history.Change``, ``reader.Page``, ``reader.Among``, ``RatingPreview``,
+``predict.Prediction``)
 takes its fields from that dataclass with ``@mirrors``: the class body states only what the
 HTTP contract adds (bounds, descriptions, closed vocabularies, the envelope's own fields), so
 a field added to the dataclass reaches the API and its document without a second list.
@@ -18,7 +19,7 @@ from typing import Any, Literal, TypeVar, cast
 from pydantic import BaseModel, Field, create_model
 
 from worker.boards import reader
-from worker.service import preview
+from worker.service import predict, preview
 from worker.store import history
 
 M = TypeVar("M", bound=BaseModel)
@@ -150,6 +151,38 @@ class Preview(BaseModel):
     b: Side
     win_probability: float = Field(ge=0, le=1)
     display: Display
+
+
+@mirrors(predict.Seat)
+class PredictedPlayer(BaseModel):
+    rating: float = Field(description="The rating the prediction took (a new player's: the start)")
+    deviation: float | None = Field(
+        description="glicko2's deviation or openskill's sigma as stored (glicko2 grows it by "
+        "the days since the player's last game before predicting); null on other rulesets"
+    )
+    games: int = Field(ge=0, description="Rated games so far")
+    new: bool = Field(description="Not on the ladder yet: the ruleset's start state")
+    rated_as: str | None = Field(
+        description="The account a linked id's games are rated on (its state is the account's)"
+    )
+
+
+@mirrors(predict.Team)
+class PredictedTeam(BaseModel):
+    players: list[PredictedPlayer]
+    expected: float = Field(
+        ge=0,
+        le=1,
+        description="The team's expected score, as rating the game would record it: in a "
+        "1v1 the win probability; openskill: the chance to finish first; glicko2 teams: the "
+        "mean of its players' expected scores against each other team",
+    )
+
+
+@mirrors(predict.Prediction)
+class Prediction(BaseModel):
+    match_length: int = Field(ge=1, description="The match length it was predicted for (fibs)")
+    teams: list[PredictedTeam] = Field(description="The teams in the order given")
 
 
 class ExportLine(BaseModel):

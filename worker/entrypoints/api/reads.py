@@ -29,10 +29,12 @@ from worker.entrypoints.api.models import (
     LadderInfo,
     Ladders,
     Page,
+    Prediction,
     Preview,
 )
 from worker.ladders import Config, LadderConfig
 from worker.service import cards
+from worker.service import predict as predictions
 from worker.service import preview as previews
 from worker.store import history
 from worker.store.routes import Databases
@@ -150,6 +152,12 @@ class Reads:
         found = previews.preview(config, a, b, cube=cube, match_length=match_length)
         display = Display(**previews.format_preview(config, found))
         return Preview(**found.as_json(), display=display)
+
+    def predict(self, ladder: str, teams: list[str], match_length: int) -> Prediction:
+        config = self.ladder(ladder)
+        ids = [predictions.parse_team(text, n) for n, text in enumerate(teams, 1)]
+        found = predictions.predict(config, ids, self.redis, match_length=match_length)
+        return Prediction(**found.as_json())
 
     def _side(self, ladder: LadderConfig, given: Given) -> previews.Side:
         rules = ladder.current

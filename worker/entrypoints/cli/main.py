@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 COMMAND_MODULES: tuple[str, ...] = (
     "worker.entrypoints.cli.deploy",
     "worker.entrypoints.cli.read",
+    "worker.entrypoints.cli.predict",
     "worker.entrypoints.cli.dlq",
     "worker.entrypoints.cli.ops",
     "worker.entrypoints.cli.verify",
