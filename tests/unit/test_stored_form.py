@@ -117,8 +117,8 @@ def test_a_draw_and_a_team_game_are_read_as_the_engine_s_match_with_ranks_and_we
         )
         for e in (draw, team)
     ]
-    assert all(isinstance(match, MatchFinished) for match in read)
     drawn, teams = read
+    assert isinstance(drawn, MatchFinished) and isinstance(teams, MatchFinished)
     assert ("draw", (1, 1)) == (drawn.shape, tuple(t.rank for t in drawn.teams))
     (a,), (b,) = (t.players for t in drawn.teams)
     assert a.network is not None and a.network == b.network
