@@ -1,0 +1,152 @@
+"""A player's draws and team games are their games wherever a player's games are read.
+
+SPEC 7: "`game.finished` keeps `winner`/`loser` (a 1v1 win) and adds a draw and team /
+free-for-all games (teams of player ids with finishing ranks, ties allowed, ...)". SPEC 6:
+"Every reader of the past (verify, void, ban, adjust, backtest, calibrate, the console, cards,
+history, erase, import) goes through it"; "Erase removes a player's real id from ... every
+table"; "`ladder archive --before YYYY-MM` detaches old partitions and verify then starts from
+the recorded checkpoint". SPEC 6 "One history": "A moderated ladder reads exactly as if voided
+games had never been published".
+
+The audit row names a game's players as its winner and loser, which a draw has not (its two
+players read as a win and a loss) and a game of more players has not at all: the store keeps
+each player of a draw or team game in ``game_players`` (``worker.store.game_players``), and
+the games list, the history, ``ban --void-since``, the boundary of ``verify --since``, erase
+and archive read it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import delete, select
+
+from tests.conftest import drain, publish
+from tests.events import game, link
+from tests.integration.helpers import outcome
+from tests.integration.test_new_rulesets import LADDERS, draw, teams
+from worker.ladders import default_config_path
+from worker.store import game_players
+from worker.store.tables import game_players as seats
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+
+
+@pytest.fixture
+def rt(make_runtime: Any, tmp_path: Path) -> Any:
+    """The shipped ladders with a glicko2 ladder (chess) and an openskill one (arena)."""
+    path = tmp_path / "ladders.toml"
+    path.write_text(default_config_path().read_text(encoding="utf-8") + LADDERS, encoding="utf-8")
+    return make_runtime(ladder_config=path)
+
+
+def seated(rt: Any, ladder: str | None = None) -> list[dict[str, Any]]:
+    """The ``game_players`` rows, without their times, in key order."""
+    query = select(seats).order_by(seats.c.ladder, seats.c.event_id, seats.c.player_id)
+    if ladder is not None:
+        query = query.where(seats.c.ladder == ladder)
+    with rt.engine.connect() as conn:
+        rows = [dict(row) for row in conn.execute(query).mappings()]
+    return [{k: v for k, v in r.items() if k not in ("ended_at", "processed_at")} for r in rows]
+
+
+def seat(event_id: str, player_id: str, rank: int, teams: int, drawn: bool = False) -> dict:
+    return {
+        "ladder": "arena",
+        "event_id": event_id,
+        "player_id": player_id,
+        "rank": rank,
+        "teams": teams,
+        "draw": drawn,
+    }
+
+
+def season_of_arena(rt: Any) -> None:
+    """On arena: a 1v1 win, a draw, a 2v2 and a four-player free-for-all with a tie, all of
+    ann's, then a game ann is not in."""
+    publish(
+        rt,
+        game("ann", "bob", ladder="arena", event_id="win", ended_at=NOW - timedelta(hours=5)),
+        draw("arena", "cat", "ann", 4 / 24, event_id="drawn"),
+        teams("arena", [(2, ["ann", "bob"]), (1, ["cat", "dan"])], 3 / 24, event_id="2v2"),
+        teams(
+            "arena",
+            [(1, ["eve"]), (2, ["ann"]), (2, ["bob"]), (4, ["dan"])],
+            2 / 24,
+            event_id="ffa",
+        ),
+        teams("arena", [(1, ["cat"]), (2, ["dan"]), (3, ["eve"])], 1 / 24, event_id="others"),
+    )
+    drain(rt)
+
+
+def test_each_player_of_a_draw_or_team_game_has_a_row_and_a_1v1_win_none(rt):
+    """A row per player of a draw or team game, with its team's place (tied teams share one),
+    the number of teams and whether all tied; a 1v1 win writes no row."""
+    season_of_arena(rt)
+    assert seated(rt) == [
+        seat("2v2", "ann", 2, 2),
+        seat("2v2", "bob", 2, 2),
+        seat("2v2", "cat", 1, 2),
+        seat("2v2", "dan", 1, 2),
+        seat("drawn", "ann", 1, 2, drawn=True),
+        seat("drawn", "cat", 1, 2, drawn=True),
+        seat("ffa", "ann", 2, 4),
+        seat("ffa", "bob", 2, 4),
+        seat("ffa", "dan", 4, 4),
+        seat("ffa", "eve", 1, 4),
+        seat("others", "cat", 1, 3),
+        seat("others", "dan", 2, 3),
+        seat("others", "eve", 3, 3),
+    ]
+
+
+def test_an_anonymous_player_of_a_team_game_has_the_row_of_the_account_it_is_linked_to(rt):
+    """The rows name the players as resolved, as their ledger rows do, rated or not (here a
+    bot's game is unrated)."""
+    with_bot = teams("arena", [(1, ["guest-1", "bob"]), (2, ["cat"])], 0.5, event_id="t-2")
+    with_bot["teams"][1]["players"][0]["is_bot"] = True
+    publish(
+        rt,
+        link("arena", "guest-1", "ann"),
+        teams("arena", [(1, ["guest-1"]), (2, ["bob"]), (3, ["cat"])], 1, event_id="t-1"),
+        with_bot,
+    )
+    drain(rt)
+    assert ("unrated", "bot") == outcome(rt, "arena", "t-2")
+    assert [(r["event_id"], r["player_id"]) for r in seated(rt, "arena")] == [
+        ("t-1", "ann"),
+        ("t-1", "bob"),
+        ("t-1", "cat"),
+        ("t-2", "ann"),
+        ("t-2", "bob"),
+        ("t-2", "cat"),
+    ]
+
+
+def test_the_migration_fill_makes_the_rows_the_worker_wrote(rt):
+    """Migration 0012 fills the table for the draws and team games already in the log: the
+    same rows, each id resolved through the links made before the game only."""
+    publish(
+        rt,
+        teams("arena", [(1, ["guest-1"]), (2, ["bob"]), (3, ["cat"])], 2, event_id="before"),
+        link("arena", "guest-1", "ann"),
+        teams("arena", [(1, ["guest-1"]), (1, ["bob"])], 1, event_id="after"),
+        draw("chess", "cat", "dan", 1, event_id="chess-draw"),
+        game("ann", "bob", ladder="arena", event_id="win"),
+    )
+    drain(rt)
+    written = seated(rt)
+    assert {
+        (r["event_id"], r["player_id"]) for r in written if r["player_id"] in ("ann", "guest-1")
+    } == {
+        ("before", "guest-1"),
+        ("after", "ann"),
+    }
+    with rt.engine.begin() as conn:
+        conn.execute(delete(seats))
+        assert len(written) == game_players.fill(conn, chunk=2)
+    assert seated(rt) == written
