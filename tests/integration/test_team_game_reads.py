@@ -23,13 +23,18 @@ from typing import Any
 
 import pytest
 from sqlalchemy import delete, select
+from starlette.testclient import TestClient
 
 from tests.conftest import drain, publish
 from tests.events import game, link
-from tests.integration.helpers import outcome
+from tests.integration.helpers import EVERYONE, ledger, outcome
+from tests.integration.test_moderation import ladder, ladder_json
 from tests.integration.test_new_rulesets import LADDERS, draw, teams
+from worker.entrypoints.api.app import create_app
+from worker.entrypoints.console import pages
 from worker.ladders import default_config_path
 from worker.store import game_players
+from worker.store.games import games
 from worker.store.tables import game_players as seats
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -150,3 +155,80 @@ def test_the_migration_fill_makes_the_rows_the_worker_wrote(rt):
         conn.execute(delete(seats))
         assert len(written) == game_players.fill(conn, chunk=2)
     assert seated(rt) == written
+
+
+# What ann's games read as, newest first: (event, result, opponent, rank, teams).
+ANNS_GAMES = [
+    ("ffa", "rank 2 of 4", None, 2, 4),
+    ("2v2", "rank 2 of 2", None, 2, 2),
+    ("drawn", "draw", "cat", 1, 2),
+    ("win", "win", "bob", None, None),
+]
+
+
+def test_the_games_list_shows_a_draw_a_2v2_and_a_free_for_all_among_the_1v1_games(rt):
+    """A draw reads ``draw`` against its opponent, a team game ``rank N of M`` (its team's
+    place of M teams) with no opponent, a 1v1 win as before; each with the player's change."""
+    season_of_arena(rt)
+    found = games(rt.engine, "arena", "ann")
+    assert [(g.event_id, g.result, g.opponent, g.rank, g.teams) for g in found] == ANNS_GAMES
+    changes = {row["event_id"]: row["delta"] for row in ledger(rt, "arena", "ann")}
+    assert [g.delta for g in found] == [changes[g.event_id] for g in found]
+    assert {g.outcome for g in found} == {"rated"}
+    bobs = [(g.event_id, g.result, g.opponent) for g in games(rt.engine, "arena", "bob")]
+    assert bobs == [
+        ("ffa", "rank 2 of 4", None),
+        ("2v2", "rank 2 of 2", None),
+        ("win", "loss", "ann"),
+    ]
+    cats = [(g.event_id, g.result, g.opponent) for g in games(rt.engine, "arena", "cat")]
+    assert cats == [
+        ("others", "rank 1 of 3", None),
+        ("2v2", "rank 1 of 2", None),
+        ("drawn", "draw", "ann"),
+    ]
+
+
+def test_ladder_history_shows_them_with_the_same_results_and_no_opponent_for_a_team_game(
+    rt, capsys
+):
+    """``ladder history --json`` and its table: every rated game of the player, each a game
+    with its end, result and place."""
+    season_of_arena(rt)
+    rows = ladder_json(rt, capsys, "history", "arena", "ann")
+    assert [
+        (r["event_id"], r["result"], r["opponent"], r["rank"], r["teams"]) for r in rows
+    ] == ANNS_GAMES
+    assert all(r["kind"] == "game" and r["ended_at"] for r in rows)
+    assert 0 == ladder(rt, "history", "arena", "ann")
+    table = {line.split()[1]: line for line in capsys.readouterr().out.splitlines()[2:]}
+    assert "rank 2 of 4" in table["ffa"] and " - " in table["ffa"]
+    assert "draw" in table["drawn"] and "cat" in table["drawn"]
+
+
+def test_the_http_history_answers_them_as_its_schema_says(rt):
+    """The API checks every answer against its model: a draw's and a team game's results are
+    in its vocabulary."""
+    app = create_app(rt.config, rt.leaderboard_redis, rt.engine, access=EVERYONE)
+    season_of_arena(rt)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        answer = client.get("/ladders/arena/players/ann/history")
+    assert 200 == answer.status_code, answer.text
+    assert [
+        (r["event_id"], r["result"], r["opponent"], r["rank"], r["teams"]) for r in answer.json()
+    ] == ANNS_GAMES
+
+
+def test_the_console_lists_a_team_game_with_its_place_and_no_opponent(rt):
+    """The player page's games: a team game is no moderation row, its opponent cell says it
+    was a team game."""
+    season_of_arena(rt)
+    stores = pages.Stores(rt.config, rt.leaderboard_redis, rt.databases)
+    shown = pages.player(stores, "arena", "ann")
+    listed = [(g["result"], g["opponent"], g["moderation"], g["detail"]) for g in shown["games"]]
+    assert listed == [
+        ("rank 2 of 4", "", False, "team game"),
+        ("rank 2 of 2", "", False, "team game"),
+        ("draw", "cat", False, ""),
+        ("win", "bob", False, ""),
+    ]

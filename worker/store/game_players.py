@@ -36,7 +36,7 @@ from sqlalchemy.engine import Connection
 
 from worker.store.tables import game_players
 
-__all__ = ["delete_archived", "fill", "rows"]
+__all__ = ["delete_archived", "fill", "played", "rows"]
 
 
 def rows(
@@ -68,6 +68,28 @@ def rows(
             "processed_at": processed_at,
         }
     return list(made.values())
+
+
+def played(
+    player: str,
+    winner_id: str | None,
+    loser_id: str | None,
+    rank: int | None,
+    teams: int | None,
+    draw: bool | None,
+) -> tuple[str | None, str]:
+    """A game's opponent and result for ``player``, from its audit row's winner and loser and
+    the player's row here (``rank`` None: there is none, a 1v1 win): a 1v1 win is a ``win`` or
+    a ``loss``; a draw (every team at one rank) a ``draw``; another team game ``rank N of M``,
+    its team's place of M teams. The opponent is the other player of a two-player game, and
+    None in a game of more."""
+    if rank is None:
+        won = winner_id == player
+        return (loser_id if won else winner_id), ("win" if won else "loss")
+    opponent = None
+    if winner_id is not None and loser_id is not None:
+        opponent = loser_id if winner_id == player else winner_id
+    return opponent, "draw" if draw else f"rank {rank} of {teams}"
 
 
 # The draws and team games of the log, and each ladder's links with the scoring number of the
