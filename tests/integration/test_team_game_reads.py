@@ -29,11 +29,11 @@ from tests.conftest import drain, publish
 from tests.events import game, link
 from tests.integration.helpers import EVERYONE, ledger, outcome
 from tests.integration.test_moderation import ladder, ladder_json
-from tests.integration.test_new_rulesets import LADDERS, draw, teams
+from tests.integration.test_new_rulesets import LADDERS, clean, draw, teams
 from worker.entrypoints.api.app import create_app
 from worker.entrypoints.console import pages
 from worker.ladders import default_config_path
-from worker.store import game_players
+from worker.store import game_players, moderation
 from worker.store.games import games
 from worker.store.tables import game_players as seats
 
@@ -232,3 +232,30 @@ def test_the_console_lists_a_team_game_with_its_place_and_no_opponent(rt):
         ("draw", "cat", False, ""),
         ("win", "bob", False, ""),
     ]
+
+
+def test_a_ban_with_void_since_voids_the_players_draws_and_team_games_and_verify_agrees(rt):
+    """``ban --void-since`` voids every game of the player that ended from then on, a draw and
+    a free-for-all among them (a team game before stays rated), and the ladder is re-rated
+    exactly: ``verify`` and ``reconcile`` find nothing; a void of such a game names all its
+    players."""
+    publish(
+        rt,
+        teams("arena", [(1, ["ann", "bob"]), (2, ["cat", "dan"])], 2, event_id="before"),
+        teams("arena", [(1, ["ann"]), (2, ["bob"]), (3, ["cat"])], 0.5, event_id="ffa"),
+        draw("arena", "dan", "ann", 0.4, event_id="drawn"),
+        teams("arena", [(1, ["bob"]), (2, ["cat"]), (3, ["dan"])], 0.3, event_id="others"),
+    )
+    drain(rt)
+    since = (NOW - timedelta(days=1)).isoformat()
+    assert 0 == ladder(rt, "ban", "arena", "ann", "--reason", "cheating", "--void-since", since)
+    assert {g.event_id: g.outcome for g in games(rt.engine, "arena", "ann")} == {
+        "drawn": "voided",
+        "ffa": "voided",
+        "before": "rated",
+    }
+    assert {g.event_id: g.outcome for g in games(rt.engine, "arena", "bob")}["others"] == "rated"
+    clean(rt, "arena")
+    with rt.engine.connect() as conn:  # a void run again projects every player of the game
+        named = moderation.players_of(conn, "arena", ["ffa"])
+    assert ["ann", "bob", "cat"] == [p.player_id for p in named]
