@@ -33,6 +33,7 @@ from tests.integration.test_new_rulesets import LADDERS, clean, draw, teams
 from worker.entrypoints.api.app import create_app
 from worker.entrypoints.console import pages
 from worker.ladders import default_config_path
+from worker.ops.verify import verify
 from worker.store import game_players, moderation
 from worker.store.games import games
 from worker.store.tables import game_players as seats
@@ -259,3 +260,26 @@ def test_a_ban_with_void_since_voids_the_players_draws_and_team_games_and_verify
     with rt.engine.connect() as conn:  # a void run again projects every player of the game
         named = moderation.players_of(conn, "arena", ["ffa"])
     assert ["ann", "bob", "cat"] == [p.player_id for p in named]
+
+
+def test_verify_since_an_instant_between_team_games_starts_their_players_as_recorded(rt):
+    """``verify --since``: the players of a free-for-all processed after the instant start
+    from what the log recorded of them before it, as the worker scored them."""
+    publish(
+        rt,
+        teams("arena", [(1, ["ann"]), (2, ["bob"]), (3, ["cat"]), (4, ["dan"])], 2),
+        teams("chess", [(1, ["ann", "bob"]), (2, ["cat", "dan"])], 2),
+        draw("chess", "eve", "ann", 2),
+    )
+    drain(rt)
+    instant = datetime.now(UTC)
+    publish(
+        rt,
+        teams("arena", [(1, ["dan"]), (2, ["cat"]), (2, ["bob"])], 1),
+        teams("chess", [(1, ["cat", "dan"]), (2, ["ann", "bob"])], 1),
+        draw("chess", "ann", "eve", 1),
+    )
+    drain(rt)
+    for name in ("arena", "chess"):
+        report = verify(rt.engine, rt.leaderboard_redis, rt.config.ladders[name], since=instant)
+        assert ([], 1 if name == "arena" else 2) == (report.mismatches, report.events)
