@@ -30,6 +30,7 @@ from tests.events import game, link
 from tests.integration.helpers import EVERYONE, ledger, outcome
 from tests.integration.test_moderation import ladder, ladder_json
 from tests.integration.test_new_rulesets import LADDERS, clean, draw, teams
+from tests.integration.test_privacy import everything_in_postgres, everything_in_redis
 from worker.entrypoints.api.app import create_app
 from worker.entrypoints.console import pages
 from worker.ladders import default_config_path
@@ -283,3 +284,39 @@ def test_verify_since_an_instant_between_team_games_starts_their_players_as_reco
     for name in ("arena", "chess"):
         report = verify(rt.engine, rt.leaderboard_redis, rt.config.ladders[name], since=instant)
         assert ([], 1 if name == "arena" else 2) == (report.mismatches, report.events)
+
+
+def test_erase_of_a_team_game_player_leaves_the_id_in_no_table_and_the_games_to_the_pseudonym(
+    rt, capfd
+):
+    """SPEC 6 "Erase": the id of a player of a 2v2, a free-for-all and a draw is found in no
+    table (``game_players`` with the others), no Redis key and no log line; the games are the
+    pseudonym's, and the ladder still verifies."""
+    erased = "zed-7"
+    publish(
+        rt,
+        teams("arena", [(1, [erased, "bob"]), (2, ["cat", "dan"])], 3, event_id="2v2"),
+        teams("arena", [(1, ["eve"]), (2, [erased]), (3, ["bob"])], 2, event_id="ffa"),
+        draw("arena", "cat", erased, 1, event_id="drawn"),
+    )
+    drain(rt)
+    assert erased in everything_in_postgres(rt)
+    capfd.readouterr()
+    assert 0 == ladder(rt, "player", "erase", "arena", erased, "--yes", "--by", "dpo")
+    logs = capfd.readouterr()
+    stores = {
+        "postgres": everything_in_postgres(rt),
+        "redis": everything_in_redis(rt),
+        "logs": logs.out + logs.err,
+    }
+    assert {} == {where: blob.count(erased) for where, blob in stores.items() if erased in blob}
+    (pseudonym,) = {r["player_id"] for r in seated(rt, "arena") if r["event_id"] == "ffa"} - {
+        "eve",
+        "bob",
+    }
+    assert [(g.event_id, g.result, g.opponent) for g in games(rt.engine, "arena", pseudonym)] == [
+        ("drawn", "draw", "cat"),
+        ("ffa", "rank 2 of 3", None),
+        ("2v2", "rank 1 of 2", None),
+    ]
+    clean(rt, "arena")
