@@ -17,7 +17,7 @@ and archive read it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +26,16 @@ from sqlalchemy import delete, select
 from starlette.testclient import TestClient
 
 from tests.conftest import drain, publish
-from tests.events import game, link
+from tests.events import game, iso, link
 from tests.integration.helpers import EVERYONE, ledger, outcome
+from tests.integration.test_archive import _Clock
 from tests.integration.test_moderation import ladder, ladder_json
 from tests.integration.test_new_rulesets import LADDERS, clean, draw, teams
 from tests.integration.test_privacy import everything_in_postgres, everything_in_redis
 from worker.entrypoints.api.app import create_app
 from worker.entrypoints.console import pages
 from worker.ladders import default_config_path
+from worker.ops.archiving import archive
 from worker.ops.verify import verify
 from worker.store import game_players, moderation
 from worker.store.games import games
@@ -320,3 +322,42 @@ def test_erase_of_a_team_game_player_leaves_the_id_in_no_table_and_the_games_to_
         ("2v2", "rank 1 of 2", None),
     ]
     clean(rt, "arena")
+
+
+def test_an_archive_takes_the_rows_of_its_months_team_games_and_verify_replays_clean(
+    rt, monkeypatch, capsys
+):
+    """SPEC 6: ``ladder archive --before YYYY-MM`` detaches the months before it and verify
+    starts from the checkpoint. The ``game_players`` rows of the archived games go with them;
+    the player's games and history read the months left, and both ladders verify."""
+    clock = _Clock(monkeypatch)
+
+    def processed(day: datetime, *made: dict[str, Any]) -> None:
+        clock.at(day)
+        for event in made:
+            event["ended_at"] = iso(day - timedelta(minutes=1))
+        publish(rt, *made)
+        drain(rt)
+
+    oct_2v2 = teams("arena", [(1, ["ann", "bob"]), (2, ["cat", "dan"])], 0, event_id="oct-2v2")
+    processed(datetime(2026, 10, 10, tzinfo=UTC), oct_2v2, draw("chess", "ann", "bob", 0))
+    oct_ffa = teams("arena", [(2, ["ann"]), (1, ["bob"]), (3, ["cat"]), (4, ["eve"])], 0)
+    processed(datetime(2026, 10, 20, tzinfo=UTC), oct_ffa)
+    processed(
+        datetime(2026, 11, 5, tzinfo=UTC),
+        teams("arena", [(1, ["cat"]), (2, ["ann"]), (3, ["eve"])], 0, event_id="nov-ffa"),
+        draw("chess", "bob", "ann", 0, event_id="nov-draw"),
+    )
+    clock.real()
+    publish(rt, teams("arena", [(1, ["ann", "dan"]), (2, ["bob", "eve"])], 0.1, event_id="now"))
+    drain(rt)
+
+    archive(rt.engine, rt.config, date(2026, 11, 1))
+    assert {r["event_id"] for r in seated(rt)} == {"nov-ffa", "nov-draw", "now"}
+    assert ["now", "nov-ffa"] == [g.event_id for g in games(rt.engine, "arena", "ann")]
+    rows = ladder_json(rt, capsys, "history", "arena", "ann")
+    assert [("now", "rank 1 of 2"), ("nov-ffa", "rank 2 of 3")] == [
+        (r["event_id"], r["result"]) for r in rows
+    ]
+    clean(rt, "arena")
+    clean(rt, "chess")
