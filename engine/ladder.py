@@ -294,6 +294,9 @@ class Decision(NamedTuple):
     link: LinkEffect | None = None
     tournament: TournamentEffect | None = None
     digests: tuple[str | None, str | None] = (None, None)  # event_id_conflict: stored, sent
+    # A draw's or team game's players as resolved, each with its team's rank as sent, team by
+    # team in the event's order (rated or not): the store's ``game_players`` rows.
+    players: tuple[tuple[str, int], ...] = ()
 
     @property
     def recorded(self) -> bool:
@@ -492,6 +495,9 @@ def _match(
         pair[0] if pair else None,
         pair[1] if pair else None,
         changes=tuple(changes),
+        players=tuple(
+            (pid, team.rank) for team, named in zip(event.teams, ids, strict=True) for pid in named
+        ),
     )
 
 

@@ -12,7 +12,14 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
 from worker.store import statements
-from worker.store.tables import events, links, players, rating_changes, tournaments
+from worker.store.tables import (
+    events,
+    game_players,
+    links,
+    players,
+    rating_changes,
+    tournaments,
+)
 
 WHEN = datetime(2026, 12, 1, 10, 0, 0, 123456, tzinfo=UTC)
 
@@ -230,3 +237,52 @@ def test_an_account_linked_twice_is_a_conflict_and_the_batch_writes_nothing(
     assert stored_side_rows(runtime, "twice") == ([tuple(link_row("twice", 1).values())[1:]], [])
     with runtime.engine.connect() as conn:
         assert conn.execute(select(players).where(players.c.ladder == "twice")).all() == []
+
+
+def seat_row(ladder: str, n: int) -> dict[str, Any]:
+    return {
+        "ladder": ladder,
+        "player_id": f"zoë\\{n}\t" if n % 2 else f"p{n}",  # COPY's escapes again
+        "event_id": f"team-{n // 4}",
+        "rank": 1 + n % 4,
+        "teams": 4,
+        "draw": n >= 8,
+        "ended_at": WHEN - timedelta(minutes=n),
+        "processed_at": WHEN.astimezone(timezone(timedelta(hours=2))),
+    }
+
+
+@pytest.mark.parametrize("rows_from", [10**9, 1], ids=["json", "copy"])
+def test_the_players_of_draws_and_team_games_are_written_on_either_path(
+    runtime, monkeypatch, rows_from
+):
+    """``game_players`` rows go with the batch's other rows: in its JSON document, or by COPY
+    with its audit and ledger rows in a large batch, the same values either way."""
+    monkeypatch.setattr(statements, "COPY_ROWS", rows_from)
+    copied: list[str] = []
+    copy = statements._copy
+
+    def spy(conn: Any, into: Any, rows: list[dict[str, Any]]) -> None:
+        copied.extend([into.table] if rows else [])
+        copy(conn, into, rows)
+
+    monkeypatch.setattr(statements, "_copy", spy)
+    with runtime.engine.begin() as conn:
+        statements.write_batch(
+            conn,
+            [audit_row("seats", n) for n in range(3)],
+            [],
+            [],
+            [],
+            [],
+            seat_rows=[seat_row("seats", n) for n in range(12)],
+            commit=True,
+        )
+    assert copied == ([] if rows_from > 1 else ["events", "game_players"])
+    with runtime.engine.connect() as conn:
+        found = conn.execute(
+            select(game_players)
+            .where(game_players.c.ladder == "seats")
+            .order_by(game_players.c.event_id, game_players.c.rank)
+        )
+        assert [dict(row._mapping) for row in found] == [seat_row("seats", n) for n in range(12)]

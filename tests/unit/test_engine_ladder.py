@@ -26,11 +26,14 @@ from engine.ladder import (
     Event,
     GameFinished,
     IdentityLinked,
+    MatchFinished,
     PlayerUpdated,
     Side,
+    Team,
     TournamentFinished,
     on_public_board,
 )
+from engine.rulesets import OpenSkillRules
 from schemas import REASONS
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -331,3 +334,45 @@ def test_the_players_a_refused_event_names_are_touched_for_the_projection() -> N
     _, state = run(cup("t1", ("a",)), cup("t1", ("a", "z")), link("x", "y"))
     assert {("l", p) for p in ("a", "z", "x", "y")} == state.touched
     assert 1500.0 == player(state, "z").rating
+
+
+# -- draws and team games (SPEC 7) -------------------------------------------------------------
+
+
+def match(*teams: tuple[int, tuple[str, ...]], shape: str = "teams") -> MatchFinished:
+    return MatchFinished(
+        f"m-{next(_ids)}",
+        "l",
+        NOW,
+        "ranked",
+        tuple(Team(rank, tuple(Side(p) for p in ids), (1.0,) * len(ids)) for rank, ids in teams),
+        shape,
+    )
+
+
+def test_a_team_game_decision_names_each_player_as_resolved_with_the_team_rank() -> None:
+    """Rated or not, every player of a draw or team game is in the decision, team by team, an
+    anonymous id as the account it is linked to."""
+    rules = OpenSkillRules()
+    decisions, _ = run(
+        link("guest", "ann"),
+        match((2, ("guest", "bob")), (1, ("cat", "dan"))),
+        match((1, ("ann",)), (1, ("bob",)), shape="draw"),
+        match((1, ("eve", "bot")), (3, ("fay",)), (2, ("gus",))),
+        rules=rules,
+    )
+    assert [d.players for d in decisions[1:]] == [
+        (("ann", 2), ("bob", 2), ("cat", 1), ("dan", 1)),
+        (("ann", 1), ("bob", 1)),
+        (("eve", 1), ("bot", 1), ("fay", 3), ("gus", 2)),
+    ]
+    assert decisions[1].winner_id is None and decisions[2].winner_id == "ann"
+
+
+def test_a_one_on_one_win_decision_names_no_team_players() -> None:
+    """A 1v1 win keeps its players as winner and loser only."""
+    decisions, _ = run(game("a", "b"))
+    assert decisions[0].players == () and (decisions[0].winner_id, decisions[0].loser_id) == (
+        "a",
+        "b",
+    )

@@ -2,8 +2,10 @@
 
 Each ladder with events (or recorded ledger rows) in those months gets a checkpoint
 (``worker.store.checkpoints``): the one replay of its history up to the boundary, started from
-its earlier checkpoint if it has one. The checkpoints are written and the months' partitions
-of ``events`` and ``rating_changes`` detached in one transaction; a detached partition stays
+its earlier checkpoint if it has one. The checkpoints are written, the ``game_players`` rows of
+the archived events deleted (``worker.store.game_players``: the payloads of the archived events
+still name those players) and the months' partitions of ``events`` and ``rating_changes``
+detached in one transaction; a detached partition stays
 in the database as a table of its own, ``archived_events_2025_11``, for the operator to dump
 (``pg_dump -t``) and drop. ``event_ids`` keeps the archived ids, so an archived event sent
 again is still a duplicate.
@@ -23,7 +25,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from worker.ladders import Config, LadderConfig
-from worker.store import checkpoints, partitions, replays
+from worker.store import checkpoints, game_players, partitions, replays
 from worker.store.log import event_of
 
 
@@ -84,6 +86,7 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
     with engine.begin() as conn:
         for point in made:
             checkpoints.save(conn, point, now)
+        game_players.delete_archived(conn, boundary)  # before the lock the detaching takes
         tables = partitions.detach(conn, before)
     return Archived(before, made, tables)
 

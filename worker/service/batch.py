@@ -25,7 +25,8 @@ digests), ask the engine what else the batch needs (``engine.needs``), create th
 players and lock every player in sorted key order, check the links did not move meanwhile,
 read the ids applied meanwhile and the window counts; apply the engine's decision event by
 event in memory; write
-audit rows, ledger rows, links, settled tournaments and players; commit; then dead-letter
+audit rows, ledger rows, links, settled tournaments, the players of draws and team games and
+players; commit; then dead-letter
 the events whose id was applied before with other content, and project every touched player
 into Redis (version-guarded, so a late write from a slower worker never overwrites a newer
 one).
@@ -274,6 +275,7 @@ class Service:
                 dirty,
                 rows.links,
                 rows.tournaments,
+                seat_rows=rows.seats,
                 commit=not reads_back,
             )
             if reads_back and self.receipt_ttl is not None:  # reads_back implies receipts

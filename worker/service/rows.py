@@ -7,8 +7,9 @@ from datetime import datetime
 from typing import Any
 
 from engine import Decision
-from engine.ladder import Event
+from engine.ladder import Event, MatchFinished
 from schemas.receipt_bodies import After
+from worker.store import game_players
 
 # Every audit row carries every column: rows are written together (COPY or one JSON document).
 AUDIT_DEFAULTS: dict[str, Any] = dict.fromkeys(
@@ -25,6 +26,7 @@ class Rows:
         self.changes: list[dict[str, Any]] = []
         self.links: list[dict[str, Any]] = []
         self.tournaments: list[dict[str, Any]] = []
+        self.seats: list[dict[str, Any]] = []  # the players of draws and team games
 
     def add(
         self,
@@ -89,6 +91,12 @@ class Rows:
                     "adopted": link.adopted,
                     "linked_at": now,
                 }
+            )
+        if decision.players:  # a draw or a team game: its players (a 1v1 win has none)
+            assert isinstance(event, MatchFinished)
+            ranks = [team.rank for team in event.teams]
+            self.seats += game_players.rows(
+                ladder, event_id, decision.players, ranks, event.ended_at, now
             )
         if decision.tournament is not None:
             self.tournaments.append(

@@ -75,7 +75,8 @@ _FIRST_AFTER = "SELECT min(seq) FROM events WHERE ladder = :ladder AND processed
 # are no event's, by their index (a season's reset, an import, an adjustment, a correction):
 # an event's rows are its players' as resolved, whom its audit row names (a game's winner and
 # loser, a link's account) or, for a prize, its podium names or the link of a podium id does
-# (``at`` adds the linked accounts).
+# (``at`` adds the linked accounts); for a draw or team game its payload names them, team by
+# team (a game of more than two players has no winner or loser), or their links do.
 _SINCE = "ladder = :ladder AND seq > :after_seq AND processed_at >= :before"
 _NAMED = f"""
 SELECT winner_id FROM events WHERE {_SINCE} AND winner_id IS NOT NULL
@@ -87,6 +88,10 @@ UNION SELECT n FROM events
     WHERE {_SINCE} AND n IS NOT NULL
 UNION SELECT jsonb_array_elements_text(payload->'podium') FROM events
     WHERE {_SINCE} AND type = 'tournament.finished'
+UNION SELECT jsonb_path_query(payload, '$.teams[*].players[*].player_id') #>> '{{}}'
+    FROM events WHERE {_SINCE} AND type = 'game.finished'
+UNION SELECT jsonb_path_query(payload, '$.players[*].player_id') #>> '{{}}'
+    FROM events WHERE {_SINCE} AND type = 'game.finished'
 UNION SELECT player_id FROM rating_changes WHERE ladder = :ladder AND {ACTION_ROWS}
     AND at >= :before
 UNION SELECT target FROM moderation_actions WHERE ladder = :ladder AND at >= :before

@@ -1,10 +1,12 @@
 """The store side of a data-protection request: find, and rename, every row naming a player.
 A player id is stored in ``players`` (key, ``linked_to``), ``events`` (``winner_id``,
-``loser_id`` and anywhere in the payload: podium, link, profile), ``rating_changes``,
-``links``, ``season_standings``, ``imported_players``, ``moderation_actions`` and archived
-``dead_letters``. ``rows_naming`` reads them all; ``rename`` replaces the id by the pseudonym
-in each, in the caller's transaction, and in what ``ladder archive`` keeps: the checkpoint
-(``checkpoint_players``, ``checkpoints.state``) and the archived months' tables.
+``loser_id`` and anywhere in the payload: podium, link, profile, a draw's or team game's
+players), ``rating_changes``, ``game_players``, ``links``, ``season_standings``,
+``imported_players``, ``moderation_actions`` and archived ``dead_letters``. ``rows_naming``
+reads them all; ``rename`` replaces the id by the pseudonym in each, in the caller's
+transaction, and in what ``ladder archive`` keeps: the checkpoint (``checkpoint_players``,
+``checkpoints.state``) and the archived months' tables (``game_players`` keeps no row of an
+archived game: ``worker.store.game_players``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from worker.store.tables import (
     checkpoints,
     dead_letters,
     events,
+    game_players,
     imported_players,
     links,
     moderation_actions,
@@ -71,6 +74,12 @@ def rows_naming(conn: Connection, ladder: str, player_id: str) -> dict[str, list
         ),
         "rating_changes": _rows(
             conn, select(rating_changes).where(mine).order_by(rating_changes.c.id)
+        ),
+        "game_players": _rows(
+            conn,
+            select(game_players)
+            .where(game_players.c.ladder == ladder, game_players.c.player_id == player_id)
+            .order_by(game_players.c.event_id),
         ),
         "links": _rows(
             conn,
@@ -167,6 +176,7 @@ def rename(conn: Connection, ladder: str, old: str, new: str) -> Renamed:
     column(players, "player_id", players.c.ladder == ladder)
     column(players, "linked_to", players.c.ladder == ladder)
     column(rating_changes, "player_id", rating_changes.c.ladder == ladder)
+    column(game_players, "player_id", game_players.c.ladder == ladder)
     column(links, "anonymous_id", links.c.ladder == ladder)
     column(links, "account_id", links.c.ladder == ladder)
     column(season_standings, "player_id", season_standings.c.ladder == ladder)

@@ -5,6 +5,12 @@ to see the games that did not count and why (SPEC 2.4: the audit row says which 
 decided). Each game is its audit row (``events``) with this player's ledger row joined when
 the game changed their rating, read as moderated: the outcome the last void left it
 (``voided`` for a game taken back, whose change is then not shown).
+
+A player's games are the ones its audit row names them in as winner or loser (a 1v1 win, a
+draw's two players) and the draws and team games ``game_players`` holds them in: a 1v1 win
+reads ``win`` or ``loss`` against its opponent, a draw ``draw``, and another team game
+``rank N of M`` (its team's place of M teams), with no opponent when it had more than two
+players (``worker.store.game_players.played``).
 """
 
 from __future__ import annotations
@@ -12,12 +18,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, select, union
 from sqlalchemy.engine import Engine
 
 from schemas.ids import is_identifier
+from worker.store.game_players import played
 from worker.store.history import effects
-from worker.store.tables import events, rating_changes
+from worker.store.tables import events, game_players, rating_changes
 
 
 @dataclass(frozen=True)
@@ -25,8 +32,10 @@ class Game:
     event_id: str
     ended_at: str | None
     mode: str | None
-    opponent: str
-    result: str  # win or loss
+    opponent: str | None  # the other player; None in a game of more than two
+    result: str  # win, loss, draw, or "rank N of M" (a team game: its team's place of M teams)
+    rank: int | None  # a draw's or team game's: the team's place (1 + teams ahead); else None
+    teams: int | None  # a draw's or team game's: how many teams it had; else None
     outcome: str  # rated, unrated, or voided (as moderated: the last void's word on it)
     reason: str | None  # why it was unrated (engine.reasons.Reason)
     ruleset_version: str
@@ -48,6 +57,20 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
     if not is_identifier(player) or limit < 1:
         return []
     mine = rating_changes.alias("mine")
+    seat = game_players.alias("seat")
+    # Each event once, found by an index: as winner, as loser, as a player of a draw or team
+    # game (a draw's players are found both ways).
+    theirs = union(
+        *(
+            select(events.c.event_id, events.c.processed_at).where(
+                events.c.ladder == ladder, side == player
+            )
+            for side in (events.c.winner_id, events.c.loser_id)
+        ),
+        select(game_players.c.event_id, game_players.c.processed_at).where(
+            game_players.c.ladder == ladder, game_players.c.player_id == player
+        ),
+    ).subquery("theirs")
     query = (
         select(
             events.c.event_id,
@@ -64,9 +87,20 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
             mine.c.rating_after,
             mine.c.expected,
             events.c.seq,
+            seat.c.rank,
+            seat.c.teams,
+            seat.c.draw,
         )
         .select_from(
-            events.outerjoin(
+            theirs.join(
+                events,
+                and_(
+                    events.c.ladder == ladder,
+                    events.c.event_id == theirs.c.event_id,
+                    events.c.processed_at == theirs.c.processed_at,
+                ),
+            )
+            .outerjoin(
                 mine,
                 and_(
                     mine.c.ladder == events.c.ladder,
@@ -75,12 +109,16 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
                     mine.c.kind == "game",
                 ),
             )
+            .outerjoin(
+                seat,
+                and_(
+                    seat.c.ladder == events.c.ladder,
+                    seat.c.event_id == events.c.event_id,
+                    seat.c.player_id == player,
+                ),
+            )
         )
-        .where(
-            events.c.ladder == ladder,
-            events.c.type == "game.finished",
-            or_(events.c.winner_id == player, events.c.loser_id == player),
-        )
+        .where(events.c.type == "game.finished")
         .order_by(events.c.seq.desc())
         .limit(limit)
     )
@@ -89,7 +127,9 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
         moderated = effects(conn, ladder, [r["event_id"] for r in rows])
     found = []
     for row in rows:
-        won = row["winner_id"] == player
+        opponent, result = played(
+            player, row["winner_id"], row["loser_id"], row["rank"], row["teams"], row["draw"]
+        )
         outcome, reason = moderated.get(row["event_id"], (row["outcome"], row["reason"]))
         applied = outcome == "rated"  # a voided game's change was taken back
         found.append(
@@ -97,8 +137,10 @@ def games(engine: Engine, ladder: str, player: str, limit: int = 50) -> list[Gam
                 event_id=row["event_id"],
                 ended_at=row["ended_at"].isoformat() if row["ended_at"] is not None else None,
                 mode=row["mode"],
-                opponent=row["loser_id"] if won else row["winner_id"],
-                result="win" if won else "loss",
+                opponent=opponent,
+                result=result,
+                rank=row["rank"],
+                teams=row["teams"],
                 outcome=outcome,
                 reason=reason,
                 ruleset_version=row["ruleset_version"],

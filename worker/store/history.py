@@ -2,7 +2,9 @@
 
 PostgreSQL is the system of record, so these reads go to it rather than to Redis. The
 history is the ``rating_changes`` ledger, newest first, with the facts of the game (opponent,
-result, cube, match length) joined from ``events`` where the change came from a game.
+result, cube, match length) joined from ``events`` where the change came from a game, and for
+a draw or team game the player's row of ``game_players`` (its result ``draw`` or ``rank N of
+M``, no opponent in a game of more than two players: ``worker.store.game_players.played``).
 
 It reads as moderated (SPEC 6 "One history"): a game a void took back keeps its row, marked
 ``voided``, and counts nothing (``counted`` 0: its change is not applied); the void's
@@ -28,11 +30,13 @@ from sqlalchemy.engine import Engine
 
 from schemas.errors import UnknownPlayer
 from schemas.ids import is_identifier
+from worker.store.game_players import played
 from worker.store.tables import (
     checkpoint_players,
     checkpoints,
     event_effects,
     events,
+    game_players,
     moderation_actions,
     players,
     rating_changes,
@@ -52,10 +56,12 @@ class Change:
     k: float | None
     expected: float | None
     ended_at: str | None
-    opponent: str | None
-    result: str | None  # win or loss
+    opponent: str | None  # None in a game of more than two players
+    result: str | None  # win, loss, draw, or "rank N of M" (a team game: its team's place)
     cube: int | None
     match_length: int | None
+    rank: int | None = None  # a draw's or team game's: the team's place (1 + teams ahead)
+    teams: int | None = None  # a draw's or team game's: how many teams it had
     note: str | None = None  # a moderation row: what the operator did and why
     voided: bool = False  # a game a void took back: its change is not applied
     counted: float = 0.0  # what the row adds to the rating as moderated (see the module)
@@ -81,6 +87,9 @@ def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[C
             events.c.cube,
             events.c.match_length,
             events.c.seq,
+            game_players.c.rank,
+            game_players.c.teams,
+            game_players.c.draw,
         )
         .select_from(
             rating_changes.outerjoin(
@@ -88,6 +97,13 @@ def history(engine: Engine, ladder: str, player: str, limit: int = 20) -> list[C
                 and_(
                     events.c.ladder == rating_changes.c.ladder,
                     events.c.event_id == rating_changes.c.event_id,
+                ),
+            ).outerjoin(
+                game_players,
+                and_(
+                    game_players.c.ladder == rating_changes.c.ladder,
+                    game_players.c.event_id == rating_changes.c.event_id,
+                    game_players.c.player_id == rating_changes.c.player_id,
                 ),
             )
         )
@@ -220,7 +236,9 @@ def banned_since(engine: Engine, ladder: str, player: str) -> str | None:
 def recent_ranked_games(
     engine: Engine, ladder: str, player: str, before: datetime, hours: int
 ) -> int:
-    """Ranked games the player played in the ``hours`` before ``before`` (gammon42's K)."""
+    """Ranked games the player played in the ``hours`` before ``before`` (gammon42's K): as
+    the engine's windows count them (``engine.ladder.counted``), games of two players (a 1v1
+    win, a draw: the audit row's winner and loser); a game of more counts in no window."""
     if not is_identifier(player):
         return 0
     query = select(func.count()).where(
@@ -269,8 +287,12 @@ def _change(
     note: tuple[str, int] | None = None,
     effect: tuple[str, str | None] | None = None,
 ) -> Change:
-    game = row["kind"] == "game" and row["winner_id"] is not None
-    won = game and row["winner_id"] == player
+    game = row["kind"] == "game" and (row["winner_id"] is not None or row["rank"] is not None)
+    opponent, result = (
+        played(player, row["winner_id"], row["loser_id"], row["rank"], row["teams"], row["draw"])
+        if game
+        else (None, None)
+    )
     return Change(
         event_id=row["event_id"],
         kind=row["kind"],
@@ -281,10 +303,12 @@ def _change(
         k=row["k"],
         expected=row["expected"],
         ended_at=_iso(row["ended_at"]) if game else None,
-        opponent=(row["loser_id"] if won else row["winner_id"]) if game else None,
-        result=("win" if won else "loss") if game else None,
+        opponent=opponent,
+        result=result,
         cube=row["cube"] if game else None,
         match_length=row["match_length"] if game else None,
+        rank=row["rank"],
+        teams=row["teams"],
         note=note[0] if note is not None else None,
         voided=effect is not None and effect[0] == VOIDED,
         after=(note[1] if note is not None else row["seq"]) or 0,

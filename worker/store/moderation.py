@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, select, text, update
+from sqlalchemy import and_, bindparam, func, insert, or_, select, text, update
 from sqlalchemy.engine import Connection
 
 from engine import Action, Player
@@ -22,6 +22,7 @@ from worker.store.statements import PLAYER_ROW, chunks, write_batch
 from worker.store.tables import (
     event_effects,
     events,
+    game_players,
     moderation_actions,
     players,
     rating_changes,
@@ -79,14 +80,24 @@ def find_events(
 
 
 def games_since(conn: Connection, ladder: str, player_id: str, since: datetime) -> list[str]:
-    """The player's games (as winner or loser) that ended at or after ``since``."""
+    """The player's games that ended at or after ``since``: as winner or loser (a 1v1 win, a
+    draw), or as a player of a draw or team game (``game_players``)."""
+    seated = select(game_players.c.event_id).where(
+        game_players.c.ladder == ladder,
+        game_players.c.player_id == player_id,
+        game_players.c.ended_at >= since,
+    )
     query = (
         select(events.c.event_id)
         .where(
             events.c.ladder == ladder,
             events.c.type == "game.finished",
             events.c.ended_at >= since,
-            (events.c.winner_id == player_id) | (events.c.loser_id == player_id),
+            or_(
+                events.c.winner_id == player_id,
+                events.c.loser_id == player_id,
+                events.c.event_id.in_(seated),
+            ),
         )
         .order_by(events.c.seq)
     )
@@ -295,7 +306,8 @@ def load_one(conn: Connection, ladder: str, player_id: str) -> Player | None:
 
 
 def players_of(conn: Connection, ladder: str, event_ids: Iterable[str]) -> list[Player]:
-    """The stored players the events name as winner or loser."""
+    """The stored players the events name as winner or loser, or as a player of a draw or
+    team game (``game_players``)."""
     ids: set[str] = set()
     for part in chunks(sorted(set(event_ids))):
         query = select(events.c.winner_id, events.c.loser_id).where(
@@ -303,6 +315,10 @@ def players_of(conn: Connection, ladder: str, event_ids: Iterable[str]) -> list[
         )
         for winner, loser in conn.execute(query):
             ids.update(i for i in (winner, loser) if i is not None)
+        seated = select(game_players.c.player_id).where(
+            game_players.c.ladder == ladder, game_players.c.event_id.in_(list(part))
+        )
+        ids.update(conn.execute(seated).scalars())
     found = [load_one(conn, ladder, pid) for pid in sorted(ids)]
     return [p for p in found if p is not None]
 

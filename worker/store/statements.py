@@ -8,11 +8,12 @@ Speed: every statement of the batch path has a constant text, whatever the
 batch size: key sets travel as arrays (``unnest``), not as ``IN (...)`` lists whose text
 changes with their length. psycopg then prepares each statement once per connection, and
 neither SQLAlchemy nor the server parses it again (``worker.store.tables`` keeps each run
-planned for the tables as they are). Audit rows, ledger rows and the changed players each
-travel as one JSON document; from ``COPY_ROWS`` audit and ledger rows on, those two go by COPY
-instead. A batch makes four round trips, with psycopg's pipeline mode: ``before_claim`` (with
-the transaction's BEGIN), ``claim_players``, ``after_claim`` and ``write_batch`` (with the
-COMMIT, unless the caller reads after it), and two more for each COPY of a large batch.
+planned for the tables as they are). Audit rows, ledger rows, the players of draws and team
+games (``game_players``) and the changed players each travel as one JSON document; from
+``COPY_ROWS`` audit and ledger rows on, the first three go by COPY instead. A batch makes
+four round trips, with psycopg's pipeline mode: ``before_claim`` (with the transaction's
+BEGIN), ``claim_players``, ``after_claim`` and ``write_batch`` (with the COMMIT, unless the
+caller reads after it), and two more for each COPY of a large batch.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
 from worker.store import windows
 from worker.store.driver import KEYS, Read, driver_errors, pipeline, split
-from worker.store.tables import events, links, players, rating_changes, tournaments
+from worker.store.tables import events, game_players, links, players, rating_changes, tournaments
 from worker.store.windows import WindowFacts
 
 __all__ = [  # the windows' types are the batch's as much as the rest
@@ -137,6 +138,8 @@ _PG_INSERT_AUDIT = _json_insert(events, AUDIT_COLUMNS)
 _PG_INSERT_LEDGER = _json_insert(rating_changes, LEDGER_COLUMNS)
 _PG_INSERT_LINKS = _json_insert(links, tuple(c.name for c in links.columns))
 _PG_INSERT_TOURNAMENTS = _json_insert(tournaments, tuple(c.name for c in tournaments.columns))
+SEAT_COLUMNS = tuple(c.name for c in game_players.columns)
+_PG_INSERT_SEATS = _json_insert(game_players, SEAT_COLUMNS)
 
 # Changed players are written back as an upsert of the locked rows: like the claim, it finds
 # each row through the primary key, with no join for the planner to get wrong. The rows travel
@@ -271,22 +274,28 @@ def write_batch(
     link_rows: list[dict[str, Any]],
     tournament_rows: list[dict[str, Any]],
     *,
+    seat_rows: Sequence[dict[str, Any]] = (),
     commit: bool = False,
 ) -> None:
     """Audit rows, ledger rows (in order: their ids keep each player's ledger sequence),
-    new links and settled tournaments, then the changed players. ``commit``: end the
-    transaction too, in the same round trip, where the writes go in one (the caller's own
-    commit then finds nothing left to commit; elsewhere it commits as before)."""
+    new links and settled tournaments, the players of draws and team games (``seat_rows``,
+    ``game_players``), then the changed players. ``commit``: end the transaction too, in the
+    same round trip, where the writes go in one (the caller's own commit then finds nothing
+    left to commit; elsewhere it commits as before)."""
     dirty = list(dirty)
-    # Audit and ledger rows by COPY in a large batch (two round trips), else in the one
-    # round trip that sends every other row as a JSON document and ends the transaction.
+    # Audit and ledger rows (and the players of draws and team games) by COPY in a large
+    # batch (a round trip each), else in the one round trip that sends every other row as a
+    # JSON document and ends the transaction.
     copied = len(audit_rows) + len(change_rows) >= COPY_ROWS
     if copied:
         _copy(conn, _COPY_AUDIT, audit_rows)
         _copy(conn, _COPY_LEDGER, change_rows)
+        if seat_rows:  # a batch of seed ladders has none: no round trip for them
+            _copy(conn, _COPY_SEATS, list(seat_rows))
     documents = (
         (_PG_INSERT_AUDIT, [] if copied else audit_rows),
         (_PG_INSERT_LEDGER, [] if copied else change_rows),
+        (_PG_INSERT_SEATS, [] if copied else list(seat_rows)),
         (_PG_INSERT_LINKS, link_rows),
         (_PG_INSERT_TOURNAMENTS, tournament_rows),
         (_PG_WRITE_PLAYERS, [_values(p, "ladder", "player_id") for p in dirty]),
@@ -327,6 +336,7 @@ def _copy_into(table: Table, columns: tuple[str, ...]) -> _CopyInto:
 
 _COPY_AUDIT = _copy_into(events, AUDIT_COLUMNS)
 _COPY_LEDGER = _copy_into(rating_changes, LEDGER_COLUMNS)
+_COPY_SEATS = _copy_into(game_players, SEAT_COLUMNS)
 
 
 def _copy(conn: Connection, into: _CopyInto, rows: list[dict[str, Any]]) -> None:

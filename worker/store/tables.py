@@ -10,6 +10,9 @@
   ``after``.
 - ``links``: anonymous id -> account links (each side at most once per ladder).
 - ``tournaments``: tournaments that have been settled (pays out at most once).
+- ``game_players``: each player of a draw or team game (``events`` names a game's players as
+  its winner and loser, which a game of more players has not), with its team's place
+  (``worker.store.game_players``).
 
 ``events`` and ``rating_changes`` are partitioned by month of the time they were written
 (``worker.store.partitions``); ``event_ids`` keeps every event id once across the months.
@@ -112,6 +115,22 @@ events = Table(
     Index("events_loser_window", "ladder", "loser_id", "ended_at"),
     Index("events_scoring_order", "ladder", "seq"),
     postgresql_partition_by="RANGE (processed_at)",
+)
+
+# Every player of every draw and team game, as resolved (a 1v1 win has none: its audit row's
+# winner_id and loser_id name its players): its team's place (1 + the teams ahead of it), the
+# number of teams, whether all tied. Keyed for "this player's games" (``game_players``).
+game_players = Table(
+    "game_players",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("player_id", Id, primary_key=True),
+    Column("event_id", Id, primary_key=True),
+    Column("rank", Integer, nullable=False),
+    Column("teams", Integer, nullable=False),
+    Column("draw", Boolean, nullable=False),
+    Column("ended_at", UTCDateTime(), nullable=False),
+    Column("processed_at", UTCDateTime(), nullable=False),  # the audit row's
 )
 
 # Every stored event id of every ladder (archived ones too), filled by a trigger on ``events``:

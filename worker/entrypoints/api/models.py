@@ -118,7 +118,15 @@ class AmongAnswer(BaseModel):
 class Change(BaseModel):
     kind: Literal["game", "prize", "link", "season", "import", "adjustment", "correction"]
     at: str = Field(description="When the change was applied (ISO 8601)")
-    result: Literal["win", "loss"] | None
+    result: str | None = Field(
+        pattern=r"^(win|loss|draw|rank [1-9][0-9]* of [1-9][0-9]*)$",
+        description="A game's: win or loss (a 1v1 win), draw, or 'rank N of M' (a team game: "
+        "its team's place of M teams)",
+    )
+    rank: int | None = Field(
+        None, ge=1, description="A draw's or team game's: the team's place (1 + teams ahead)"
+    )
+    teams: int | None = Field(None, ge=2, description="A draw's or team game's: how many teams")
     note: str | None = Field(None, description="A moderation row: what was done and why")
     voided: bool = Field(False, description="A game a void took back: its change is not applied")
     counted: float = Field(

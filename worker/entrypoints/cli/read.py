@@ -198,10 +198,10 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
         return 0
     rules = ladder_config.current
     print(f"{args.ladder}: {safe(args.player)}, newest first (scoring order)")
-    print(f"{'ended':<20} {'event':<20} {'kind':<10} {'opponent':<16} {'change':>8} {'rating':>9}")
+    print(f"{'ended':<20} {'event':<20} {'kind':<13} {'opponent':<16} {'change':>8} {'rating':>9}")
     for c in changes:
         delta = display_change(rules, c.counted)
-        what = c.kind if c.result is None else c.result
+        what = c.kind if c.result is None else c.result  # a team game's "rank 12 of 64" fits
         when = (c.ended_at or c.at)[:19]  # when the game ended; a prize or link: when applied
         note = f"  {safe(c.note)}" if c.note else ""
         if c.voided:  # taken back by a void: its change is not applied
@@ -210,7 +210,7 @@ def cmd_history(rt: Runtime, args: argparse.Namespace) -> int:
             ledger = display_change(rules, c.delta)
             note += f" ({ledger} in the ledger: it took the voided games back too)"
         print(
-            f"{when:<20} {safe(c.event_id)[:20]:<20} {what[:10]:<10} "
+            f"{when:<20} {safe(c.event_id)[:20]:<20} {what[:13]:<13} "
             f"{safe(c.opponent or '-')[:16]:<16} "
             f"{delta:>8} {display_rating(rules, c.running):>9}{note}"
         )

@@ -208,9 +208,11 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
             c.running,
             f"{_when(c.ended_at or c.at)}: "
             + (
-                f"{c.result} against {c.opponent}"
-                if c.result
-                else _CHANGE_WORDS.get(c.kind, c.kind)
+                _CHANGE_WORDS.get(c.kind, c.kind)
+                if not c.result
+                else f"{c.result} against {c.opponent}"
+                if c.opponent
+                else c.result  # a team game of more than two players: "rank 2 of 4"
             )
             + f", {display_change(rules, c.counted)} to {display_rating(rules, c.running)}",
         )
@@ -234,8 +236,9 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
                 "date": _when(g.ended_at)[:10],
                 "time": _when(g.ended_at)[11:],
                 "place": g.seq,
-                "opponent": g.opponent,
-                "opponent_url": player_url(name, g.opponent),
+                "opponent": g.opponent or "",
+                "opponent_url": player_url(name, g.opponent) if g.opponent else "",
+                "moderation": False,
                 "result": g.result,
                 "mode": g.mode or "",
                 "counted": counted,
@@ -259,6 +262,7 @@ def player(stores: Stores, name: str, player_id: str) -> dict[str, Any]:
                 "place": c.after + 0.5,  # after the last event stored when it was done
                 "opponent": "",
                 "opponent_url": "",
+                "moderation": True,
                 "result": c.kind,
                 "mode": "",
                 "counted": True,
@@ -309,6 +313,8 @@ def _archived(stores: Stores, name: str, player_id: str) -> str:
 
 
 def _detail(lc: LadderConfig, g: games.Game) -> str:
+    if g.opponent is None:
+        return "team game"  # of more than two players: its result is its team's place
     if lc.current.stake == "match_length" and g.match_length:
         return f"{g.match_length}-point match"
     if lc.current.stake == "cube" and g.cube and g.cube > 1:
