@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from engine import glicko2, openskill
+from engine import display_rating, glicko2, openskill
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board, card, ledger, outcome, stored_players
@@ -295,3 +295,31 @@ def test_a_season_reset_raises_the_deviation_keeps_the_rating_and_verify_agrees(
     publish(rt, played(name, "a", "o9", 0.1))
     drain(rt)
     clean(rt, name)
+
+
+def test_a_card_shows_the_deviation_and_on_openskill_the_board_score(rt):
+    """The card (``ladder player``, the console, the HTTP card) shows a player's deviation
+    beside the rating, and on openskill the board's score mu - k*sigma it is ranked by."""
+    from worker.boards import reader
+    from worker.service import cards
+
+    publish(rt, *(played(n, "alice", "bob", 1) for n in ("chess", "arena", "gammon42")))
+    drain(rt)
+    for name in ("chess", "arena"):
+        found = reader.card(rt.leaderboard_redis, name, "alice")
+        stored = stored_players(rt, name)["alice"]
+        assert (stored["deviation"], stored["volatility"]) == (found.deviation, found.volatility)
+        lines = dict(cards.facts(rt.config.ladders[name], found, str))
+        rules = rt.config.ladders[name].current
+        assert f"± {display_rating(rules, stored['deviation'])}" == lines["Deviation"]
+        score = board(rt, name)["alice"]
+        assert ("Board score" in lines) == (name == "arena")
+        if name == "arena":
+            assert display_rating(rules, score) == lines["Board score"]
+    assert "Deviation" not in dict(
+        cards.facts(
+            rt.config.ladders["gammon42"],
+            reader.card(rt.leaderboard_redis, "gammon42", "alice"),
+            str,
+        )
+    )

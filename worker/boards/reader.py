@@ -126,6 +126,8 @@ class Card:
     percentile: float | None = None  # on the rating board; None while unlisted
     banned: bool = False  # off every board, later games unrated (moderation)
     banned_since: str | None = None  # when the ban began (from the audit store, not Redis)
+    deviation: float | None = None  # glicko2's deviation, openskill's sigma (after a game)
+    volatility: float | None = None  # glicko2's
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -284,7 +286,13 @@ def card(redis: Client, ladder: str, player: str) -> Card:
         linked_to=fields.get("linked_to") or None,
         percentile=entries[0].percentile if start >= 0 and entries else None,
         banned=fields.get("banned") == "1",
+        deviation=_number(fields.get("deviation")),
+        volatility=_number(fields.get("volatility")),
     )
+
+
+def _number(text: str | None) -> float | None:
+    return float(text) if text else None
 
 
 def encode_cursor(ladder: str, board: str, entry: Entry, position: int) -> str:

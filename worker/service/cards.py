@@ -31,13 +31,20 @@ def facts(
     ladder_config: LadderConfig, found: reader.Card, when: Callable[[str | None], str]
 ) -> list[tuple[str, str]]:
     """The card's lines, label and value, as ``ladder player`` and the console show them:
-    the ladder's own lines (experience where the ruleset keeps it, boosted points where the
-    ladder has that board) and the link and ban where there are; ``when`` writes a time."""
+    the ladder's own lines (the deviation and the board's score where the ruleset keeps them,
+    experience where it keeps one, boosted points where the ladder has that board) and the link and ban where there are; ``when`` writes a time."""
+    rules = ladder_config.current
     lines = [
-        ("Rating", display_rating(ladder_config.current, found.rating)),
+        ("Rating", display_rating(rules, found.rating)),
         ("Rank", f"#{found.rank}" if found.rank is not None else "not on the leaderboard"),
-        ("Rated games", str(found.games)),
     ]
+    if rules.start_deviation is not None:  # glicko2, openskill: a new player's stands
+        deviation = rules.start_deviation if found.deviation is None else found.deviation
+        lines.insert(1, ("Deviation", f"± {display_rating(rules, deviation)}"))
+        score = rules.board_score(found.rating, found.deviation)
+        if score != found.rating:
+            lines.insert(2, ("Board score", display_rating(rules, score)))
+    lines.append(("Rated games", str(found.games)))
     if ladder_config.current.experience:
         lines.append(("Experience", str(found.experience)))
     if ladder_config.boosted_board:

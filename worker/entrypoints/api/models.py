@@ -103,6 +103,12 @@ class Card(BaseModel):
     percentile: float | None = Field(
         None, ge=0, le=100, description="Share of the rating board with a strictly lower score"
     )
+    deviation: float | None = Field(
+        None,
+        description="glicko2's rating deviation or openskill's sigma after the player's last "
+        "rated game; null on other rulesets and before a first rated game",
+    )
+    volatility: float | None = Field(None, description="glicko2's volatility, as deviation")
 
 
 @mirrors(reader.Among)
