@@ -147,23 +147,33 @@ def in_order(
 ) -> Iterator[E | R | Action]:
     """The history's entries in the order every replay applies them: before each stored
     event (``event_place``: when it was processed, its scoring number) the recorded rows
-    made before it was processed, then the actions that follow an earlier event; after the
-    last event the rest of them, rows first (unless ``tail`` is false: a replay run in pieces
-    takes them once the log is whole)."""
+    made before it was processed and the actions that follow an earlier event, the two in
+    the order they were taken (by their times; a row first at the same instant); after the
+    last event the rest of them, in that order too (unless ``tail`` is false: a replay run in
+    pieces takes them once the log is whole). An adjustment, then a season's reset with no
+    event between them, is the adjustment first: the reset recorded the rating it made."""
     rows, taken = list(recorded), list(actions)
     r = a = 0
+
+    def due(row_before: datetime | None, action_before: int | None) -> Iterator[R | Action]:
+        nonlocal r, a
+        while True:
+            row = r < len(rows) and (row_before is None or recorded_at(rows[r]) < row_before)
+            act = a < len(taken) and (action_before is None or taken[a].after_seq < action_before)
+            if row and not (act and taken[a].at < recorded_at(rows[r])):
+                yield rows[r]
+                r += 1
+            elif act:
+                yield taken[a]
+                a += 1
+            else:
+                return
+
     for event in events:
-        processed_at, seq = event_place(event)
-        while r < len(rows) and recorded_at(rows[r]) < processed_at:
-            yield rows[r]
-            r += 1
-        while a < len(taken) and taken[a].after_seq < seq:
-            yield taken[a]
-            a += 1
+        yield from due(*event_place(event))
         yield event
     if tail:
-        yield from rows[r:]
-        yield from taken[a:]
+        yield from due(None, None)
 
 
 def voided_by(actions: Iterable[Action]) -> frozenset[str]:

@@ -108,13 +108,16 @@ def test_an_import_row_gives_the_player_what_the_import_gave_them():
 
 def test_a_history_runs_recorded_rows_and_actions_where_they_fall():
     """SPEC 6 "One history": before each event the recorded rows made before it was
-    processed, then the actions that follow an earlier event; the rest after the last event
-    (or, for a replay run in pieces, not yet)."""
+    processed and the actions that follow an earlier event, in the order they were taken;
+    the rest after the last event (or, for a replay run in pieces, not yet)."""
     from engine.replay import in_order
 
     events = [("e1", T0, 1), ("e2", T0 + timedelta(hours=2), 2)]
     rows = [T0 + timedelta(hours=1), T0 + timedelta(hours=3)]  # when each row was made
-    acts = [Action(1, "ban", T0, 1, player_id="f1"), Action(2, "unban", T0, 2, player_id="f1")]
+    acts = [
+        Action(1, "ban", T0 + timedelta(minutes=90), 1, player_id="f1"),
+        Action(2, "unban", T0 + timedelta(hours=4), 2, player_id="f1"),
+    ]
 
     def place(event: tuple[str, datetime, int]) -> tuple[datetime, int]:
         return event[1], event[2]
@@ -128,6 +131,28 @@ def test_a_history_runs_recorded_rows_and_actions_where_they_fall():
     piece = in_order(events, rows, acts, place, made, tail=False)
     cut = list(piece)
     assert order[:4] == cut
+
+
+def test_an_action_taken_before_a_recorded_row_runs_before_it():
+    """An adjustment, then a season's reset, with no event between them (or after the last
+    one): the adjustment first, whose rating the reset recorded it reset."""
+    from engine.replay import in_order
+
+    events = [("e1", T0, 1), ("e2", T0 + timedelta(hours=2), 2)]
+    rows = [T0 + timedelta(hours=1), T0 + timedelta(hours=4)]  # two seasons' resets
+    acts = [
+        Action(1, "adjust", T0 + timedelta(minutes=30), 1, player_id="f1", delta=40.0),
+        Action(2, "adjust", T0 + timedelta(hours=3), 2, player_id="f1", delta=-40.0),
+    ]
+
+    def place(event: tuple[str, datetime, int]) -> tuple[datetime, int]:
+        return event[1], event[2]
+
+    def made(row: datetime) -> datetime:
+        return row
+
+    history = in_order(events, rows, acts, place, made)
+    assert [events[0], acts[0], rows[0], events[1], acts[1], rows[1]] == list(history)
 
 
 def test_a_player_a_first_void_reset_survives_a_second_void():
