@@ -95,6 +95,11 @@ class _Rules:
     stake: ClassVar[str | None] = None
     #: The shapes of game the ruleset rates (``SHAPES``); another is dead-lettered.
     shapes: ClassVar[frozenset[str]] = frozenset({"win"})
+    #: What a team's ``expected`` in a game of teams forecasts, for calibration: "first",
+    #: its chance to finish first (``engine.calibration.first_share``), or "score", its mean
+    #: score against the other teams (``engine.calibration.mean_score``). For two teams, and
+    #: so a 1v1 game, the two are the same.
+    team_expected: ClassVar[str] = "first"
     #: A new player's deviation and volatility, where the ruleset keeps them.
     start_deviation: float | None = None
     start_volatility: float | None = None
@@ -280,6 +285,7 @@ class Glicko2Rules(_Rules):
     kind: ClassVar[str] = "glicko2"
     whole_ratings: ClassVar[bool] = False  # stored unrounded, shown whole
     shapes: ClassVar[frozenset[str]] = frozenset(SHAPES)
+    team_expected: ClassVar[str] = "score"  # the mean E over the other teams
 
     def __post_init__(self) -> None:
         _check(
