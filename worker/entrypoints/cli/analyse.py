@@ -133,7 +133,7 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
     if ruleset is not None:
         described = ruleset.kind + (f" {shown}" if shown else "")
         stored_name, candidate_name = f"stored {ladder_config.ruleset}", f"candidate {described}"
-    legend = [stored_name, candidate_name if ruleset is None else described]
+    legend = [stored_name, candidate_name if ruleset is None else f"candidate {ruleset.kind}"]
     report = found.as_json()
     if args.plot is not None:
         from worker.entrypoints.console.charts import Series, calibration_svg
