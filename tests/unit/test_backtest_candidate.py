@@ -116,3 +116,17 @@ def test_a_ruleset_from_its_defaults_with_the_set_values():
     rules, overrides = parse_ruleset("glicko2", ["tau=0.3", "start_deviation=300"])
     assert overrides == {"tau": 0.3, "start_deviation": 300.0}
     assert rules == Glicko2Rules(tau=0.3, start_deviation=300.0)
+
+
+def test_the_ladders_rules_until_the_candidate_takes_over():
+    """Before the first game from --from the ladder's versions (a player made then starts at
+    the ladder's start, and is carried over with the others); after, the candidate from --from."""
+    own, candidate = Gammon42Rules(), OpenSkillRules()
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    switch = Translation(lambda at: own, candidate, start)
+    assert switch.rules_at(start) is own  # not taken over yet
+    switch.on = True
+    assert (switch.rules_at(AT), switch.rules_at(start)) == (own, candidate)
+    anytime = Translation(lambda at: own, candidate)
+    anytime.on = True
+    assert anytime.rules_at(AT) is candidate

@@ -142,7 +142,8 @@ def backtest(
     else:
         rules_at = ruleset_from(ladder_config, ruleset, start)
         if ruleset.kind != ladder_config.ruleset:
-            translation = Translation(ladder_config.rules_at, ruleset)
+            translation = Translation(ladder_config.rules_at, ruleset, start)
+            rules_at = translation.rules_at
     candidate_kind = stored_rules if ruleset is None else ruleset
     result = Backtest(
         ladder,
@@ -198,6 +199,7 @@ def backtest(
                 if translation is not None:
                     for player in players.values():
                         translation.player(player, at)
+                    translation.on = True
             decision = replay.event(event, processed_at)
             if decision is None or (start is not None and at < start):
                 continue  # a voided game is not in the moderated history

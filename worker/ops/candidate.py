@@ -163,13 +163,31 @@ def odds_unit(rules: Ruleset) -> float:
 
 class Translation:
     """Stored numbers onto the candidate's scale (``odds_unit``), from the ladder's version
-    in force at the moment of each (``source``) to the candidate ``target``."""
+    in force at the moment of each (``source``) to the candidate ``target``.
 
-    def __init__(self, source: Callable[[datetime], Ruleset], target: Ruleset) -> None:
+    ``rules_at`` is the replay's: the ladder's versions until the candidate takes over
+    (``on``, set by the caller at the first game from ``start``, once it has carried every
+    player over), the candidate from then on for the moments from ``start``. So a player the
+    history creates before that (an import, a ban of someone new) starts at the ladder's start
+    and is carried over with the others."""
+
+    def __init__(
+        self,
+        source: Callable[[datetime], Ruleset],
+        target: Ruleset,
+        start: datetime | None = None,
+    ) -> None:
         self.source = source
         self.target = target
+        self.start = start
+        self.on = False
         self.unit = odds_unit(target)
         self.keeps_deviation = target.start_deviation is not None
+
+    def rules_at(self, at: datetime) -> Ruleset:
+        if self.on and (self.start is None or at >= self.start):
+            return self.target
+        return self.source(at)
 
     def ratio(self, at: datetime) -> float:
         return self.unit / odds_unit(self.source(at))
