@@ -11,6 +11,8 @@ by two burst workers, then
 - ``ladder verify gammon42 --json`` (goal: >= 20,000 events/s, 0 mismatches),
 - ``ladder backtest gammon42 --set divisor=1600 --json`` (goal: 1,000,000 games in under a
   minute, at the rate measured here),
+- ``ladder backtest gammon42 --ruleset glicko2 --json`` and ``--ruleset openskill`` (goal:
+  >= 20,000 events/s each; the ``--set`` one beside them is the same run's baseline),
 - ``ladder void gammon42 <its first game>`` (goal: 1,000,000 later events re-rated in under
   a minute, at the rate measured here), as it changes the ladder;
 - last, ``ladder verify gammon42 --json`` again on a ladder with many voids
@@ -37,6 +39,8 @@ from bench.moderation import void_first_game, voided_ladder
 GOAL_EVENTS = 1_000_000
 GOAL_SECONDS = 60.0
 GOAL_VERIFY_RATE = 20_000
+GOAL_RULESET_RATE = 20_000  # backtest --ruleset, each of RULESETS
+RULESETS = ("glicko2", "openskill")
 LADDER = "gammon42"
 VOIDS = 100  # the many-voids ladder: its voids, and at most this many games
 VOIDED_GAMES = 20_000
@@ -64,6 +68,10 @@ def run(
     argv = ["backtest", LADDER, "--set", "divisor=1600", "--json"]
     shown, code, whole = env.ladder_json(target, argv, log)
     found["backtest"] = _rate(shown, whole, code, "events")
+    for ruleset in RULESETS:
+        argv = ["backtest", LADDER, "--ruleset", ruleset, "--json"]
+        shown, code, whole = env.ladder_json(target, argv, log)
+        found[f"backtest_{ruleset}"] = _rate(shown, whole, code, "events")
     shown, code, whole = void_first_game(target, LADDER, log)
     found["void"] = _rate(shown, whole, code, "events_replayed")
     if shown is not None:
@@ -110,10 +118,13 @@ def lines(result: dict[str, Any]) -> list[str]:
         f"players (ingested at {found['ingest_events_per_second']:,} events/s, exactly-once "
         f"{'ok' if found['check_ok'] else 'FAILED'})"
     ]
-    for name in ("verify", "backtest", "void"):
+    for name in ("verify", "backtest", *(f"backtest_{r}" for r in RULESETS), "void"):
         step = found.get(name) or {}
+        shown = name.replace("backtest_", "backtest --ruleset ")
+        if name.startswith("backtest_") and not step:
+            continue  # a run from before the --ruleset measurements
         if not step.get("seconds"):
-            out.append(f"    ladder {name}: not measured (exit {step.get('exit')})")
+            out.append(f"    ladder {shown}: not measured (exit {step.get('exit')})")
             continue
         extra = ""
         if name == "verify":
@@ -121,7 +132,7 @@ def lines(result: dict[str, Any]) -> list[str]:
         if name == "void":
             extra = f", {step.get('receipts_refreshed')} receipts refreshed"
         out.append(
-            f"    ladder {name}: {step['events']:,} events in {step['seconds']:.2f} s "
+            f"    ladder {shown}: {step['events']:,} events in {step['seconds']:.2f} s "
             f"({step['events_per_second']:,} events/s; {step['command_seconds']:.2f} s with "
             f"start-up{extra}); 1,000,000 events at this rate: {step['seconds_for_1m']} s"
         )
@@ -161,6 +172,18 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
             None if rate is None else rate >= GOAL_VERIFY_RATE and voided["mismatches"] == 0,
         )
     )
+    for ruleset in RULESETS:
+        step = found.get(f"backtest_{ruleset}")
+        if step is None:
+            continue  # a run from before the --ruleset measurements
+        rate = step.get("events_per_second")
+        out.append(
+            (
+                f"history: backtest --ruleset {ruleset} >= {GOAL_RULESET_RATE:,} events/s",
+                "n/a" if rate is None else f"{rate:,}",
+                None if rate is None else rate >= GOAL_RULESET_RATE,
+            )
+        )
     for name in ("backtest", "void"):
         step = found.get(name) or {}
         seconds = step.get("seconds_for_1m")

@@ -11,9 +11,23 @@ games where the curve expected about 60%, and half of the active players were wi
   ``[0.95, 1.00]`` (the last one closed), each with its games, mean ``p`` and observed rate
   of ``y``: a well-calibrated curve has the two equal;
 - the Brier score ``mean((p - y)^2)`` and the log loss ``-mean(y ln p + (1 - y) ln(1 - p))``;
+- the hit rate ``mean(h)``, ``h`` = ``y`` when ``p > 0.5`` (the side forecast above even won:
+  1, drew: 0.5, lost: 0) and 0.5 when ``p`` is exactly 0.5 (no side was forecast);
+- rating inflation (``Inflation``): the mean rating of the players on the rating board at the
+  end of each calendar month, the drift a month (the mean of the month-to-month differences of
+  that mean) and that drift as a fraction of the board's standard deviation (a unit-free
+  figure, so that ladders, or rulesets, of different scales compare);
 - the spread of ratings: p10, p25, p50, p75, p90 (linear interpolation between the two
   nearest ranks, numpy's default), the population standard deviation and the width of the
   central half, ``p75 - p25`` (seed 002's "within about 60 points").
+
+A draw is the observed score ``y = 0.5`` for both sides, the usual generalisation: Brier
+``(p - 0.5)^2``, log loss ``-(0.5 ln p + 0.5 ln(1 - p))``. A game of teams (``Tally.add_teams``)
+is seen through each team's expected score and the observed score it forecasts
+(``first_share`` or ``mean_score``, as the ruleset's ``team_expected`` says): a game of two
+teams once, from its favourite's side (as a 1v1 game); a game of three or more, once per team,
+each the binary forecast "this team gets its observed score" seen from its likelier side, i.e.
+``(1 - p, 1 - y)`` when ``p < 0.5`` (the same Brier and log loss, the bucket from 0.5 up).
 
 The log loss of a forecast of exactly 0 or 1 that went wrong is infinite; the probability given
 to what happened is clipped at ``1e-15`` (as scikit-learn does), so one certain forecast that
@@ -31,10 +45,17 @@ __all__ = [
     "BUCKET_WIDTH",
     "Bucket",
     "Forecast",
+    "Inflation",
+    "Month",
     "Scores",
     "Spread",
     "Tally",
+    "drift",
     "favourite",
+    "first_share",
+    "inflation",
+    "mean_score",
+    "month",
     "percentile",
     "spread",
 ]
@@ -51,7 +72,7 @@ class Forecast:
     """One rated game from its favourite's side."""
 
     p: float  # the favourite's expected score, in [0.5, 1]
-    y: int  # 1 if the favourite won, else 0
+    y: float  # 1 if the favourite won, 0 if it lost, 0.5 for a draw
 
 
 def favourite(winner_expected: float, loser_expected: float) -> Forecast:
@@ -80,12 +101,14 @@ class Bucket:
 
 @dataclass(frozen=True, slots=True)
 class Scores:
-    """The calibration of a set of games; ``brier`` and ``log_loss`` are None for none."""
+    """The calibration of a set of games; ``brier``, ``log_loss`` and ``hit_rate`` are None
+    for none."""
 
     games: int
     brier: float | None
     log_loss: float | None
     buckets: tuple[Bucket, ...]
+    hit_rate: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {**asdict(self), "buckets": [b.as_json() for b in self.buckets]}
@@ -100,7 +123,8 @@ class Tally:
     loss: float = 0.0
     counts: list[int] = field(default_factory=lambda: [0] * len(BUCKET_LOWS))
     expected: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_LOWS))
-    won: list[int] = field(default_factory=lambda: [0] * len(BUCKET_LOWS))
+    won: list[float] = field(default_factory=lambda: [0.0] * len(BUCKET_LOWS))
+    hits: float = 0.0
 
     def add(self, forecast: Forecast) -> None:
         self.add_expected(forecast.p, forecast.y)
@@ -113,16 +137,42 @@ class Tally:
         else:
             self.add_expected(winner_expected, 1)
 
-    def add_expected(self, p: float, y: int) -> None:
-        """One game: the favourite's expected score ``p``, and 1 if the favourite won."""
+    def add_expected(self, p: float, y: float) -> None:
+        """One game: the favourite's expected score ``p``, and its observed score ``y`` (1 if
+        the favourite won, 0 if it lost, 0.5 for a draw)."""
         self.games += 1
         self.squared += (p - y) ** 2
-        self.loss -= math.log(max(p, CLIP)) if y else math.log(max(1.0 - p, CLIP))
+        if y == 1:
+            self.loss -= math.log(max(p, CLIP))
+        elif y == 0:
+            self.loss -= math.log(max(1.0 - p, CLIP))
+        else:
+            self.loss -= y * math.log(max(p, CLIP)) + (1.0 - y) * math.log(max(1.0 - p, CLIP))
+        self.hits += y if p > 0.5 else 0.5
         i = bisect.bisect_right(BUCKET_LOWS, p) - 1  # bucket_index, inline
         i = 0 if i < 0 else LAST_BUCKET if i > LAST_BUCKET else i
         self.counts[i] += 1
         self.expected[i] += p
         self.won[i] += y
+
+    def add_teams(self, expected: Sequence[float], observed: Sequence[float]) -> None:
+        """A game of teams: each team's expected score and the observed score it forecasts.
+        Two teams are one forecast, from the favourite's side (the higher expected score; at a
+        tie the side with the higher observed score); three or more are one forecast each,
+        from the likelier side of ``p``: ``(1 - p, 1 - y)`` when ``p < 0.5``, or at exactly 0.5
+        when ``y < 0.5``."""
+        if len(expected) == 2:
+            (p, q), (y, z) = expected, observed
+            if q > p or (q == p and z > y):
+                self.add_expected(q, z)
+            else:
+                self.add_expected(p, y)
+            return
+        for p, y in zip(expected, observed, strict=True):
+            if p < 0.5 or (p == 0.5 and y < 0.5):
+                self.add_expected(1.0 - p, 1.0 - y)
+            else:
+                self.add_expected(p, y)
 
     def extend(self, forecasts: Iterable[Forecast]) -> "Tally":
         for forecast in forecasts:
@@ -149,7 +199,83 @@ class Tally:
             self.squared / n if n else None,
             self.loss / n if n else None,
             tuple(buckets),
+            self.hits / n if n else None,
         )
+
+
+def first_share(ranks: Sequence[int], team: int) -> float:
+    """Whether ``team`` finished first: 1, or ``1 / k`` when ``k`` teams tied for first,
+    else 0 (the outcome a chance to finish first forecasts)."""
+    best = min(ranks)
+    return 1.0 / ranks.count(best) if ranks[team] == best else 0.0
+
+
+def mean_score(ranks: Sequence[int], team: int) -> float:
+    """``team``'s mean score against every other team: 1 for each it finished ahead of, 0.5
+    for each it tied with, 0 for each ahead of it (the outcome a mean expected score
+    against the other teams forecasts)."""
+    mine = ranks[team]
+    scores = [
+        1.0 if mine < other else 0.5 if mine == other else 0.0
+        for k, other in enumerate(ranks)
+        if k != team
+    ]
+    return math.fsum(scores) / len(scores)
+
+
+@dataclass(frozen=True, slots=True)
+class Month:
+    """The rating board at the end of one calendar month: its players, their mean rating and
+    its population standard deviation (None for an empty board)."""
+
+    month: str  # "2026-10"
+    players: int
+    mean: float | None
+    stdev: float | None
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def month(label: str, ratings: Iterable[float]) -> Month:
+    """The board of ``label`` from its players' ratings."""
+    values = list(ratings)
+    n = len(values)
+    if n == 0:
+        return Month(label, 0, None, None)
+    mean = math.fsum(values) / n
+    return Month(label, n, mean, math.sqrt(math.fsum((r - mean) ** 2 for r in values) / n))
+
+
+def drift(means: Sequence[float]) -> float | None:
+    """The mean of the month-to-month differences of ``means`` (None for fewer than two)."""
+    if len(means) < 2:
+        return None
+    return math.fsum(b - a for a, b in zip(means, means[1:], strict=False)) / (len(means) - 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Inflation:
+    """The mean board rating month by month, its drift a month (in the ruleset's rating
+    units) and that drift over the last month's board standard deviation."""
+
+    months: tuple[Month, ...]
+    drift: float | None
+    stdev: float | None
+    drift_in_sd: float | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "months": [m.as_json() for m in self.months]}
+
+
+def inflation(months: Sequence[Month]) -> Inflation:
+    """The drift of the months' means (a month with an empty board skipped) and its share
+    of the last non-empty month's standard deviation."""
+    kept = [m for m in months if m.mean is not None]
+    moved = drift([m.mean for m in kept if m.mean is not None])
+    sd = kept[-1].stdev if kept else None
+    share = moved / sd if moved is not None and sd else None
+    return Inflation(tuple(months), moved, sd, share)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,17 @@ import math
 from collections.abc import Sequence
 from typing import Final
 
-__all__ = ["CENTER", "SCALE", "expected", "g", "grown", "rate_teams", "new_volatility", "update"]
+__all__ = [
+    "CENTER",
+    "SCALE",
+    "expected",
+    "g",
+    "grown",
+    "new_volatility",
+    "rate_teams",
+    "rate_win",
+    "update",
+]
 
 SCALE: Final = 173.7178
 CENTER: Final = 1500.0
@@ -116,9 +126,6 @@ def update(
     # Step 1: the player's rating, deviation and volatility, and the system constant tau.
     _check(rating=rating)
     _check(positive=True, deviation=deviation, volatility=volatility, tau=tau, epsilon=epsilon)
-    mu, phi = (rating - CENTER) / SCALE, deviation / SCALE  # step 2
-    inverse_v = 0.0
-    improvement = 0.0  # sum_j w_j g(phi_j) (s_j - E_j), shared by steps 4 and 7
     for r_j, rd_j, s_j, w_j in results:
         _check(opponent_rating=r_j)
         _check(positive=True, opponent_deviation=rd_j)
@@ -126,6 +133,22 @@ def update(
             raise ValueError(f"score: must be in [0, 1], got {s_j!r}")
         if not 0.0 < w_j <= 1.0:
             raise ValueError(f"weight: must be in (0, 1], got {w_j!r}")
+    return _updated(rating, deviation, volatility, results, tau, epsilon)
+
+
+def _updated(
+    rating: float,
+    deviation: float,
+    volatility: float,
+    results: Sequence[tuple[float, float, float, float]],
+    tau: float,
+    epsilon: float,
+) -> tuple[float, float, float]:
+    """Steps 2-8 of ``update``, its values checked."""
+    mu, phi = (rating - CENTER) / SCALE, deviation / SCALE  # step 2
+    inverse_v = 0.0
+    improvement = 0.0  # sum_j w_j g(phi_j) (s_j - E_j), shared by steps 4 and 7
+    for r_j, rd_j, s_j, w_j in results:
         g_j, e_j = g(rd_j / SCALE), expected(rating, r_j, rd_j)
         inverse_v += w_j * g_j * g_j * e_j * (1.0 - e_j)
         improvement += w_j * g_j * (s_j - e_j)
@@ -140,6 +163,32 @@ def update(
     phi_new = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + inverse_v)  # step 7
     mu_new = mu + phi_new * phi_new * improvement
     return SCALE * mu_new + CENTER, SCALE * phi_new, sigma  # step 8
+
+
+def rate_win(
+    winner: tuple[float, float, float],
+    loser: tuple[float, float, float],
+    tau: float,
+    epsilon: float = 0.000001,
+) -> tuple[tuple[float, float, float, float], tuple[float, float, float, float]]:
+    """A 1v1 win, ``rate_teams([[winner], [loser]], [1, 2], [[1.0], [1.0]], tau)`` with the
+    same float operations (so to the bit: a test compares them), written out for two teams of
+    one (a replay rates a million of them): each side's (rating, deviation, volatility,
+    expected) after."""
+    (r_w, d_w, v_w), (r_l, d_l, v_l) = winner, loser
+    values = (r_w, d_w, v_w, r_l, d_l, v_l, tau, epsilon)
+    if not (all(map(math.isfinite, values)) and min(d_w, v_w, d_l, v_l, tau, epsilon) > 0):
+        (first,), (second,) = rate_teams([[winner], [loser]], [1, 2], [[1.0], [1.0]], tau, epsilon)
+        return first, second
+    # Each team as one opponent: the mean of one rating, the root mean square of one deviation.
+    mean_w, mean_l = math.fsum((r_w,)) / 1, math.fsum((r_l,)) / 1
+    spread_w = math.sqrt(math.fsum((d_w * d_w,)) / 1)
+    spread_l = math.sqrt(math.fsum((d_l * d_l,)) / 1)
+    won = _updated(r_w, d_w, v_w, ((mean_l, spread_l, 1.0, 1.0),), tau, epsilon)
+    lost = _updated(r_l, d_l, v_l, ((mean_w, spread_w, 0.0, 1.0),), tau, epsilon)
+    e_w = math.fsum((expected(r_w, mean_l, spread_l),)) / 1
+    e_l = math.fsum((expected(r_l, mean_w, spread_w),)) / 1
+    return (*won, e_w), (*lost, e_l)
 
 
 def rate_teams(

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Final
 
-__all__ = ["Model", "ordinal", "predict_draw", "predict_win", "rate"]
+__all__ = ["Model", "ordinal", "predict_draw", "predict_win", "rate", "rate_win"]
 
 Rating = tuple[float, float]  # (mu, sigma)
 
@@ -233,3 +233,63 @@ def predict_draw(model: Model, teams: Sequence[Sequence[Rating]]) -> float:
         scale = _pair_scale(model.beta, a, b)
         draws.append(_phi((margin - a[0] + b[0]) / scale) - _phi((b[0] - a[0] - margin) / scale))
     return _added(draws) / len(draws)
+
+
+def rate_win(
+    beta: float, kappa: float, tau: float, winner: Rating, loser: Rating
+) -> tuple[Rating, Rating, float]:
+    """A 1v1 win, as ``rate(model, [[winner], [loser]], [1, 2])`` and the winner's
+    ``predict_win(model, [[winner], [loser]])[0]`` compute it, with the same float operations
+    in the same order (so to the bit: a test compares them), written out for two teams of one
+    (a replay rates a million of them): (winner after, loser after, the winner's chance)."""
+    mu_w, sigma_w = float(winner[0]), float(winner[1])
+    mu_l, sigma_l = float(loser[0]), float(loser[1])
+    fine = math.isfinite(mu_w) and math.isfinite(mu_l)
+    if not (fine and math.isfinite(sigma_w + sigma_l) and sigma_w > 0 and sigma_l > 0):
+        _checked([[winner], [loser]])  # raises the error ``rate`` gives
+    try:
+        beta_squared = beta**2
+        # predict_win: the ratings before, each team of one as _team adds it up from 0.0.
+        chance = _phi(
+            (0.0 + mu_w - (0.0 + mu_l))
+            / math.sqrt(2 * beta_squared + (0.0 + sigma_w**2) + (0.0 + sigma_l**2))
+        )
+        # rate: sigma widened by tau, then _update for ranks [1, 2].
+        tau_squared = tau * tau
+        sigma_w = math.sqrt(sigma_w * sigma_w + tau_squared)
+        sigma_l = math.sqrt(sigma_l * sigma_l + tau_squared)
+        squared_w, squared_l = 0.0 + sigma_w**2, 0.0 + sigma_l**2
+        c = math.sqrt(0.0 + (squared_w + beta_squared) + (squared_l + beta_squared))
+        strength_w, strength_l = math.exp((0.0 + mu_w) / c), math.exp((0.0 + mu_l) / c)
+        both, alone = 0.0 + strength_w + strength_l, 0.0 + strength_l
+        p = strength_w / both  # the winner: q = the winner only
+        omega_w, delta_w = 0.0 + (1 - p), 0.0 + p * (1 - p)
+        p = strength_l / both  # the loser: q = the winner, then the loser
+        omega_l, delta_l = 0.0 + -p, 0.0 + p * (1 - p)
+        p = strength_l / alone
+        omega_l += 1 - p
+        delta_l += p * (1 - p)
+    except (OverflowError, ZeroDivisionError):
+        raise ValueError("teams: ratings too far apart for exp(mu / c) in floats") from None
+    return (
+        _moved(mu_w, sigma_w, squared_w, omega_w, delta_w, c, kappa),
+        _moved(mu_l, sigma_l, squared_l, omega_l, delta_l, c, kappa),
+        chance,
+    )
+
+
+def _moved(
+    mu: float, sigma: float, squared: float, omega: float, delta: float, c: float, kappa: float
+) -> Rating:
+    """One player of a team of one after ``_update``'s sums (its weight 1)."""
+    omega *= squared / c
+    delta *= squared / c**2
+    delta *= math.sqrt(squared) / c
+    share = sigma**2 / squared
+    if omega >= 0:
+        mu += share * omega * 1.0
+        sigma *= math.sqrt(max(1 - share * delta * 1.0, kappa))
+    else:
+        mu += share * omega / 1.0
+        sigma *= math.sqrt(max(1 - share * delta / 1.0, kappa))
+    return mu, sigma

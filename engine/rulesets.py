@@ -95,6 +95,11 @@ class _Rules:
     stake: ClassVar[str | None] = None
     #: The shapes of game the ruleset rates (``SHAPES``); another is dead-lettered.
     shapes: ClassVar[frozenset[str]] = frozenset({"win"})
+    #: What a team's ``expected`` in a game of teams forecasts, for calibration: "first",
+    #: its chance to finish first (``engine.calibration.first_share``), or "score", its mean
+    #: score against the other teams (``engine.calibration.mean_score``). For two teams, and
+    #: so a 1v1 game, the two are the same.
+    team_expected: ClassVar[str] = "first"
     #: A new player's deviation and volatility, where the ruleset keeps them.
     start_deviation: float | None = None
     start_volatility: float | None = None
@@ -247,14 +252,6 @@ class ProStrikerRules(_Rules):
         return prostriker.rate(self, winner, loser, game)
 
 
-def _one_on_one(
-    rules: "Glicko2Rules | OpenSkillRules", winner: PlayerState, loser: PlayerState
-) -> RatingChange:
-    """A 1v1 win as the game of two teams of one it is, the winner first."""
-    (won,), (lost,) = rules.rate_match(((winner,), (loser,)), (1, 2), ((1.0,), (1.0,)))
-    return RatingChange(won, lost, 1.0)
-
-
 @dataclass(frozen=True, slots=True)
 class Glicko2Rules(_Rules):
     """Glicko-2 (Glickman, "Example of the Glicko-2 system"; SPEC 7) with each player's
@@ -280,6 +277,7 @@ class Glicko2Rules(_Rules):
     kind: ClassVar[str] = "glicko2"
     whole_ratings: ClassVar[bool] = False  # stored unrounded, shown whole
     shapes: ClassVar[frozenset[str]] = frozenset(SHAPES)
+    team_expected: ClassVar[str] = "score"  # the mean E over the other teams
 
     def __post_init__(self) -> None:
         _check(
@@ -295,8 +293,14 @@ class Glicko2Rules(_Rules):
         )
 
     def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
+        """A 1v1 win: ``rate_match`` of two teams of one, to the bit (``glicko2.rate_win``)."""
         del game  # neither the cube nor the match length counts here
-        return _one_on_one(self, winner, loser)
+        (r_w, d_w, v_w, e_w), (r_l, d_l, v_l, e_l) = glicko2.rate_win(
+            self._grown(winner), self._grown(loser), self.tau
+        )
+        return RatingChange(
+            moved(winner, r_w, e_w, d_w, v_w), moved(loser, r_l, e_l, d_l, v_l), 1.0
+        )
 
     def rate_match(
         self, teams: Teams, ranks: Sequence[int], weights: Sequence[Sequence[float]]
@@ -364,8 +368,19 @@ class OpenSkillRules(_Rules):
         return openskill.Model(self.start, self.start_deviation, self.beta, self.kappa, self.tau)
 
     def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
+        """A 1v1 win: ``rate_match`` of two teams of one, to the bit (``openskill.rate_win``)."""
         del game  # neither the cube nor the match length counts here
-        return _one_on_one(self, winner, loser)
+        sigma = self.start_deviation
+        won, lost, chance = openskill.rate_win(
+            self.beta,
+            self.kappa,
+            self.tau,
+            (winner.rating, sigma if winner.deviation is None else winner.deviation),
+            (loser.rating, sigma if loser.deviation is None else loser.deviation),
+        )
+        return RatingChange(
+            moved(winner, won[0], chance, won[1]), moved(loser, lost[0], 1 - chance, lost[1]), 1.0
+        )
 
     def rate_match(
         self, teams: Teams, ranks: Sequence[int], weights: Sequence[Sequence[float]]

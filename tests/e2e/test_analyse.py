@@ -304,3 +304,82 @@ def test_fibs_is_also_reported_by_match_length(cli):
     moved = cli.ladder_json("backtest", "fibs", "--set", "newcomer_max=1")
     assert any(v["stored"] != v["candidate"] for v in moved["players"].values())
     assert json.dumps(moved)  # plain JSON throughout
+
+
+# -- another ruleset (--ruleset) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["glicko2", "openskill"])
+def test_backtest_under_another_ruleset_prints_both_sides(cli, published, name):
+    """'`ladder backtest LADDER --ruleset NAME` replays a ladder's moderated history under
+    another ruleset and prints, beside the stored ruleset's figures from the same run:
+    log-loss, Brier score, hit rate, a calibration table ... and rating inflation'."""
+    before = snapshot(cli, published)
+    found = cli.ladder_json("backtest", "gammon42", "--ruleset", name)
+    assert snapshot(cli, published) == before
+    assert found["ruleset"] == {"stored": "gammon42", "candidate": name}
+    count, brier, loss, _ = independent_metrics(stored_games(published))
+    hits = [
+        (y if p > 0.5 else 0.5)
+        for p, y in ((le, 0) if le > we else (we, 1) for _, we, le, _, _ in stored_games(published))
+    ]
+    stored, candidate = found["stored"], found["candidate"]
+    assert stored["games"] == candidate["games"] == count
+    assert stored["brier"] == pytest.approx(brier, rel=1e-12)
+    assert stored["log_loss"] == pytest.approx(loss, rel=1e-12)
+    assert stored["hit_rate"] == pytest.approx(sum(hits) / len(hits), rel=1e-12)
+    assert candidate["brier"] != stored["brier"] and 0 < candidate["hit_rate"] < 1
+    assert sum(b["games"] for b in candidate["buckets"]) == count
+    start = 25.0 if name == "openskill" else 1500.0  # each side in its own units
+    assert abs(candidate["inflation"]["months"][-1]["mean"] - start) < start / 10
+    assert candidate["inflation"]["months"][-1]["month"] == "2026-10"
+    text = cli.ladder("backtest", "gammon42", "--ruleset", name).stdout
+    assert f"backtest under {name}:" in text and f"candidate {name}: {count} games" in text
+    for row in ("log loss", "Brier", "hit rate", "drift a month", "mean board rating"):
+        assert row in text
+    assert "largest moves" not in text  # two scales: no difference to show
+
+
+def test_backtest_under_the_ladders_own_ruleset_is_the_stored_history(cli, published):
+    """The identity: the ladder's own ruleset at its defaults, as the ladder runs it, with no
+    --set reproduces every stored figure and rating."""
+    found = cli.ladder_json("backtest", "gammon42", "--ruleset", "gammon42")
+    assert found["candidate"] == found["stored"]
+    assert all(v["candidate"] == v["stored"] for v in found["players"].values())
+
+
+def test_backtest_ruleset_takes_its_own_parameters_only(cli, published):
+    """'--set values (checked against THAT ruleset's parameters, with the existing one-line
+    errors)'; an unknown ruleset is one line listing the names (exit 2)."""
+    default = cli.ladder_json("backtest", "gammon42", "--ruleset", "glicko2")
+    taken = cli.ladder_json("backtest", "gammon42", "--ruleset", "glicko2", "--set", "tau=0.3")
+    assert taken["set"] == {"tau": 0.3} and default["set"] == {}
+    assert taken["candidate"]["log_loss"] != default["candidate"]["log_loss"]
+    assert taken["stored"] == default["stored"]
+    for argv, says in [
+        (("--ruleset", "glicko2", "--set", "divisor=800"), "not a parameter of the glicko2"),
+        (("--ruleset", "glicko2", "--set", "tau=abc"), "tau='abc': must be float"),
+        (("--ruleset", "openskill", "--set", "beta=-1"), "beta: must be > 0"),
+        (("--ruleset", "elo"), "not a ruleset (valid: fibs, gammon42, glicko2, openskill"),
+        ((), "give --set KEY=VALUE"),
+    ]:
+        result = cli.ladder("backtest", "gammon42", *argv, check=False)
+        assert result.returncode == 2, argv
+        assert says in result.stderr, (argv, result.stderr)
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_backtest_ruleset_plot_has_both_curves(cli, published, tmp_path):
+    """'--plot writes a PNG' with the calibration curves of both sides."""
+    found = cli.ladder_json("backtest", "gammon42", "--ruleset", "glicko2")
+    svg = tmp_path / "ruleset.svg"
+    cli.ladder("backtest", "gammon42", "--ruleset", "glicko2", "--plot", str(svg))
+    drawn = svg.read_text()
+    filled = sum(
+        1 for side in ("stored", "candidate") for b in found[side]["buckets"] if b["games"]
+    )
+    assert drawn.count('class="point"') == filled
+    assert "stored gammon42" in drawn and "candidate glicko2" in drawn
+    png = tmp_path / "ruleset.png"
+    cli.ladder("backtest", "gammon42", "--ruleset", "glicko2", "--plot", str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

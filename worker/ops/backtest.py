@@ -1,14 +1,19 @@
-"""Backtest: replay a ladder's stored log under candidate parameters, and compare.
+"""Backtest: replay a ladder's stored log under a candidate, and compare.
 
 The ladder's history (``worker.store.replays``) goes through the one replay,
 ``engine.replay.Replay``, as moderated: voided games skipped, bans, unbans, adjustments,
 season resets and imports where they fall, exactly the ladder the store holds, with one
-difference: from ``start`` on, every ruleset version in force has the ``--set`` values in
-place of its own. A voided game is in neither side's calibration, and a stored game counts
-as rated only while no void changed its outcome.
+difference: from ``start`` on, the candidate scores the games (``worker.ops.candidate``):
+every ruleset version in force with the ``--set`` values in place of its own, or another
+ruleset (``--ruleset``), its stored numbers carried onto the candidate's scale.
 Imported players start with what their import gave them (``worker.store.imports.profiles``).
-Each rated game's expected scores are the ones the candidate engine computed before that
-game, so the candidate's calibration is what it would have been live.
+
+Both sides are measured on the same games, from ``start`` on: those both rated, with every
+expected score known. The stored side's expected scores are the stored ledger's (a stored
+game counts while no void changed its outcome, a voided game in neither side); the
+candidate's are the ones its engine computed before each game, so its calibration is what it
+would have been live. Each side's rating board is taken month by month
+(``worker.ops.boardmonths``) for its inflation.
 
 Nothing is written: the replay holds its state in memory, and the reads are plain SELECTs (no
 PostgreSQL row, no Redis key). With ``--set`` values equal to the stored ones the candidate is
@@ -18,7 +23,6 @@ the stored ladder, rating for rating (a replay reproduces every stored number).
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,90 +31,36 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from engine import LedgerKind, Outcome, Ruleset, voided_by
-from engine.ladder import GameFinished, on_rating_board, when
+from engine import Action, Decision, LedgerKind, Outcome, Ruleset, voided_by
+from engine.calibration import first_share, inflation, mean_score
+from engine.ladder import GameFinished, MatchFinished, on_rating_board, when
 from worker import gcpause
 from worker.ladders import LadderConfig
+from worker.ops.boardmonths import BoardMonths, label
 from worker.ops.calibrate import Metrics, current_ratings
+from worker.ops.candidate import (
+    FIXED,
+    BadParameter,
+    Translation,
+    candidate_rules,
+    parameter_names,
+    parse_overrides,
+    parse_ruleset,
+    ruleset_from,
+)
 from worker.store import moderation, replays
-from worker.store.log import event_of
+from worker.store.log import Logged, Recorded, event_of
 
-FIXED = frozenset({"version"})  # a label, not a parameter
-
-
-class BadParameter(ValueError):
-    """A ``--set`` the ladder's ruleset cannot take."""
-
-
-def parameter_names(ladder_config: LadderConfig) -> list[str]:
-    """The parameters ``--set`` takes for this ladder's ruleset."""
-    rules = ladder_config.versions[0].rules
-    return sorted(f.name for f in dataclasses.fields(rules) if f.name not in FIXED)
-
-
-def parse_overrides(ladder_config: LadderConfig, pairs: Sequence[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` strings as typed parameter values, checked against every version."""
-    names = parameter_names(ladder_config)
-    sample = ladder_config.versions[-1].rules
-    overrides: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, text = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise BadParameter(f"--set {pair!r}: write KEY=VALUE, e.g. divisor=1600")
-        if key not in names:
-            raise BadParameter(
-                f"--set {key}: not a parameter of the {ladder_config.ruleset} ruleset "
-                f"(valid: {', '.join(names)})"
-            )
-        overrides[key] = _typed(key, text.strip(), getattr(sample, key))
-    for version in ladder_config.versions:
-        try:
-            dataclasses.replace(version.rules, **overrides)
-        except (ValueError, TypeError) as exc:
-            raise BadParameter(f"--set: {exc}") from None
-    return overrides
-
-
-def _typed(key: str, text: str, current: Any) -> Any:
-    try:
-        if isinstance(current, bool):
-            if text.lower() in ("true", "1", "yes", "on"):
-                return True
-            if text.lower() in ("false", "0", "no", "off"):
-                return False
-            raise ValueError
-        if isinstance(current, int):
-            return int(text)
-        if isinstance(current, float):
-            return float(text)
-        if isinstance(current, tuple):
-            value = json.loads(text)
-            if not isinstance(value, list):
-                raise ValueError
-            return tuple(tuple(v) if isinstance(v, list) else v for v in value)
-    except ValueError:
-        shown = type(current).__name__ if not isinstance(current, tuple) else "a JSON array"
-        raise BadParameter(f"--set {key}={text!r}: must be {shown}") from None
-    return text
-
-
-def candidate_rules(
-    ladder_config: LadderConfig, overrides: dict[str, Any], start: datetime | None
-) -> Callable[[datetime], Ruleset]:
-    """The ladder's ``rules_at`` with ``overrides`` in every version in force from ``start``."""
-    made: dict[int, Ruleset] = {}
-
-    def rules_at(at: datetime) -> Ruleset:
-        base = ladder_config.rules_at(at)
-        if start is not None and at < start:
-            return base
-        found = made.get(id(base))
-        if found is None:
-            found = made[id(base)] = dataclasses.replace(base, **overrides)
-        return found
-
-    return rules_at
+__all__ = [
+    "FIXED",
+    "BadParameter",
+    "Backtest",
+    "backtest",
+    "candidate_rules",
+    "parameter_names",
+    "parse_overrides",
+    "parse_ruleset",
+]
 
 
 @dataclass
@@ -118,6 +68,8 @@ class Backtest:
     ladder: str
     overrides: dict[str, Any]
     start: datetime | None
+    ruleset: str | None = None  # the candidate's ruleset when --ruleset named one
+    stored_ruleset: str = ""
     events: int = 0
     seconds: float = 0.0
     stored: Metrics = field(default_factory=Metrics)
@@ -125,26 +77,45 @@ class Backtest:
     players: dict[str, tuple[float | None, float]] = field(default_factory=dict)
     stored_ratings: dict[str, float] = field(default_factory=dict)
     candidate_ratings: dict[str, float] = field(default_factory=dict)
+    months: BoardMonths | None = None
+    one_side: dict[str, int] = field(default_factory=lambda: {"stored": 0, "candidate": 0})
 
     @property
     def rate(self) -> float:
         return self.events / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def same_scale(self) -> bool:
+        """Whether both sides rate on one scale (the candidate is of the ladder's kind)."""
+        return self.ruleset is None or self.ruleset == self.stored_ruleset
 
     def moves(self) -> list[tuple[str, float]]:
         """Each player's move (candidate - stored), the largest first."""
         found = [(pid, c - s) for pid, (s, c) in self.players.items() if s is not None]
         return sorted(found, key=lambda m: (-abs(m[1]), m[0]))
 
+    def _side(self, metrics: Metrics, ratings: dict[str, float], stored: bool) -> dict[str, Any]:
+        shown = metrics.report(ratings)
+        if self.months is not None:
+            months = self.months.stored if stored else self.months.candidate
+            shown["inflation"] = inflation(months).as_json()
+        return shown
+
     def as_json(self) -> dict[str, Any]:
         return {
             "ladder": self.ladder,
             "set": self.overrides,
             "from": None if self.start is None else self.start.isoformat(),
+            "ruleset": {
+                "stored": self.stored_ruleset,
+                "candidate": self.ruleset or self.stored_ruleset,
+            },
             "events": self.events,
             "seconds": round(self.seconds, 3),
             "events_per_second": round(self.rate),
-            "stored": self.stored.report(self.stored_ratings),
-            "candidate": self.candidate.report(self.candidate_ratings),
+            "stored": self._side(self.stored, self.stored_ratings, True),
+            "candidate": self._side(self.candidate, self.candidate_ratings, False),
+            "rated_by_one_side_only": dict(self.one_side),
             "players": {
                 pid: {"stored": s, "candidate": c} for pid, (s, c) in sorted(self.players.items())
             },
@@ -156,59 +127,183 @@ def backtest(
     ladder_config: LadderConfig,
     overrides: dict[str, Any],
     start: datetime | None = None,
+    ruleset: Ruleset | None = None,
 ) -> Backtest:
     """Replay the ladder's moderated history with ``overrides`` from ``start`` (default: its
-    first event): voided games skipped, bans, unbans and adjustments where they fall."""
+    first event), or under ``ruleset`` (built with the overrides) when given: voided games
+    skipped, bans, unbans and adjustments where they fall."""
     started = time.perf_counter()
     ladder = ladder_config.name
-    by_length = ladder_config.current.stake == "match_length"
+    stored_rules = ladder_config.current
+    rules_at: Callable[[datetime], Ruleset]
+    translation: Translation | None = None
+    if ruleset is None:
+        rules_at = candidate_rules(ladder_config, overrides, start)
+    else:
+        rules_at = ruleset_from(ladder_config, ruleset, start)
+        if ruleset.kind != ladder_config.ruleset:
+            translation = Translation(ladder_config.rules_at, ruleset, start)
+            rules_at = translation.rules_at
+    candidate_kind = stored_rules if ruleset is None else ruleset
     result = Backtest(
-        ladder, overrides, start, stored=Metrics(by_length), candidate=Metrics(by_length)
+        ladder,
+        overrides,
+        start,
+        None if ruleset is None else ruleset.kind,
+        ladder_config.ruleset,
+        stored=Metrics(stored_rules.stake == "match_length"),
+        candidate=Metrics(candidate_kind.stake == "match_length"),
     )
-    rules_at = candidate_rules(ladder_config, overrides, start)
     told = replays.load(engine, ladder)  # from the checkpoint when months were archived
     with engine.connect() as conn:
         effective = moderation.effective(conn, ladder) if told.actions else {}
+        action_rows = moderation.action_rows(conn, ladder) if told.actions else {}
     replay = told.replay(ladder_config.policy, rules_at, voided_by(told.actions))
+    players = replay.state.players
+    months = result.months = BoardMonths(ladder, None if start is None else label(start))
+    stored_now = months.ratings
+    for (_, pid), player in players.items():  # a checkpoint's board, as stored
+        if on_rating_board(player):
+            stored_now[pid] = player.rating
+    switched = False
     rated, stored_rated, game = Outcome.RATED, Outcome.RATED.value, LedgerKind.GAME.value
+    stored_metrics, candidate_metrics, one_side = result.stored, result.candidate, result.one_side
     with gcpause.paused():
-        for logged in told.walk(replay, told.entries(engine)):
-            row, ledger = logged.row, logged.ledger
+        for entry in told.entries(engine):
+            if not isinstance(entry, Logged):
+                if isinstance(entry, Recorded):
+                    change, at = entry.change, entry.at
+                    stored_now[change.player_id] = change.after
+                    if switched and translation is not None:
+                        change = translation.change(change, at)
+                    replay.recorded(ladder, change, at)
+                else:
+                    for row in action_rows.get(f"moderation:{entry.number}", ()):
+                        stored_now[str(row[0])] = float(row[3])
+                    replay.action(ladder, _scaled(entry, translation if switched else None))
+                continue
+            row, ledger = entry.row, entry.ledger
             processed_at = row.processed_at
             result.events += 1
             try:
                 event = event_of(row)
             except (KeyError, ValueError, TypeError):
                 continue  # an undecodable payload: ``ladder verify`` names it
+            at = when(event, processed_at)
+            if months.due(at):
+                months.take(at, players)
+            for change_row in ledger:
+                stored_now[change_row.player_id] = change_row.rating_after
+            if not switched and (start is None or at >= start):
+                switched = True
+                if translation is not None:
+                    for player in players.values():
+                        translation.player(player, at)
+                    translation.on = True
             decision = replay.event(event, processed_at)
-            if decision is None or not isinstance(event, GameFinished):
+            if decision is None or (start is not None and at < start):
                 continue  # a voided game is not in the moderated history
-            if start is not None and when(event, processed_at) < start:
-                continue
-            length = event.match_length
-            if decision.outcome is rated and decision.winner_id and decision.loser_id:
-                won, lost = decision.changes[0], decision.changes[1]
-                if won.expected is not None and lost.expected is not None:
-                    result.candidate.add(
-                        won.player_id, lost.player_id, won.expected, lost.expected, length
-                    )
-            stored = row.outcome
-            outcome = effective[row.event_id][0][0] if row.event_id in effective else stored
-            games = [r for r in ledger if r.kind == game]
-            if outcome == stored_rated and stored == stored_rated and len(games) == 2:
-                won_row, lost_row = games
-                if won_row.expected is not None and lost_row.expected is not None:
-                    result.stored.add(
+            if isinstance(event, GameFinished):
+                won = lost = None  # the candidate's expected scores, when it rated the game
+                if decision.outcome is rated:
+                    won, lost = decision.changes[0].expected, decision.changes[1].expected
+                outcome = effective[row.event_id][0][0] if row.event_id in effective else None
+                games = [r for r in ledger if r.kind == game]
+                if (
+                    (outcome is None or outcome == stored_rated)
+                    and row.outcome == stored_rated
+                    and len(games) == 2
+                    and games[0].expected is not None
+                    and games[1].expected is not None
+                ):
+                    if won is None or lost is None:
+                        one_side["stored"] += 1
+                        continue
+                    length = event.match_length
+                    won_row, lost_row = games
+                    stored_metrics.add(
                         won_row.player_id,
                         lost_row.player_id,
                         won_row.expected,
                         lost_row.expected,
                         length,
                     )
+                    ids = decision.changes[0].player_id, decision.changes[1].player_id
+                    candidate_metrics.add(*ids, won, lost, length)
+                elif won is not None and lost is not None:
+                    one_side["candidate"] += 1
+            elif isinstance(event, MatchFinished):
+                _match(
+                    event,
+                    decision,
+                    row.outcome,
+                    effective,
+                    ledger,
+                    (ladder_config.rules_at(at), rules_at(at)),
+                    result,
+                )
+        months.finish(players)
     result.stored_ratings = current_ratings(engine, ladder)
-    for (_, pid), player in replay.state.players.items():
+    for (_, pid), player in players.items():
         if on_rating_board(player):
             result.candidate_ratings[pid] = player.rating
             result.players[pid] = (result.stored_ratings.get(pid), player.rating)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _scaled(action: Action, translation: Translation | None) -> Action:
+    """An adjustment's delta on the candidate's scale, once it is in force."""
+    if translation is None or action.kind != "adjust":
+        return action
+    return dataclasses.replace(action, delta=action.delta * translation.ratio(action.at))
+
+
+def _match(
+    event: MatchFinished,
+    decision: Decision,
+    stored_outcome: str,
+    effective: dict[str, Any],
+    ledger: Sequence[Any],
+    rules: tuple[Ruleset, Ruleset],
+    result: Backtest,
+) -> None:
+    """A draw or a team game, on both sides: each team's expected score (the mean of its
+    players'), against the observed score it forecasts (``Ruleset.team_expected``)."""
+    sizes = [len(team.players) for team in event.teams]
+    ranks = [team.rank for team in event.teams]
+    rated = Outcome.RATED.value
+    now = effective[event.event_id][0][0] if event.event_id in effective else stored_outcome
+    games = [r for r in ledger if r.kind == LedgerKind.GAME.value]
+    stored = None
+    if stored_outcome == rated and now == rated and len(games) == sum(sizes):
+        stored = _teams(games, sizes)
+    candidate = None
+    if decision.outcome is Outcome.RATED and len(decision.changes) == sum(sizes):
+        candidate = _teams(decision.changes, sizes)
+    if stored is None or candidate is None:
+        if stored is not None or candidate is not None:
+            result.one_side["stored" if stored is not None else "candidate"] += 1
+        return
+    for (ids, expected), side_rules, metrics in zip(
+        (stored, candidate), rules, (result.stored, result.candidate), strict=True
+    ):
+        score = mean_score if side_rules.team_expected == "score" else first_share
+        observed = [score(ranks, i) for i in range(len(ranks))]
+        metrics.add_teams(ids, expected, observed)
+
+
+def _teams(rows: Sequence[Any], sizes: Sequence[int]) -> tuple[list[list[str]], list[float]] | None:
+    """The rows' player ids by team and each team's mean expected score (None: one unknown)."""
+    ids: list[list[str]] = []
+    expected: list[float] = []
+    i = 0
+    for size in sizes:
+        team = rows[i : i + size]
+        i += size
+        values = [r.expected for r in team]
+        if any(v is None for v in values):
+            return None
+        ids.append([r.player_id for r in team])
+        expected.append(sum(values) / size)
+    return ids, expected

@@ -14,7 +14,7 @@ ladder costs one pass and the memory of its active players.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -52,6 +52,15 @@ class Metrics:
             self.lengths.setdefault(match_length, Tally()).add_game(winner_expected, loser_expected)
         self.active.add(winner)
         self.active.add(loser)
+
+    def add_teams(
+        self, teams: Sequence[Sequence[str]], expected: Sequence[float], observed: Sequence[float]
+    ) -> None:
+        """A draw or a team game: each team's expected score and observed score
+        (``Tally.add_teams``); not split by match length."""
+        self.tally.add_teams(expected, observed)
+        for team in teams:
+            self.active.update(team)
 
     def scores(self) -> Scores:
         return self.tally.scores()

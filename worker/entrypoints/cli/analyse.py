@@ -2,14 +2,14 @@
 
 ``calibrate LADDER [--since T] [--until T] [--version V] [--json] [--plot FILE.svg|FILE.png]``
 reports how well the stored expected scores forecast the stored results (``worker.ops.
-calibrate``). ``backtest LADDER --set KEY=VALUE... [--from T] [--json] [--plot FILE]``
-replays the stored events with candidate parameters and reports both side by side
-(``worker.ops.backtest``); it writes nothing.
+calibrate``). ``backtest LADDER [--ruleset NAME] --set KEY=VALUE... [--from T] [--json]
+[--plot FILE]`` replays the stored events with candidate parameters, or under another
+ruleset, and reports both side by side (``worker.ops.backtest``); it writes nothing.
 
 Times are RFC 3339 (``2026-11-01T00:00:00Z``) or a date (``2026-11-01``, midnight UTC); a time
 without an offset is UTC. Exit status: 0 done; 1 could not do it (a store unreachable, a plot
 that cannot be written); 2 asked wrongly (unknown ladder or version, a bad time, an unknown
-parameter: the valid names are listed).
+parameter or ruleset: the valid names are listed).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from engine import display_rating
 from worker.entrypoints.cli.terminal import EXIT_FAILED, Refused, configured_ladder, plural, safe
 
 if TYPE_CHECKING:
+    from engine import Ruleset
     from worker.bootstrap import Runtime
-    from worker.ladders import LadderConfig
 
 SHOWN_MOVES = 10  # players listed by how far they move (``--json`` lists all)
 
@@ -43,18 +43,24 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "backtest",
-        help="replay the stored events with other parameters (writes nothing)",
+        help="replay the stored events with other parameters or ruleset (writes nothing)",
         description="Replays the ladder's stored events with the --set values in every ruleset "
-        "version in force from --from, and compares with the stored history.",
+        "version in force from --from, or under the --ruleset named (its defaults with the "
+        "--set values), and compares with the stored history.",
     )
     p.add_argument("ladder")
+    p.add_argument(
+        "--ruleset",
+        metavar="NAME",
+        help="another ruleset in force from --from: gammon42, fibs, prostriker, glicko2, openskill",
+    )
     p.add_argument(
         "--set",
         dest="overrides",
         action="append",
-        required=True,
+        default=[],
         metavar="KEY=VALUE",
-        help="a ruleset parameter, e.g. divisor=1600 (repeat for more)",
+        help="a parameter of the ruleset, e.g. divisor=1600 (repeat for more)",
     )
     p.add_argument("--from", dest="start", type=_time, help="default: the first event")
     p.add_argument("--json", action="store_true")
@@ -95,49 +101,73 @@ def cmd_calibrate(rt: Runtime, args: argparse.Namespace) -> int:
     print(f"{args.ladder}: {found.games} rated games{window}")
     for version, metrics in found.versions.items():
         print()
-        _print_metrics(ladder_config, f"version {version}", metrics)
+        _print_metrics(ladder_config.current, f"version {version}", metrics)
     if not found.versions:
         print("  (no rated games in the window)")
     return 0
 
 
 def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
-    from worker.ops.backtest import BadParameter, backtest, parse_overrides
+    from worker.ops.backtest import BadParameter, backtest, parse_overrides, parse_ruleset
 
     ladder_config = configured_ladder(rt.config, args.ladder)
+    ruleset = None
     try:
-        overrides = parse_overrides(ladder_config, args.overrides)
+        if args.ruleset is not None:
+            ruleset, overrides = parse_ruleset(args.ruleset, args.overrides)
+        elif args.overrides:
+            overrides = parse_overrides(ladder_config, args.overrides)
+        else:
+            raise BadParameter("give --set KEY=VALUE (e.g. divisor=1600) or --ruleset NAME")
     except BadParameter as exc:
         raise Refused(str(exc)) from None
     found = backtest(
-        rt.databases.for_ladder(ladder_config.name), ladder_config, overrides, args.start
+        rt.databases.for_ladder(ladder_config.name),
+        ladder_config,
+        overrides,
+        args.start,
+        ruleset,
     )
+    shown = " ".join(f"{k}={v}" for k, v in overrides.items())
+    stored_name, candidate_name = "stored", "candidate"
+    if ruleset is not None:
+        described = ruleset.kind + (f" {shown}" if shown else "")
+        stored_name, candidate_name = f"stored {ladder_config.ruleset}", f"candidate {described}"
+    legend = [stored_name, candidate_name if ruleset is None else f"candidate {ruleset.kind}"]
+    report = found.as_json()
     if args.plot is not None:
         from worker.entrypoints.console.charts import Series, calibration_svg
 
-        report = found.as_json()
         series = [
-            Series("stored", report["stored"]["buckets"]),
-            Series("candidate", report["candidate"]["buckets"]),
+            Series(legend[0], report["stored"]["buckets"]),
+            Series(legend[1], report["candidate"]["buckets"]),
         ]
-        shown = ", ".join(f"{k}={v}" for k, v in overrides.items())
-        title = f"{args.ladder}: stored against {shown}"
+        if ruleset is None:
+            listed = ", ".join(f"{k}={v}" for k, v in overrides.items())
+            title = f"{args.ladder}: stored against {listed}"
+        else:
+            title = f"{args.ladder}: stored against {described}"
         _write_plot(rt, args.plot, calibration_svg(series, title))
     if args.json:
-        print(json.dumps(found.as_json()))
+        print(json.dumps(report))
         return 0
-    shown = " ".join(f"{k}={v}" for k, v in overrides.items())
     since = f" from {found.start.isoformat()}" if found.start else ""
+    under = "" if ruleset is None else f"under {ruleset.kind}" + (" " if shown else "")
     print(
-        f"{args.ladder}: backtest {shown}{since}: {plural(found.events, 'event')} replayed in "
-        f"{found.seconds:.2f}s ({found.rate:,.0f} events/s), nothing written"
+        f"{args.ladder}: backtest {under}{shown}{since}: {plural(found.events, 'event')} "
+        f"replayed in {found.seconds:.2f}s ({found.rate:,.0f} events/s), nothing written"
     )
-    report = found.as_json()
+    candidate_rules = ladder_config.current if ruleset is None else ruleset
+    sides = [
+        (stored_name, ladder_config.current, report["stored"]),
+        (candidate_name, candidate_rules, report["candidate"]),
+    ]
     print()
-    _print_metrics(ladder_config, "stored", report["stored"])
-    print()
-    _print_metrics(ladder_config, "candidate", report["candidate"])
-    moves = found.moves()
+    _print_comparison(sides, report["rated_by_one_side_only"])
+    for title, rules, metrics in sides:
+        print()
+        _print_metrics(rules, title, metrics)
+    moves = found.moves() if found.same_scale else []
     if moves:
         rules = ladder_config.current
         print()
@@ -154,15 +184,45 @@ def cmd_backtest(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_metrics(ladder_config: LadderConfig, title: str, metrics: dict[str, Any]) -> None:
-    rules = ladder_config.current
+def _print_comparison(
+    sides: list[tuple[str, Ruleset, dict[str, Any]]], one_side: dict[str, int]
+) -> None:
+    """Both sides' figures side by side, on the same games."""
+
+    def figure(value: float | None, form: str) -> str:
+        return "-" if value is None else format(value, form)
+
+    width = max(18, *(len(name) + 2 for name, _, _ in sides))
+    print(f"{'':<26}" + "".join(f"{name:>{width}}" for name, _, _ in sides))
+    rows: list[tuple[str, list[str]]] = [
+        ("games", [str(m["games"]) for _, _, m in sides]),
+        ("log loss", [figure(m["log_loss"], ".4f") for _, _, m in sides]),
+        ("Brier", [figure(m["brier"], ".4f") for _, _, m in sides]),
+        ("hit rate", [figure(m["hit_rate"], ".4f") for _, _, m in sides]),
+        ("board sd", [figure(m["inflation"]["stdev"], ".2f") for _, _, m in sides]),
+        ("drift a month", [figure(m["inflation"]["drift"], "+.3f") for _, _, m in sides]),
+        (
+            "drift a month / board sd",
+            [figure(m["inflation"]["drift_in_sd"], "+.4f") for _, _, m in sides],
+        ),
+    ]
+    for name, values in rows:
+        print(f"{name:<26}" + "".join(f"{v:>{width}}" for v in values))
+    if one_side["stored"] or one_side["candidate"]:
+        print(
+            f"(left out, rated by one side only: {one_side['stored']} by the stored ladder, "
+            f"{one_side['candidate']} by the candidate)"
+        )
+
+
+def _print_metrics(rules: Ruleset, title: str, metrics: dict[str, Any]) -> None:
     games = metrics["games"]
     if not games:
         print(f"{title}: no rated games")
         return
     print(
         f"{title}: {plural(games, 'game')}, Brier {metrics['brier']:.4f}, "
-        f"log loss {metrics['log_loss']:.4f}"
+        f"log loss {metrics['log_loss']:.4f}, hit rate {metrics['hit_rate']:.4f}"
     )
     print(f"  {'expected':<14} {'games':>8} {'mean p':>8} {'observed':>9}")
     for b in metrics["buckets"]:
@@ -186,6 +246,23 @@ def _print_metrics(ladder_config: LadderConfig, title: str, metrics: dict[str, A
         print(
             f"  {length}-point matches: {plural(m['games'], 'game')}, Brier {m['brier']:.4f}, "
             f"log loss {m['log_loss']:.4f}"
+        )
+    _print_inflation(rules, metrics.get("inflation"))
+
+
+def _print_inflation(rules: Ruleset, found: dict[str, Any] | None) -> None:
+    """The mean board rating at each month's end, and its drift a month."""
+    if not found or not found["months"]:
+        return
+    months = [m for m in found["months"] if m["mean"] is not None]
+    shown = ", ".join(f"{m['month']} {display_rating(rules, m['mean'])}" for m in months[-12:])
+    more = "..., " if len(months) > 12 else ""
+    print(f"  mean board rating at each month's end: {more}{shown}")
+    if found["drift"] is not None:
+        share = found["drift_in_sd"]
+        print(
+            f"  inflation: {found['drift']:+.3f} a month"
+            + ("" if share is None else f" ({share:+.4f} of the board's sd {found['stdev']:.2f})")
         )
 
 

@@ -59,7 +59,7 @@ def calibration_svg(series: Sequence[Series], title: str) -> str:
         'font-family="system-ui, -apple-system, Segoe UI, Roboto, sans-serif" font-size="15">',
         f"<title>{escape(title)}</title>",
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        _text(8, 26, title, fill=INK, font_size="18", font_weight="600"),
+        _text(8, 26, _fit(title, 44), fill=INK, font_size="18", font_weight="600"),
     ]
     for i in range(11):  # grid: expected 0.50..1.00, observed 0.0..1.0
         p = 0.5 + i * 0.05
