@@ -32,7 +32,8 @@ def facts(
 ) -> list[tuple[str, str]]:
     """The card's lines, label and value, as ``ladder player`` and the console show them:
     the ladder's own lines (the deviation and the board's score where the ruleset keeps them,
-    experience where it keeps one, boosted points where the ladder has that board) and the link and ban where there are; ``when`` writes a time."""
+    experience where it keeps one, boosted points where the ladder has that board) and the
+    link and ban where there are; ``when`` writes a time."""
     rules = ladder_config.current
     lines = [
         ("Rating", display_rating(rules, found.rating)),
