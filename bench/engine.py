@@ -24,10 +24,11 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from bench.events import generate_hot
-from engine import Gammon42Rules, LadderState, Player, Policy, Replay, apply
+from engine import Gammon42Rules, LadderState, Player, Policy, Replay, Ruleset, apply
 from engine.ladder import GameFinished, Side, players_of
 
 LADDER = "gammon42"
@@ -35,16 +36,18 @@ RULES = Gammon42Rules()
 POLICY = Policy()
 
 
-def events(count: int) -> list[GameFinished]:
-    """The hot workload as the engine's events (every one a valid, unique ranked game)."""
-    payloads, _mix = generate_hot(count, players=max(2, count // 5), tag="engine")
+def events(count: int, ladder: str = LADDER, players: int | None = None) -> list[GameFinished]:
+    """The hot workload as the engine's events (every one a valid, unique ranked game), on
+    ``ladder`` (the same games whatever the ladder), among ``players`` (default ``count / 5``)."""
+    players = max(2, count // 5) if players is None else players
+    payloads, _mix = generate_hot(count, players=players, tag="engine")
     out = []
     for payload in payloads:
         raw = json.loads(payload)
         out.append(
             GameFinished(
                 raw["event_id"],
-                raw["ladder"],
+                ladder,
                 datetime.fromisoformat(raw["ended_at"]).astimezone(UTC),
                 raw["mode"],
                 Side(raw["winner"]["player_id"]),
@@ -57,9 +60,11 @@ def events(count: int) -> list[GameFinished]:
     return out
 
 
-def batches(log: list[GameFinished], size: int) -> float:
-    """CPU seconds of ``apply`` over the log in batches of ``size`` (the state built outside)."""
+def batches(log: list[GameFinished], size: int, rules: Ruleset = RULES) -> float:
+    """CPU seconds of ``apply`` over the log in batches of ``size`` (the state built outside:
+    each batch's players as a worker loads them, a copy of what the last batch left)."""
     now = log[-1].ended_at
+    ladder = log[0].ladder
     kept: dict[str, Player] = {}
     spent = 0.0
     for first in range(0, len(log), size):
@@ -68,14 +73,12 @@ def batches(log: list[GameFinished], size: int) -> float:
         for event in part:
             for pid in (event.winner.player_id, event.loser.player_id):
                 was = kept.get(pid)
-                state.players[(LADDER, pid)] = (
-                    Player(LADDER, pid, RULES.start)
-                    if was is None
-                    else Player(LADDER, pid, was.rating, was.rated_games)
+                state.players[(ladder, pid)] = (
+                    rules.newcomer(ladder, pid, now) if was is None else replace(was, dirty=False)
                 )
         started = time.process_time()
         for event in part:
-            apply(event, state, RULES, POLICY, now)
+            apply(event, state, rules, POLICY, now)
         spent += time.process_time() - started
         kept.update({pid: player for (_, pid), player in state.players.items()})
     return spent

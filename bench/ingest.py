@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
@@ -15,6 +16,18 @@ from bench import env
 from bench.events import Mix
 from bench.plan import LADDERS
 from bench.workers import Workers, _ladder_worker
+
+#: What a ladder's rating board ranks a player by, from the stored rating and deviation.
+BoardScore = Callable[[float, float | None], float]
+
+
+def _rating(rating: float, deviation: float | None) -> float:
+    del deviation
+    return rating
+
+
+#: The shipped ladders: each board ranks by the rating.
+BOARDS: Mapping[str, BoardScore] = {ladder: _rating for ladder in LADDERS}
 
 # -- processes -------------------------------------------------------------------------------
 
@@ -47,12 +60,19 @@ def ingest(
     batch_size: int | None,
     log: Path,
     stream: tuple[list[str], Mix] | None = None,
+    *,
+    config: Path | None = None,
+    boards: Mapping[str, BoardScore] = BOARDS,
 ) -> dict[str, Any]:
     """Publish, then drain with burst workers; the rate is measured from the workers' own
     clocks (first batch's start in the audit rows to the last per-event log line), so
     process start-up (imports, connections: about a second) is left out. The wall time from
-    spawning the workers to their exit is reported too."""
+    spawning the workers to their exit is reported too. ``config``: the workers'
+    ``LADDER_CONFIG``; ``boards``: the ladders whose rating boards the check compares with
+    PostgreSQL, and what each ranks by."""
     environ = target.subprocess_env(batch_size)
+    if config is not None:
+        environ["LADDER_CONFIG"] = str(config)
     target.reset()
     payloads, mix = stream or env.generate_events(events, tag=f"w{workers}b{batch_size or 0}")
     publish_seconds = target.publish(payloads)
@@ -62,7 +82,7 @@ def ingest(
     last = last_event_logged(run_log)
     drain = max((last - first).total_seconds(), 1e-6) if first and last else wall
     append_log(run_log, log)
-    check = verify(target, mix)
+    check = verify(target, mix, boards)
     return {
         "events": len(payloads),
         "workers": workers,
@@ -130,9 +150,12 @@ def noop_rate(target: env.Target, jobs: int, workers: int, log: Path) -> dict[st
     }
 
 
-def verify(target: env.Target, mix: Mix) -> dict[str, Any]:
+def verify(
+    target: env.Target, mix: Mix, boards: Mapping[str, BoardScore] = BOARDS
+) -> dict[str, Any]:
     """Exactly-once: one audit row per unique valid event, one dead letter per invalid one,
-    an unbroken ledger per player, nothing left queued, and Redis equal to PostgreSQL."""
+    an unbroken ledger per player, nothing left queued, and Redis equal to PostgreSQL (each
+    of ``boards``' rating boards ranking its players by what that ladder ranks by)."""
     from rq import Queue
     from rq.registry import FailedJobRegistry
 
@@ -168,14 +191,15 @@ def verify(target: env.Target, mix: Mix) -> dict[str, Any]:
     if drift:
         problems.append(f"{drift} players whose rating is not their last ledger entry")
     rated = 0
-    for ladder in LADDERS:
-        stored = dict(
-            target.sql(
-                "SELECT player_id, rating FROM players WHERE ladder = %s AND listed "
+    for ladder, score in boards.items():
+        stored = {
+            player_id: score(rating, deviation)
+            for player_id, rating, deviation in target.sql(
+                "SELECT player_id, rating, deviation FROM players WHERE ladder = %s AND listed "
                 "AND linked_to IS NULL",
                 ladder,
             )
-        )
+        }
         board = {
             m.decode(): s
             for m, s in cast(Any, target.redis).zrange(keys.rating(ladder), 0, -1, withscores=True)

@@ -124,7 +124,7 @@ def _run(path: Path, result: Any) -> Run:
             and (goal[2] is None or isinstance(goal[2], bool))
         ):
             raise wrong(f"goals[{n}] is {goal!r}, not [goal, measured, met]")
-    for key in ("machine", "batch_sizes", "growth", "errors"):
+    for key in ("machine", "batch_sizes", "growth", "errors", "rulesets"):
         if key in result and not isinstance(result[key], dict):
             raise wrong(f"{key} is not an object")
     for name, entry in (result.get("batch_sizes") or {}).items():
@@ -133,6 +133,9 @@ def _run(path: Path, result: Any) -> Run:
     growth = result.get("growth")
     if growth is not None and _growth_ratios(growth) is None:
         raise wrong("growth has no ratios at its goal_size")
+    section = result.get("rulesets")
+    if section is not None and _rulesets_line(section) is None:
+        raise wrong("rulesets has no events/s for each ruleset")
     return Run(path, started_at, result)
 
 
@@ -184,6 +187,9 @@ def latest_run(run: Run | None, *, linked: bool = True) -> list[str]:
             f"Growth: ingest at {int(growth['goal_size']):,} events in the log, against the "
             f"empty control: 1 worker {one}x, 2 workers {two}x: goal {met}.",
         ]
+    rulesets = result.get("rulesets")
+    if rulesets is not None:
+        lines += ["", _rulesets_line(rulesets) or ""]
     for section, error in (result.get("errors") or {}).items():
         lines += ["", f"Section `{section}` failed in this run: {_cell(str(error))}"]
     return lines
@@ -196,6 +202,37 @@ def _growth_ratios(growth: Any) -> tuple[float, float] | None:
     except (KeyError, TypeError):
         return None
     return (one, two) if _number(one) and _number(two) else None
+
+
+# The rulesets of the ``rulesets`` section (``bench.rulesets.RULESETS``: the page imports
+# nothing of the sections, which import the workers' code), the baseline first.
+RULESETS = ("gammon42", "glicko2", "openskill")
+
+
+def _rulesets_line(section: Any) -> str | None:
+    """The ``rulesets`` section in a sentence: each ruleset's hot-ladder events/s (with its
+    ratio to the first's), then the engine alone's CPU per event where the run has it."""
+    try:
+        rates = [(name, section[name]["events_per_second"]) for name in RULESETS]
+        ratios = [section[name].get("ratio_to_gammon42") for name in RULESETS[1:]]
+    except (KeyError, TypeError, AttributeError):
+        return None
+    if not all(_number(rate) for _, rate in rates):
+        return None
+    shown = [f"{rates[0][0]} {rates[0][1]:,}"]
+    for (name, rate), ratio in zip(rates[1:], ratios, strict=True):
+        shown.append(f"{name} {rate:,}" + (f" ({ratio}x)" if _number(ratio) else ""))
+    text = "Rulesets, the hot ladder with 1 worker, events/s: " + "; ".join(shown) + "."
+    engine = section.get("engine")
+    if isinstance(engine, dict):
+        cpu = [
+            f"{name} {engine[name]['cpu_us_per_event']}"
+            for name in RULESETS
+            if isinstance(engine.get(name), dict) and _number(engine[name].get("cpu_us_per_event"))
+        ]
+        if cpu:
+            text += " The engine alone, CPU us/event: " + ", ".join(cpu) + "."
+    return text
 
 
 # -- the notes -----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from bench import env
 LADDERS = ("gammon42", "fibs", "prostriker")
 SECTIONS = (
     "ingest,batch_sizes,latency,reads,rebuild,replay,floor,startup,boards,receipts,void,history,"
-    "flood,growth"
+    "flood,growth,rulesets"
 )
 RESULTS_DIR = env.ROOT / "bench" / "results"  # one dated file per run
 
@@ -32,6 +32,7 @@ class Plan:
     rounds: int  # ingest, latency and rebuild are run this many times; the median is shown
     flood_invalid: int = 100_000  # section flood: invalid events, then valid ones behind them
     flood_valid: int = 1_000
+    ruleset_games: int = 20_000  # section rulesets: the hot ladder's games under each ruleset
 
 
 FULL = Plan(
@@ -67,4 +68,5 @@ QUICK = Plan(
     rounds=1,
     flood_invalid=3_000,
     flood_valid=100,
+    ruleset_games=3_000,
 )

@@ -18,6 +18,10 @@ Sections (each on a clean database and a flushed Redis db):
 - startup: a burst worker's process start to its first event scored.
 - history: ``ladder verify``, ``backtest`` and ``void`` over one ladder's long history
   (``bench.history``: 200,000 games among 4,000 players).
+- rulesets: the hot ladder's games rated by gammon42, by glicko2 and by openskill, each
+  drained by one burst worker, the three alternated round by round; glicko2's and openskill's
+  rates as ratios to gammon42's, and the engine alone on the same games
+  (``bench.rulesets``).
 - worker peak RSS over every worker process started.
 
 Prints a table with each goal and whether it is met, and writes JSON
@@ -45,7 +49,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import arrival, env, flood, floorbench, history, moderation, page
+from bench import arrival, env, flood, floorbench, history, moderation, page, rulesets
 from bench import boards as boards_bench
 from bench import receipts as receipts_bench
 from bench.ingest import ingest, noop_rate
@@ -82,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
-        "startup,boards,receipts,void,history,flood,growth",
+        "startup,boards,receipts,void,history,flood,growth,rulesets",
     )
     parser.add_argument("--workers", default="1,2", help="worker counts for the ingest runs")
     parser.add_argument("--no-noop", action="store_true", help="skip the RQ no-op job rate")
@@ -201,6 +205,14 @@ def main(argv: list[str] | None = None) -> int:
                     rounds=plan.rounds,
                 ),
             )
+        if "rulesets" in sections:
+            _section(
+                result,
+                "rulesets",
+                lambda: rulesets.run(
+                    target, log, ingest, games=plan.ruleset_games, rounds=plan.rounds
+                ),
+            )
         if "startup" in sections:
             print("bench: burst worker start-up", flush=True)
             _section(result, "startup", lambda: floorbench.startup(target, log))
@@ -246,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     result["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     result["worker_peak_rss_mib"] = round(Workers.peak_rss_kib / 1024, 1)
     result["total_seconds"] = round(time.perf_counter() - begun, 1)
-    result["goals"] = goals(result) + receipt_goals(result) + flood.goals(result)
+    result["goals"] = (
+        goals(result) + receipt_goals(result) + flood.goals(result) + rulesets.goals(result)
+    )
     print_table(result)
     if args.out is None:
         args.out = RESULTS_DIR / f"{result['started_at'].replace(':', '')}.json"

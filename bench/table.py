@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench import arrival, floorbench, history, moderation
+from bench import arrival, floorbench, history, moderation, rulesets
 from bench import boards as boards_bench
 
 LATENCY_GOAL_MS = 20  # publish-to-visible p99 at 1,000 events/s, each workload
@@ -205,6 +205,8 @@ def print_table(result: dict[str, Any]) -> None:
             f"{rp.get('mismatches')} mismatches"
         )
     floorbench.print_lines(result)
+    for shown in rulesets.lines(result):
+        print(shown)
     boards_bench.print_section(result)
     if result.get("void"):
         print(moderation.line(result["void"]))

@@ -132,3 +132,28 @@ def test_the_flood_sends_invalid_events_the_worker_refuses_and_judges_the_ratio(
     assert [False] == [
         g[2] for g in flood.goals({"flood": {**seen, "ratio": 2, "dead_letters": 9}})
     ]
+
+
+def test_the_rulesets_ladders_drain_the_same_games_and_check_each_board(
+    make_runtime: Any, tmp_path: Any
+) -> None:
+    """bench.rulesets: the hot games on the gammon42, glicko2 and openskill ladders of its
+    configuration, drained one ladder after another; each check passes, openskill's board
+    ranking by mu - 3 sigma, and each rates the same games (the pair limit refuses the same
+    ones: 120 games among 8 players)."""
+    from bench import rulesets
+    from tests.conftest import drain
+
+    config, scores = rulesets.write_config(tmp_path)
+    rt = make_runtime(ladder_config=config)
+    target = Target(rt.settings.redis_url, database_url=rt.settings.database_url)
+    per_ladder, mix = rulesets.workload(120)
+    done: Counter[str] = Counter()
+    for name in rulesets.RULESETS:
+        target.publish(per_ladder[name], chunk=50)
+        drain(rt)
+        check = verify(target, mix, {name: scores[name]})
+        assert check["ok"], (name, check["problems"])
+        target.sql("DELETE FROM events")  # the next ladder's audit rows counted alone
+        done[name] = check["rating_changes"] - sum(done.values())
+    assert len(set(done.values())) == 1 and 0 < done["gammon42"] < 2 * mix.total

@@ -91,6 +91,12 @@ def test_a_run_s_batch_sizes_growth_and_failed_sections_are_on_the_page(bench: P
         },
         growth=growth,
         errors={"reads": "ConnectionError: refused | twice"},
+        rulesets={
+            "gammon42": {"events_per_second": 3179},
+            "glicko2": {"events_per_second": 2548, "ratio_to_gammon42": 0.8},
+            "openskill": {"events_per_second": 2509, "ratio_to_gammon42": 0.79},
+            "engine": {"gammon42": {"cpu_us_per_event": 14.86}},
+        },
     )
     (bench / "results" / RUN).write_text(json.dumps(result))
 
@@ -99,6 +105,10 @@ def test_a_run_s_batch_sizes_growth_and_failed_sections_are_on_the_page(bench: P
     assert "Batch sizes, 2 workers, events/s: 50: 3,506; 1000: 6,176." in text
     assert "1 worker 0.8x, 2 workers 1.0x: goal **not met**." in text
     assert "Section `reads` failed in this run: ConnectionError: refused \\| twice" in text
+    assert (
+        "Rulesets, the hot ladder with 1 worker, events/s: gammon42 3,179; glicko2 2,548 "
+        "(0.8x); openskill 2,509 (0.79x). The engine alone, CPU us/event: gammon42 14.86."
+    ) in text
 
 
 # Each case: the results file's text, and what the error says about it.
@@ -116,6 +126,7 @@ MALFORMED = [
     (json.dumps(a_run(machine=[2])), "machine is not an object"),
     (json.dumps(a_run(batch_sizes={"batch 50": {}})), "batch_sizes['batch 50'] has no events"),
     (json.dumps(a_run(growth={"goal_size": 10})), "growth has no ratios at its goal_size"),
+    (json.dumps(a_run(rulesets={"gammon42": {}})), "rulesets has no events/s for each"),
 ]
 
 
