@@ -74,18 +74,25 @@ def _wait_scored(engine: Any, count: int) -> list[str]:
 
 
 @pytest.mark.long
-def test_erase_void_and_ban_while_workers_score_the_same_ids_lose_no_receipt(cli, database_url):
+def test_erase_void_and_ban_while_workers_score_the_same_ids_lose_no_receipt(
+    cli, database_url, request
+):
     """erase, void and ban --void-since run while two workers score the same ladder and the
     erased id keeps playing: verify and reconcile agree, each event has one receipt on the
     stream (none for the erased player's), and the id's new games are on the boards."""
     stream = _stream(2400)
     redis = Redis.from_url(cli.env["REDIS_URL"], decode_responses=True)
     engine = create_engine(database_url)
+    request.addfinalizer(engine.dispose)  # a failed assertion leaves no connection to the GC
     workers = [spawn(cli.env), spawn(cli.env)]
-    fed = threading.Event()
+    fed, erasing = threading.Event(), threading.Event()
 
     def feed() -> None:
         for start in range(0, len(stream), 30):
+            if start >= len(stream) - 600:
+                # The erased id's later games come after the erase began, however slowly the
+                # workers go: the last 600 games wait for it.
+                erasing.wait(timeout=120)
             publish(redis, stream[start : start + 30])
             time.sleep(0.1)
         fed.set()
@@ -94,7 +101,10 @@ def test_erase_void_and_ban_while_workers_score_the_same_ids_lose_no_receipt(cli
     feeder.start()
     try:
         _wait_scored(engine, 500)
-        erased = cli.ladder_json("player", "erase", LADDER, ERASED, "--yes")
+        try:
+            erased = cli.ladder_json("player", "erase", LADDER, ERASED, "--yes")
+        finally:
+            erasing.set()
         scored = _wait_scored(engine, 1000)
         cli.ladder("void", LADDER, *scored[700:702], "--reason", "while scoring")
         _wait_scored(engine, 1500)
