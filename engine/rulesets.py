@@ -110,6 +110,14 @@ class _Rules:
         first rated game), as the store creates them."""
         return Player(ladder, player_id, self.start, updated_at=at)
 
+    @property
+    def odds_unit(self) -> float:
+        """The rating difference whose expected score has, at even odds, the slope of the
+        logistic ``1 / (1 + e^-d)`` (a quarter a unit): how far apart two players of this
+        ruleset's scale are for the same odds. Elo-style: ``divisor / ln 10``."""
+        divisor: float = getattr(self, "divisor")  # noqa: B009  every Elo-style ruleset has one
+        return divisor / math.log(10)
+
     def board_score(self, rating: float, deviation: float | None) -> float:
         """What the boards rank a player by: the rating, unless the ruleset says otherwise."""
         del deviation
@@ -327,6 +335,11 @@ class Glicko2Rules(_Rules):
             volatility,
         )
 
+    @property
+    def odds_unit(self) -> float:
+        """Glicko-2's own scale: 400 / ln 10 (173.7178), as Elo's at a divisor of 400."""
+        return 400.0 / math.log(10)
+
     def provisional(self, player: PlayerState | Player) -> bool:
         """Provisional while the deviation is above ``provisional_deviation``."""
         deviation = self.start_deviation if player.deviation is None else player.deviation
@@ -398,6 +411,11 @@ class OpenSkillRules(_Rules):
             tuple(moved(p, mu, chance, s) for p, (mu, s) in zip(team, done, strict=True))
             for team, done, chance in zip(teams, after, expected, strict=True)
         )
+
+    @property
+    def odds_unit(self) -> float:
+        """Phi(d / c) with c = sqrt(2) beta has the slope 1 / (c sqrt(2 pi)) at 0."""
+        return self.beta * math.sqrt(math.pi) / 2
 
     def board_score(self, rating: float, deviation: float | None) -> float:
         """The conservative rating mu - k * sigma."""

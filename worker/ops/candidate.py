@@ -24,17 +24,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from engine import RULESET_KINDS, LedgerChange, Player, Ruleset
-from engine.rulesets import FibsRules, Gammon42Rules, Glicko2Rules, OpenSkillRules, ProStrikerRules
 from worker.ladders import LadderConfig
 
 FIXED = frozenset({"version"})  # a label, not a parameter
-GLICKO2_UNIT = 400.0 / math.log(10)  # glicko2's own scale, 173.7178
 
 
 class BadParameter(ValueError):
@@ -148,17 +145,9 @@ def ruleset_from(
 
 
 def odds_unit(rules: Ruleset) -> float:
-    """The rating difference whose expected score has the slope at even odds of the logistic
-    ``1 / (1 + e^-d)``, i.e. 1/4 a unit (``Translation``)."""
-    match rules:
-        case Gammon42Rules() | FibsRules() | ProStrikerRules():
-            return rules.divisor / math.log(10)
-        case Glicko2Rules():
-            return GLICKO2_UNIT
-        case OpenSkillRules():
-            # Phi(d / c) with c = sqrt(2) beta has the slope 1 / (c sqrt(2 pi)) at 0.
-            return rules.beta * math.sqrt(math.pi) / 2
-    raise TypeError(f"no odds unit for {type(rules).__name__}")
+    """The rating difference of even-odds slope on the ruleset's scale (``Translation``):
+    the ruleset's own answer."""
+    return rules.odds_unit
 
 
 class Translation:
