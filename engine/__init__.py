@@ -16,7 +16,7 @@ from engine.network import network_token
 from engine.player import Player, PlayerKey
 from engine.rating import display_change, display_rating, is_provisional, predict, preview
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.replay import Action, Imported, Lived, Replay, in_order, voided_by
+from engine.replay import Action, Imported, Lived, Replay, Season, in_order, voided_by
 from engine.rulesets import RULESET_KINDS, FibsRules, Gammon42Rules, ProStrikerRules, Ruleset
 from engine.types import Game, PlayerState
 from engine.windows import Windows
@@ -44,6 +44,7 @@ __all__ = [
     "RULESET_KINDS",
     "Replay",
     "Ruleset",
+    "Season",
     "Windows",
     "apply",
     "display_change",

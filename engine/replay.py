@@ -6,9 +6,12 @@ actions and imports that apply to it. Its entries, as values:
 - a stored event, with the moment it was processed (it places events without ``ended_at`` in
   time and chooses their ruleset version, as it did live);
 - a *recorded* ledger row, whose new rating is the record itself rather than something an
-  event derives: a season's reset, an import (the start of an imported player's history, with
-  what else the import gave them: their ``Imported`` profile), an operator's adjustment, a
-  void's correction;
+  event derives: an import (the start of an imported player's history, with what else the
+  import gave them: their ``Imported`` profile), an operator's adjustment, a void's
+  correction;
+- a ``Season`` closed, with its reset policy: the reset is derived where the close falls,
+  from every player as the replay has them there (its ledger rows are what it derived when it
+  was taken, as an event's are);
 - a moderation ``Action`` (void, ban, unban, adjust, erase), which follows the stored event
   numbered ``after_seq`` (the last one scored when it was taken).
 
@@ -66,6 +69,7 @@ __all__ = [
     "Lived",
     "Replay",
     "Rerating",
+    "Season",
     "in_order",
     "rerate",
     "same_state",
@@ -107,6 +111,21 @@ class Action:
     voided: frozenset[str] = frozenset()  # event ids a void takes back
     player_id: str | None = None  # the target of a ban, unban, adjustment or erase
     delta: float = 0.0  # an adjustment's change
+
+
+@dataclass(frozen=True, slots=True)
+class Season:
+    """A season's close: every player's reset by ``reset`` (``Ruleset.season_reset``)."""
+
+    name: str
+    at: datetime
+    reset: str = "none"  # "none", "start" or "toward_start"
+    fraction: float = 0.5
+
+    @property
+    def event_id(self) -> str:
+        """The event id of its ledger rows."""
+        return f"season:{self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,18 +330,44 @@ class Replay:
             player.changed(action.at)
         return None
 
+    def season(self, ladder: str, season: Season) -> list[LedgerChange]:
+        """A season's close: each player of the ladder not linked to an account reset by its
+        policy under the rules of its instant, one version later; returns a ``season`` row
+        per player it moved, in player order. A fork resets the players it holds; the others
+        are its base's, which resets them the same."""
+        if season.reset == "none":
+            return []
+        rules, at, players = self.rules_at(season.at), season.at, self.state.players
+        changes: list[LedgerChange] = []
+        for key in sorted(players):
+            player = players[key]
+            if key[0] != ladder or player.linked_to is not None:
+                continue
+            rating, deviation = rules.season_reset(
+                player.rating, player.deviation, season.reset, season.fraction
+            )
+            if rating == player.rating and deviation == player.deviation:
+                continue
+            changes.append(
+                LedgerChange(
+                    player.player_id,
+                    LedgerKind.SEASON,
+                    player.rating,
+                    rating,
+                    rating - player.rating,
+                    deviation=deviation if rules.start_deviation is not None else None,
+                    volatility=player.volatility if rules.start_deviation is not None else None,
+                )
+            )
+            player.rating, player.deviation = rating, deviation
+            player.changed(at)
+            if self.noted is not None:
+                self.noted.add(key)
+        return changes
+
     def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:
         """Apply a recorded rating change; returns it with ``before`` and ``delta`` as derived."""
         match change.kind:
-            case LedgerKind.SEASON:
-                # A season's reset sets the rating it records (a soft one, the deviation) and
-                # bumps the version.
-                derived = self._set(ladder, change, change.after, at, claim=True)
-                if change.deviation is None:
-                    return derived
-                player = self.state.players[(ladder, change.player_id)]
-                player.deviation, player.volatility = change.deviation, change.volatility
-                return derived._replace(deviation=change.deviation, volatility=change.volatility)
             case LedgerKind.IMPORT:
                 # The start of an imported player's history: listed at the rating it records,
                 # with the games, experience, last game and flags of their profile.
@@ -550,6 +595,13 @@ class Lived:
         derived = self.lived.recorded(ladder, change, at)
         for ahead in self.ahead.values():
             ahead.recorded(ladder, change, at)
+        return derived
+
+    def season(self, season: Season) -> list[LedgerChange]:
+        """A season's close, in every running replay; returns the lived one's rows."""
+        derived = self.lived.season(self.ladder, season)
+        for ahead in self.ahead.values():
+            ahead.season(self.ladder, season)
         return derived
 
     def action(self, action: Action) -> tuple[list[LedgerChange], list[Effect]]:

@@ -31,6 +31,7 @@ from typing import ClassVar, Final
 
 from engine import fibs, gammon42, glicko2, openskill, prostriker
 from engine.player import Player
+from engine.rounding import round_half_away
 from engine.types import Game, PlayerState, RatingChange, SideChange, moved
 
 __all__ = [
@@ -117,6 +118,28 @@ class _Rules:
         ruleset's scale are for the same odds. Elo-style: ``divisor / ln 10``."""
         divisor: float = getattr(self, "divisor")  # noqa: B009  every Elo-style ruleset has one
         return divisor / math.log(10)
+
+    def season_reset(
+        self, rating: float, deviation: float | None, reset: str, fraction: float
+    ) -> tuple[float, float | None]:
+        """A player's rating and deviation after a season's close with policy ``reset``:
+        ``none`` keeps both; ``start`` puts the rating back to the start rating;
+        ``toward_start`` moves it ``fraction`` of the way there (rounded half away from zero
+        where ratings are whole). A ruleset that keeps a deviation resets softly (SPEC 7):
+        the deviation goes to (or ``fraction`` of the way toward) the start deviation and the
+        rating stays; a player with no deviation of their own (no rated game yet) is at the
+        start already."""
+        if reset == "none":
+            return rating, deviation
+        if self.start_deviation is not None:
+            if deviation is None:
+                return rating, None
+            start = self.start_deviation
+            return rating, start if reset == "start" else deviation + (start - deviation) * fraction
+        if reset == "start":
+            return self.start, deviation
+        moved = rating + (self.start - rating) * fraction
+        return (float(round_half_away(moved)) if self.whole_ratings else moved), deviation
 
     def board_score(self, rating: float, deviation: float | None) -> float:
         """What the boards rank a player by: the rating, unless the ruleset says otherwise."""

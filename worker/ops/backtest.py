@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from engine import Action, Decision, LedgerKind, Outcome, Ruleset, voided_by
+from engine import Action, Decision, LedgerKind, Outcome, Ruleset, Season, voided_by
 from engine.calibration import first_share, inflation, mean_score
 from engine.ladder import GameFinished, MatchFinished, on_rating_board, when
 from worker import gcpause
@@ -158,6 +158,7 @@ def backtest(
     with engine.connect() as conn:
         effective = moderation.effective(conn, ladder) if told.actions else {}
         action_rows = moderation.action_rows(conn, ladder) if told.actions else {}
+    season_rows = told.season_rows
     replay = told.replay(ladder_config.policy, rules_at, voided_by(told.actions))
     players = replay.state.players
     months = result.months = BoardMonths(ladder, None if start is None else label(start))
@@ -171,7 +172,11 @@ def backtest(
     with gcpause.paused():
         for entry in told.entries(engine):
             if not isinstance(entry, Logged):
-                if isinstance(entry, Recorded):
+                if isinstance(entry, Season):
+                    for row in season_rows.get(entry.event_id, ()):
+                        stored_now[str(row[0])] = float(row[3])
+                    replay.season(ladder, entry)
+                elif isinstance(entry, Recorded):
                     change, at = entry.change, entry.at
                     stored_now[change.player_id] = change.after
                     if switched and translation is not None:

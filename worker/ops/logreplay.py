@@ -14,7 +14,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 from sqlalchemy.engine import Engine
 
-from engine import Action, Decision, PlayerState, Replay, Ruleset, is_provisional
+from engine import Action, Decision, PlayerState, Replay, Ruleset, Season, is_provisional
 from engine.ladder import Event, when
 from schemas import receipt_bodies as receipts
 from schemas.receipt import Receipt
@@ -57,7 +57,7 @@ class LogReplay:
         """``target``: a replay of ``told`` started where it starts (``told.replay``)."""
         self.engine, self.ladder, self.target, self.progress = engine, told.ladder, target, progress
         self.pending = list(told.actions)
-        self.recorded = list(told.recorded)  # season resets and imports, oldest first
+        self.recorded = told.recorded_entries  # imports and season closes, oldest first
         self.seq = told.start.after_seq  # the scoring number of the last event run
         self.count = 0
         # The receipt, as re-rated, of every event from the first one ``voiding`` (none before
@@ -103,9 +103,12 @@ class LogReplay:
             if isinstance(entry, Action):
                 target.action(ladder, self.pending.pop(0))
                 continue
-            if isinstance(entry, Recorded):
+            if isinstance(entry, Recorded | Season):
                 self.recorded.pop(0)
-                target.recorded(ladder, entry.change, entry.at)
+                if isinstance(entry, Season):
+                    target.season(ladder, entry)
+                else:
+                    target.recorded(ladder, entry.change, entry.at)
                 continue
             row, ledger = entry.row, entry.ledger
             outcome, reason, processed_at, seq = row.outcome, row.reason, row.processed_at, row.seq
@@ -192,6 +195,8 @@ class LogReplay:
         for entry in history((), self.recorded, self.pending):
             if isinstance(entry, Action):
                 self.target.action(self.ladder, entry)
+            elif isinstance(entry, Season):
+                self.target.season(self.ladder, entry)
             elif isinstance(entry, Recorded):
                 self.target.recorded(self.ladder, entry.change, entry.at)
         self.recorded, self.pending = [], []

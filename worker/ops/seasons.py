@@ -7,14 +7,17 @@ never deadlock), then:
 
 1. archives the rating board (listed players not linked to an account) into
    ``season_standings`` with standard competition ranks (1, 2, 2, 4);
-2. applies the ladder's reset policy: ``none``; ``start`` (every rating back to the start
+2. applies the ladder's reset policy to every player not linked to an account, as the ruleset
+   answers it (``Ruleset.season_reset``): ``none``; ``start`` (every rating back to the start
    rating); or ``toward_start`` (each rating moves ``fraction`` of the way to the start,
    rounded half away from zero on the rulesets that keep whole ratings). A reset is a rating
    change like any other: one ``rating_changes`` row (kind ``season``, event id
    ``season:<name>``) per player whose rating moves, and the player's ``version`` is bumped.
    On a ruleset that keeps a deviation (glicko2, openskill) the reset is soft (SPEC 7): the
    deviation moves back toward (or to) the start deviation and the rating stays, so a
-   returning player's next games move it more; its row records the deviation;
+   returning player's next games move it more; its row records the deviation. Every replay
+   of the history applies the same rule where the close falls (``engine.replay.Season``),
+   so a void of a game before it resets the players as they would have been;
 3. records the season as closed and opens the next one.
 
 After the commit the archive is written to ``ladder:{L}:season:<name>`` (built aside, then
@@ -33,7 +36,7 @@ from typing import Any
 
 from redis import Redis
 from redis.cluster import RedisCluster
-from sqlalchemy import Float, Numeric, and_, cast, func, insert, literal, select, update
+from sqlalchemy import and_, bindparam, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 
 from worker import keys
@@ -259,96 +262,55 @@ def _archive(conn: Connection, ladder_config: LadderConfig, name: str, now: date
 def _reset(
     conn: Connection, ladder_config: LadderConfig, name: str, policy: Policy, now: datetime
 ) -> int:
+    """Each player's reset, as the ruleset answers it (``Ruleset.season_reset``, the rule
+    every replay of the close applies too): a ``season`` row and a version more for each one
+    it moves, in player order."""
     if policy.reset == "none":
         return 0
     ladder = ladder_config.name
     rules = ladder_config.rules_at(now)
-    if rules.start_deviation is not None:
-        return _soft_reset(conn, ladder, float(rules.start_deviation), name, policy, now)
-    start = float(rules.start)
-    target: Any
-    if policy.reset == "start":
-        target = literal(start, Float(53))
-    else:
-        moved = players.c.rating + (start - players.c.rating) * policy.fraction
-        if rules.whole_ratings:
-            # Whole-number ladders round half away from zero, as every other change does.
-            target = cast(func.round(cast(moved, Numeric(30, 10))), Float(53))
-        else:
-            target = moved  # FIBS keeps ratings unrounded (seed 003)
-    which = and_(
-        players.c.ladder == ladder, players.c.linked_to.is_(None), target != players.c.rating
-    )
-    ledger = select(
-        players.c.ladder,
-        players.c.player_id,
-        literal(f"season:{name}"),
-        literal("season"),
-        players.c.rating,
-        target,
-        target - players.c.rating,
-        literal(now, players.c.updated_at.type),
-    ).where(which)
-    conn.execute(
-        insert(rating_changes).from_select(
-            [
-                "ladder",
-                "player_id",
-                "event_id",
-                "kind",
-                "rating_before",
-                "rating_after",
-                "delta",
-                "at",
-            ],
-            ledger,
+    soft = rules.start_deviation is not None
+    rows = conn.execute(
+        select(players.c.player_id, players.c.rating, players.c.deviation, players.c.volatility)
+        .where(players.c.ladder == ladder, players.c.linked_to.is_(None))
+        .order_by(players.c.player_id)
+    ).all()
+    ledger: list[dict[str, Any]] = []
+    moved: list[dict[str, Any]] = []
+    for player_id, rating, deviation, volatility in rows:
+        after, spread = rules.season_reset(rating, deviation, policy.reset, policy.fraction)
+        if after == rating and spread == deviation:
+            continue
+        ledger.append(
+            {
+                "ladder": ladder,
+                "player_id": player_id,
+                "event_id": f"season:{name}",
+                "kind": "season",
+                "rating_before": rating,
+                "rating_after": after,
+                "delta": after - rating,
+                "at": now,
+                "deviation": spread if soft else None,
+                "volatility": volatility if soft else None,
+            }
+        )
+        moved.append({"pid": player_id, "to": after, "spread": spread})
+    for start in range(0, len(ledger), CHUNK):
+        conn.execute(insert(rating_changes), ledger[start : start + CHUNK])
+    change = (
+        update(players)
+        .where(players.c.ladder == ladder, players.c.player_id == bindparam("pid"))
+        .values(
+            rating=bindparam("to"),
+            deviation=bindparam("spread"),
+            version=players.c.version + 1,
+            updated_at=now,
         )
     )
-    result = conn.execute(
-        update(players)
-        .where(which)
-        .values(rating=target, version=players.c.version + 1, updated_at=now)
-    )
-    return int(result.rowcount or 0)
-
-
-def _soft_reset(
-    conn: Connection, ladder: str, start: float, name: str, policy: Policy, now: datetime
-) -> int:
-    """The reset of a ruleset that keeps a deviation: the deviation raised to (or toward) the
-    start deviation, the rating kept. A player without one (no rated game yet) is at the
-    start already."""
-    current = players.c.deviation
-    target: Any = literal(start, Float(53))
-    if policy.reset != "start":
-        target = current + (start - current) * policy.fraction
-    which = and_(
-        players.c.ladder == ladder,
-        players.c.linked_to.is_(None),
-        current.is_not(None),
-        target != current,
-    )
-    ledger = select(
-        players.c.ladder,
-        players.c.player_id,
-        literal(f"season:{name}"),
-        literal("season"),
-        players.c.rating,
-        players.c.rating,
-        literal(0.0, Float(53)),
-        literal(now, players.c.updated_at.type),
-        target,
-        players.c.volatility,
-    ).where(which)
-    columns = ["ladder", "player_id", "event_id", "kind", "rating_before", "rating_after"]
-    columns += ["delta", "at", "deviation", "volatility"]
-    conn.execute(insert(rating_changes).from_select(columns, ledger))
-    result = conn.execute(
-        update(players)
-        .where(which)
-        .values(deviation=target, version=players.c.version + 1, updated_at=now)
-    )
-    return int(result.rowcount or 0)
+    for start in range(0, len(moved), CHUNK):
+        conn.execute(change, moved[start : start + CHUNK])
+    return len(moved)
 
 
 def _write_archive(engine: Engine, redis: Redis | RedisCluster, ladder: str, name: str) -> None:

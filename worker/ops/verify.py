@@ -33,7 +33,7 @@ from redis import Redis
 from redis.cluster import RedisCluster
 from sqlalchemy.engine import Engine
 
-from engine import Action, Lived
+from engine import Action, Lived, Season
 from worker import gcpause
 from worker.ladders import LadderConfig
 from worker.ops import reconcile
@@ -218,6 +218,7 @@ def _replay(
     with engine.connect() as conn:
         kept_rows = moderation.action_rows(conn, ladder) if told.actions else {}
         kept_effects = moderation.action_effects(conn, ladder) if told.actions else {}
+    kept_seasons = told.season_rows
     replay = told.lived(ladder_config.policy, ladder_config.rules_at)
     kept = None
     if receipts is not None:
@@ -233,6 +234,8 @@ def _replay(
                     progress.advance(PROGRESS_EVERY)
             elif isinstance(entry, Action):
                 _check_action(replay, entry, kept_rows, kept_effects, report)
+            elif isinstance(entry, Season):
+                _check_season(replay, entry, kept_seasons.get(entry.event_id, []), report)
             else:
                 _check_recorded(replay, ladder, entry, report)
         if kept is not None:
@@ -323,6 +326,20 @@ def _check_event(
             derived_rows[index] if index < len(derived_rows) else None,
             report,
         )
+
+
+def _check_season(
+    replay: Lived, season: Season, kept: list[Sequence[Any]], report: LadderReport
+) -> None:
+    """A season's reset rows against the reset its close derives where it fell (each
+    player's row, in player order)."""
+    changes = replay.season(season)
+    kept = sorted(kept, key=lambda r: str(r[0]))
+    report.ledger_rows += len(kept)
+    for index in range(max(len(kept), len(changes))):
+        row = kept[index] if index < len(kept) else None
+        made = changes[index] if index < len(changes) else None
+        compare_change(season.event_id, row, made, report)
 
 
 def _check_recorded(replay: Lived, ladder: str, entry: Recorded, report: LadderReport) -> None:

@@ -227,5 +227,5 @@ def _chosen(
 def _moved(told: replays.History, now: replays.History) -> bool:
     """Whether the history changed besides new events: an action, a season close, an import
     or an archive since it was read."""
-    before = (told.start.after_seq, told.actions, told.recorded)
-    return before != (now.start.after_seq, now.actions, now.recorded)
+    before = (told.start.after_seq, told.actions, told.recorded, told.seasons)
+    return before != (now.start.after_seq, now.actions, now.recorded, now.seasons)

@@ -4,7 +4,8 @@
 ``stream_log`` yields each audit row of a ladder in scoring order (``events.seq``) with its
 ledger rows in written order, from two server-side cursors merged, so memory holds one chunk,
 not the history; ``recorded_actions`` the ledger rows that are actions of
-their own (season resets, imports); ``read_rows`` any query's rows the same way.
+their own (season resets, imports); ``closed_seasons`` the seasons closed with their reset
+policies; ``read_rows`` any query's rows the same way.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from typing import Any, NamedTuple
 from sqlalchemy import and_, func, select, text
 from sqlalchemy.engine import Connection, Engine
 
-from engine import Action, LedgerChange, LedgerKind, in_order
+from engine import Action, LedgerChange, LedgerKind, Season, in_order
 from engine.ladder import Event
 from engine.replay import RECORDED_KINDS
 from schemas import records
 from worker.store import cursor
-from worker.store.tables import events, rating_changes
+from worker.store.tables import events, rating_changes, seasons
 
 CHUNK = 5000  # rows per fetch from the server-side cursor
 STORED_LEDGER = (
@@ -273,6 +274,27 @@ def recorded_actions(
         return [tuple(row) for row in conn.execute(query)]
 
 
+def closed_seasons(
+    source: Engine | Connection, ladder: str, since: datetime | None = None
+) -> list[Season]:
+    """The ladder's closed seasons with their reset policies, oldest first; ``since``: those
+    closed at or after it only."""
+    closed = [seasons.c.ladder == ladder, seasons.c.closed_at.is_not(None)]
+    if since is not None:
+        closed.append(seasons.c.closed_at >= since)
+    query = (
+        select(seasons.c.name, seasons.c.closed_at, seasons.c.reset, seasons.c.fraction)
+        .where(*closed)
+        .order_by(seasons.c.closed_at, seasons.c.number)
+    )
+    if isinstance(source, Connection):
+        rows = source.execute(query).all()
+    else:
+        with source.connect() as conn:
+            rows = conn.execute(query).all()
+    return [Season(n, at, reset or "none", 0.5 if f is None else f) for n, at, reset, f in rows]
+
+
 def first_processed_since(
     engine: Engine, ladder: str, since: datetime, after: int = 0
 ) -> int | None:
@@ -299,7 +321,7 @@ class Logged:
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """A recorded ledger row of the history (a season's reset, an import)."""
+    """A recorded ledger row of the history (an import)."""
 
     event_id: str
     at: datetime
@@ -313,21 +335,47 @@ def recorded_of(row: Sequence[Any]) -> Recorded:
     return Recorded(event_id, at, change)
 
 
-Entry = Logged | Recorded | Action
+def recorded_entries(
+    recorded: Sequence[Sequence[Any]], closed: Sequence[Season]
+) -> list[Recorded | Season]:
+    """The history's entries that are neither events nor moderation actions, oldest first:
+    the imports of ``recorded_actions``' rows and the seasons closed (a season's reset rows
+    are what its close derived, not entries of their own)."""
+    season = str(LedgerKind.SEASON)
+    imported: list[Recorded | Season] = [recorded_of(r) for r in recorded if r[3] != season]
+    return sorted([*imported, *closed], key=lambda entry: entry.at)
+
+
+def season_rows(recorded: Sequence[Sequence[Any]]) -> dict[str, list[Sequence[Any]]]:
+    """The stored ledger rows of each season's reset (``recorded_actions``' rows, as
+    ``STORED_LEDGER``), by its event id."""
+    season = str(LedgerKind.SEASON)
+    found: dict[str, list[Sequence[Any]]] = {}
+    for row in recorded:
+        if row[3] == season:
+            found.setdefault(str(row[0]), []).append(tuple(row[2:]))
+    return found
+
+
+Entry = Logged | Recorded | Season | Action
 
 
 def history(
     logged: Iterable[tuple[AuditRow, Sequence[Any]]],
-    recorded: Sequence[Sequence[Any]],
+    recorded: Sequence[Recorded | Season],
     actions: Sequence[Action],
     *,
     tail: bool = True,
 ) -> Iterator[Entry]:
     """The ladder's history (SPEC 6 "One history") from its logged events (``stream_log`` or
-    ``audit_rows`` with their ledger rows), its recorded rows (``recorded_actions``) and its
-    moderation actions, in the order ``engine.replay.in_order`` gives every replay."""
+    ``audit_rows`` with their ledger rows), its imports and seasons (``recorded_entries``)
+    and its moderation actions, in the order ``engine.replay.in_order`` gives every replay."""
     events = (Logged(row, ledger) for row, ledger in logged)
-    rows = [recorded_of(r) for r in recorded]
     return in_order(
-        events, rows, actions, lambda e: (e.row.processed_at, e.row.seq), lambda r: r.at, tail=tail
+        events,
+        recorded,
+        actions,
+        lambda e: (e.row.processed_at, e.row.seq),
+        lambda r: r.at,
+        tail=tail,
     )

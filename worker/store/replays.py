@@ -2,13 +2,14 @@
 
 ``ladder verify``, ``backtest``, ``void`` and its receipt repair, and ``archive``'s
 checkpoints each replay the same history: where it starts (the ladder's checkpoint when
-months were archived, or an instant for ``verify --since``), the moderation actions and the
-recorded rows (season resets, imports) after that start, what imported players start with,
-and the events in scoring order with their ledger rows. ``load`` reads the first parts in one
-transaction; ``History.replay`` and ``History.lived`` give a replay started where the history
-starts; ``History.entries`` streams the log merged with the actions and recorded rows in the
-order ``engine.replay.in_order`` gives every replay, and ``History.walk`` runs the actions and
-recorded rows through a replay, yielding the events for the caller to apply.
+months were archived, or an instant for ``verify --since``), the moderation actions, the
+recorded rows (season resets, imports) and the seasons closed after that start, what
+imported players start with, and the events in scoring order with their ledger rows.
+``load`` reads the first parts in one transaction; ``History.replay`` and ``History.lived``
+give a replay started where the history starts; ``History.entries`` streams the log merged
+with the actions, imports and season closes in the order ``engine.replay.in_order`` gives
+every replay, and ``History.walk`` runs the actions, imports and season closes through a
+replay, yielding the events for the caller to apply.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy.engine import Connection, Engine
 
-from engine import Action, Imported, Lived, Policy, Replay, Ruleset
+from engine import Action, Imported, Lived, Policy, Replay, Ruleset, Season
 from worker.store import boundary, checkpoints, imports, moderation
 from worker.store.log import (
     STORED_LEDGER,
@@ -29,8 +30,11 @@ from worker.store.log import (
     Logged,
     Recorded,
     audit_rows,
+    closed_seasons,
     history,
     recorded_actions,
+    recorded_entries,
+    season_rows,
     stream_log,
 )
 
@@ -49,13 +53,24 @@ class Since(NamedTuple):
 @dataclass(frozen=True)
 class History:
     """One ladder's history from its start (``checkpoints.Start``): the actions after it, the
-    recorded rows after it (``recorded_actions``' rows, oldest first) and the imported
-    players' profiles."""
+    recorded rows after it (``recorded_actions``' rows, oldest first), the seasons closed
+    after it and the imported players' profiles."""
 
     ladder: str
     start: checkpoints.Start
     recorded: list[Sequence[Any]]
     imported: dict[str, Imported]
+    seasons: list[Season]
+
+    @property
+    def recorded_entries(self) -> list[Recorded | Season]:
+        """Its imports and season closes as entries, oldest first (``recorded_entries``)."""
+        return recorded_entries(self.recorded, self.seasons)
+
+    @property
+    def season_rows(self) -> dict[str, list[Sequence[Any]]]:
+        """The ledger rows each season's reset wrote, by its event id (``season_rows``)."""
+        return season_rows(self.recorded)
 
     @property
     def actions(self) -> list[Action]:
@@ -103,7 +118,7 @@ class History:
             logged = ((row, ()) for row in audit_rows(engine, self.ladder, first, through))
         else:
             logged = stream_log(engine, self.ladder, first, ledger, since=self.begins)
-        return history(logged, self.recorded, self.actions)
+        return history(logged, self.recorded_entries, self.actions)
 
     def walk(self, replay: Replay | Lived, entries: Iterable[Entry]) -> Iterator[Logged]:
         """Run each action and recorded row of ``entries`` through ``replay``; yield each
@@ -113,6 +128,11 @@ class History:
                 yield entry
             elif isinstance(entry, Recorded):
                 replay.recorded(self.ladder, entry.change, entry.at)
+            elif isinstance(entry, Season):
+                if isinstance(replay, Lived):
+                    replay.season(entry)
+                else:
+                    replay.season(self.ladder, entry)
             elif isinstance(replay, Lived):
                 replay.action(entry)
             else:
@@ -144,13 +164,15 @@ def load(
         )
     begins = None if start.checkpoint is None else start.checkpoint.before
     recorded = recorded_actions(source, ladder, since=begins)  # the months left since it
+    closed = closed_seasons(source, ladder, since=begins)
     if before is not None:
         start = checkpoints.Start(
             start.checkpoint, start.after_seq, [a for a in start.actions if a.at < before]
         )
         recorded = [r for r in recorded if r[1] < before]
+        closed = [c for c in closed if c.at < before]
     if earlier is not None and earlier.recorded == recorded:
         imported = earlier.imported
     else:
         imported = imports.profiles(source, ladder)
-    return History(ladder, start, recorded, imported)
+    return History(ladder, start, recorded, imported, closed)
