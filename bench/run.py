@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency-rate", type=int, help="offered events/s (default 1000)")
     parser.add_argument("--rebuild-players", type=int)
     parser.add_argument(
+        "--history-events", type=int, help="section history's games (default 200,000)"
+    )
+    parser.add_argument(
         "--only",
         help="comma-separated sections: ingest,batch_sizes,latency,reads,rebuild,replay,floor,"
         "startup,boards,receipts,void,history,flood,growth,rulesets",
@@ -109,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         overrides["latency_rate"] = args.latency_rate
     if args.rebuild_players:
         overrides["rebuild_players"] = args.rebuild_players
+    if args.history_events:
+        overrides["history_events"] = args.history_events
     plan = Plan(**{**plan.__dict__, **overrides})
     sections = set((args.only or SECTIONS).split(","))
 
