@@ -71,12 +71,14 @@ __all__ = [
     "Rerating",
     "Season",
     "in_order",
+    "last_rerate",
     "rerate",
+    "switched",
     "same_state",
     "voided_by",
 ]
 
-KINDS = ("void", "ban", "unban", "adjust", "erase")
+KINDS = ("void", "ban", "unban", "adjust", "erase", "rerate")
 # Ledger kinds whose rows are an action of their own, not derived from an event or a
 # moderation action (an adjustment and a correction are the rows of an ``Action``).
 RECORDED_KINDS = frozenset({LedgerKind.SEASON, LedgerKind.IMPORT})
@@ -111,6 +113,7 @@ class Action:
     voided: frozenset[str] = frozenset()  # event ids a void takes back
     player_id: str | None = None  # the target of a ban, unban, adjustment or erase
     delta: float = 0.0  # an adjustment's change
+    since: datetime | None = None  # a rerate's switch: the version it re-rated under begins
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +198,23 @@ def in_order(
         yield from due(None, None)
 
 
+def switched(
+    rules_at: Callable[[datetime], Ruleset], since: datetime
+) -> Callable[[datetime], Ruleset]:
+    """The rules a rerate re-rates the history before it by: those in force at ``since``
+    (its switch's instant) or later, for every time."""
+    return lambda at: rules_at(at if at >= since else since)
+
+
+def last_rerate(actions: Iterable[Action]) -> Action | None:
+    """The history's latest rerate: the ladder as moderated is its re-rating up to it."""
+    found = None
+    for action in actions:
+        if action.kind == "rerate":
+            found = action
+    return found
+
+
 def voided_by(actions: Iterable[Action]) -> frozenset[str]:
     """Every game the actions void."""
     found: set[str] = set()
@@ -220,9 +240,14 @@ class Replay:
         voided: frozenset[str] = frozenset(),
         *,
         track: bool = False,
+        rerated: Action | None = None,
     ) -> None:
         self.policy = policy
-        self.rules_at = rules_at
+        # ``rerated``: a rerate whose re-rating this replay is up to that action (every event
+        # before it by the rules of its switch, ``switched``), then by ``rules_at``.
+        self.rules_at = rules_at if rerated is None else switched(rules_at, _since(rerated))
+        self.lived_rules = rules_at
+        self.rerated = None if rerated is None else rerated.number
         self.imported: Mapping[str, Imported] = {} if imported is None else imported
         self.voided = voided
         self.track = track
@@ -240,14 +265,20 @@ class Replay:
         return self.state.players
 
     def fork(
-        self, voided: frozenset[str], verdicts: Mapping[str, tuple[Verdict, Verdict]]
+        self,
+        voided: frozenset[str],
+        verdicts: Mapping[str, tuple[Verdict, Verdict]],
+        rerated: Action | None = None,
     ) -> Replay:
         """A tracking replay from this point on that also skips ``voided``, starting with
-        ``verdicts`` (what differs from the stored decisions so far). It copies no player:
+        ``verdicts`` (what differs from the stored decisions so far); ``rerated``: with the
+        rules of that rerate up to it (a fork at the history's start). It copies no player:
         before each entry, ``take`` the players it names (``Lived`` does), then apply it to
         the fork before this replay changes them. Links, settled tournaments and window counts
         are copied (the window counts shared until either adds to them)."""
-        other = Replay(self.policy, self.rules_at, self.imported, voided, track=True)
+        other = Replay(
+            self.policy, self.lived_rules, self.imported, voided, track=True, rerated=rerated
+        )
         state = self.state
         other.state = LadderState(
             links={ladder: dict(links) for ladder, links in state.links.items()},
@@ -272,8 +303,8 @@ class Replay:
     def shares(self, event_id: str, keys: Sequence[PlayerKey]) -> bool:
         """Whether this fork would apply the event to its base's players as they are: it
         does not skip it, and has taken none of them."""
-        if event_id in self.voided:
-            return False
+        if event_id in self.voided or self.rerated is not None:
+            return False  # skipped, or decided by other rules
         players, taken = self.state.players, self.taken
         return not any(key in taken or key in players for key in keys)
 
@@ -312,9 +343,12 @@ class Replay:
 
     def action(self, ladder: str, action: Action) -> LedgerChange | None:
         """A ban, unban, adjustment or erase where it falls (an erase bans the pseudonym the
-        stored history names instead of the id); a void is the skip set, nothing here.
+        stored history names instead of the id); a void is the skip set, nothing here; at the
+        rerate it re-rates by, the replay goes on by the ladder's rules of each time.
         Returns an adjustment's ledger row as derived."""
-        if action.player_id is None or action.kind == "void":
+        if action.kind == "rerate" and action.number == self.rerated:
+            self.rules_at, self.rerated = self.lived_rules, None  # re-rated up to here
+        if action.player_id is None or action.kind in ("void", "rerate"):
             return None
         state = self.state
         state.claim(ladder, action.player_id, self.rules_at(action.at), action.at)
@@ -502,13 +536,23 @@ class Lived:
         self._since: dict[int, set[PlayerKey]] = {}
         self._skips: dict[int, frozenset[str]] = {}  # every void's skip set, by number
         self._starts: dict[str, list[int]] = {}  # event id -> the voids whose replay starts there
+        # A rerate's replay, and that of every void after one, starts at the history's start
+        # with the rules of the latest rerate up to it (``Replay(rerated=...)``).
+        self._rerated: dict[int, Action] = {}
         voided: frozenset[str] = frozenset()
+        latest: Action | None = None
         for action in actions:
-            if action.kind == "void":
-                for event_id in action.voided - voided:
-                    self._starts.setdefault(event_id, []).append(action.number)
+            if action.kind == "rerate":
+                latest = action
+            if action.kind == "void" or action.kind == "rerate":
+                if latest is not None:
+                    self._rerated[action.number] = latest
+                elif action.kind == "void":
+                    for event_id in action.voided - voided:
+                        self._starts.setdefault(event_id, []).append(action.number)
                 voided = voided | action.voided
                 self._skips[action.number] = voided
+        self._begun = not self._rerated
         self.effective: dict[str, tuple[Verdict, Verdict]] = {}  # id -> (now, as stored)
 
     @property
@@ -521,6 +565,16 @@ class Lived:
         decisions are the ``effective`` outcomes)."""
         if number in self.ahead:
             return self.ahead[number]
+        if number in self._rerated:
+            # Its own rules from the start: it holds every player (no base), so nothing
+            # another replay does reaches it.
+            self._gather()
+            started = self.lived.fork(self._skips[number], self.effective, self._rerated[number])
+            started.base = None
+            started.state.players = {k: Player(*_FIELDS_OF(p)) for k, p in self.players.items()}
+            self.ahead[number] = started
+            self._since[number] = set()
+            return started
         earlier = [n for n in self.ahead if n < number]
         source = self.ahead[max(earlier)] if earlier else self.lived
         verdicts = source.verdicts if earlier else self.effective
@@ -542,8 +596,20 @@ class Lived:
         for ahead in self.ahead.values():
             ahead.take(keys)
 
+    @property
+    def players(self) -> dict[PlayerKey, Player]:
+        return self.lived.players
+
+    def _begin(self) -> None:
+        """Start, before the history's first entry, the replays that start there."""
+        self._begun = True
+        for number in sorted(self._rerated):
+            self._start(number)
+
     def event(self, event: Event, processed_at: datetime) -> Decision:
         """The lived decision (stored event ids are unique, so never a voided one yet)."""
+        if not self._begun:
+            self._begin()
         starting = self._starts.get(event.event_id)
         if starting is not None:
             for number in sorted(starting):
@@ -591,6 +657,8 @@ class Lived:
         return decision
 
     def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:
+        if not self._begun:
+            self._begin()
         self._take(((ladder, change.player_id),))
         derived = self.lived.recorded(ladder, change, at)
         for ahead in self.ahead.values():
@@ -599,13 +667,17 @@ class Lived:
 
     def season(self, season: Season) -> list[LedgerChange]:
         """A season's close, in every running replay; returns the lived one's rows."""
+        if not self._begun:
+            self._begin()
         derived = self.lived.season(self.ladder, season)
         for ahead in self.ahead.values():
             ahead.season(self.ladder, season)
         return derived
 
     def action(self, action: Action) -> tuple[list[LedgerChange], list[Effect]]:
-        if action.kind != "void":
+        if not self._begun:
+            self._begin()
+        if action.kind not in ("void", "rerate"):
             if action.player_id is not None:
                 self._take(((self.ladder, action.player_id),))
             derived = self.lived.action(self.ladder, action)
@@ -655,7 +727,14 @@ class Lived:
         for ahead in self.ahead.values():
             if ahead.base is should:
                 ahead.base = lived
+            ahead.action(self.ladder, action)  # a void's after this rerate: its rules from here
         return done.changes, done.effects
+
+
+def _since(action: Action) -> datetime:
+    if action.since is None:
+        raise ValueError(f"rerate {action.number} has no switch instant")
+    return action.since
 
 
 def _text(reason: Reason | None) -> str | None:

@@ -111,7 +111,7 @@ class LadderConfig(_Table):
         kind, fail = info.data.get("ruleset"), info.context
         if not isinstance(entries, list) or kind is None or fail is None:
             return entries  # the field's type decides, or the ruleset was refused already
-        return _build_versions(RULESET_KINDS[kind], entries, fail)
+        return _build_versions(kind, entries, fail)
 
     @property
     def active_days(self) -> int | None:
@@ -133,6 +133,16 @@ class LadderConfig(_Table):
         return self.rules_at(datetime.now(UTC))
 
     @property
+    def switch(self) -> RulesVersion | None:
+        """The latest version that names another ruleset than the one before it (what
+        ``ladder rerate`` re-rates the history under), or None."""
+        found = None
+        for before, version in zip(self.versions, self.versions[1:], strict=False):
+            if version.rules.kind != before.rules.kind:
+                found = version
+        return found
+
+    @property
     def policy(self) -> Policy:
         """The ladder's switches as the engine's ladder rules read them."""
         return Policy(self.fairplay, self.linking, self.boosted_board, self.public_board)
@@ -143,7 +153,11 @@ class LadderConfig(_Table):
         return {
             **self.model_dump(exclude={"name", "versions"}),
             "versions": [
-                {"effective_from": v.effective_from.isoformat(), **dataclasses.asdict(v.rules)}
+                {
+                    "effective_from": v.effective_from.isoformat(),
+                    **({"ruleset": v.rules.kind} if v.rules.kind != self.ruleset else {}),
+                    **dataclasses.asdict(v.rules),
+                }
                 for v in self.versions
             ],
         }
@@ -209,10 +223,11 @@ def _parse_ladder(name: str, table: Any, source: str, lines: _LineIndex) -> Ladd
 
 
 def _build_versions(
-    rules_class: type[Ruleset], entries: list[Any], fail: Callable[..., ConfigError]
+    kind: str, entries: list[Any], fail: Callable[..., ConfigError]
 ) -> tuple[RulesVersion, ...]:
     """The ``[[ladders.<name>.versions]]`` entries, each later than the one before it and
-    inheriting what it does not set from it."""
+    inheriting what it does not set from it; an entry may name another ``ruleset`` (the
+    switch ``ladder rerate`` re-rates the history under), and then inherits nothing."""
     versions: list[RulesVersion] = []
     params: dict[str, Any] = {}
     for index, entry in enumerate(entries):
@@ -234,8 +249,13 @@ def _build_versions(
         version_name = entry.get("version")
         if not isinstance(version_name, str) or not version_name:
             raise vfail("version", "must be a non-empty string")
-        params.update({k: v for k, v in entry.items() if k != "effective_from"})
-        rules = _build(rules_class, params, vfail)
+        named = entry.get("ruleset", kind)
+        if named not in RULESET_KINDS:
+            raise vfail("ruleset", f"must be one of {', '.join(RULESET_KINDS)}")
+        if named != kind:
+            kind, params = named, {}
+        params.update({k: v for k, v in entry.items() if k not in ("effective_from", "ruleset")})
+        rules = _build(RULESET_KINDS[kind], params, vfail)
         versions.append(RulesVersion(effective_from=when, rules=rules))
     return tuple(versions)
 

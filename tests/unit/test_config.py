@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from engine import FibsRules, Gammon42Rules, ProStrikerRules
+from engine.rulesets import Glicko2Rules
 from worker.ladders import ConfigError, default_config_path, load_config, parse_config
 from worker.settings import WHOLE, Settings, SettingsError
 
@@ -95,6 +96,52 @@ def test_a_toml_syntax_error_is_refused_with_its_line():
     """tomllib's own position is kept in the message."""
     with pytest.raises(ConfigError, match="line 3"):
         parse_config('[ladders.x]\nruleset = "fibs"\nbroken = \n', "bad.toml")
+
+
+SWITCHED = """
+[ladders.club]
+ruleset = "gammon42"
+
+[[ladders.club.versions]]
+version = "1"
+effective_from = 2026-01-01T00:00:00Z
+k = 24
+
+[[ladders.club.versions]]
+version = "g-1"
+ruleset = "glicko2"
+effective_from = 2026-06-01T00:00:00Z
+tau = 0.4
+
+[[ladders.club.versions]]
+version = "g-2"
+effective_from = 2026-09-01T00:00:00Z
+board_deviation = 150
+"""
+
+
+def test_a_version_may_switch_the_ruleset_and_then_inherits_only_from_its_own():
+    """A version naming another ruleset starts from that ruleset's defaults; the one after it
+    inherits from it; ``switch`` is the version that named it (what ``ladder rerate`` uses)."""
+    club = parse_config(SWITCHED).ladders["club"]
+    first = club.rules_at(at("2026-02-01T00:00:00"))
+    assert isinstance(first, Gammon42Rules) and 24 == first.k
+    switched = club.rules_at(at("2026-07-01T00:00:00"))
+    later = club.rules_at(at("2026-10-01T00:00:00"))
+    assert isinstance(switched, Glicko2Rules) and isinstance(later, Glicko2Rules)
+    assert (0.4, Glicko2Rules().board_deviation) == (switched.tau, switched.board_deviation)
+    assert (0.4, 150) == (later.tau, later.board_deviation)
+    assert club.switch is not None and club.switch.rules.version == "g-1"
+    assert "glicko2" == club.as_table()["versions"][1]["ruleset"]
+    assert "ruleset" not in club.as_table()["versions"][0]
+    assert parse_config(SHIPPED).ladders["gammon42"].switch is None
+
+
+def test_a_version_naming_an_unknown_ruleset_is_refused():
+    with pytest.raises(ConfigError, match="ruleset"):
+        parse_config(SWITCHED.replace('ruleset = "glicko2"', 'ruleset = "trueskill"'))
+    with pytest.raises(ConfigError, match="k"):  # k is gammon42's, not glicko2's
+        parse_config(SWITCHED.replace("tau = 0.4", "k = 24"))
 
 
 def test_versions_must_move_forward_in_time():

@@ -25,7 +25,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from worker.ladders import Config, LadderConfig
-from worker.store import checkpoints, game_players, partitions, replays
+from worker.store import checkpoints, game_players, moderation, partitions, replays
 from worker.store.log import event_of
 
 
@@ -80,6 +80,14 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
             raise ArchiveRefused(
                 f"ladder {ladder} has rows before {before:%Y-%m} but is not configured: "
                 "its checkpoint needs its rules"
+            )
+        with engine.connect() as conn:
+            rerated = [a for a in moderation.history_actions(conn, ladder) if a.kind == "rerate"]
+        if rerated and rerated[-1].at >= boundary:
+            raise ArchiveRefused(
+                f"ladder {ladder} was re-rated on {rerated[-1].at:%Y-%m-%d} (moderation action "
+                f"{rerated[-1].number}): archive the months before it together with its "
+                f"own (--before a month after {rerated[-1].at:%Y-%m})"
             )
         last, count = found.get(ladder, (0, 0))
         made.append(checkpoint(engine, ladder_config, boundary, last, count))

@@ -52,9 +52,12 @@ class LogReplay:
         progress: Progress | None = None,
         receipts_since: datetime | None = None,
         voiding: frozenset[str] = frozenset(),
+        every: bool = False,
         kept: Redis | None = None,
     ) -> None:
-        """``target``: a replay of ``told`` started where it starts (``told.replay``)."""
+        """``target``: a replay of ``told`` started where it starts (``told.replay``);
+        ``voiding``: the games from the first of which the receipts change (``every``: every
+        event's may, a rerate's)."""
         self.engine, self.ladder, self.target, self.progress = engine, told.ladder, target, progress
         self.pending = list(told.actions)
         self.recorded = told.recorded_entries  # imports and season closes, oldest first
@@ -65,7 +68,7 @@ class LogReplay:
         # may still be kept): at most LADDER_RECEIPT_TTL's worth, each as its JSON text.
         self.receipts_since, self.voiding = receipts_since, voiding
         self.receipts: list[tuple[str, str]] = []  # (event id, receipt)
-        self._collecting = False
+        self._collecting = every
         # ``kept``: the Redis holding the copies. Each chunk of receipts is then compared
         # with them as the replay goes (``unsettled``), and only those a refresh may write
         # are held: after an earlier void every receipt is made, and holding them all took
@@ -78,7 +81,9 @@ class LogReplay:
         # scores exactly so has a true copy already, and only the others are kept. After an
         # earlier void a copy may hold that void's numbers instead, so every receipt is kept
         # and ``refresh`` compares with the copies themselves.
-        self.against_ledger = receipts_since is not None and not any(a.voided for a in self.pending)
+        self.against_ledger = receipts_since is not None and not any(
+            a.voided or a.kind == "rerate" for a in self.pending
+        )
 
     def run(self) -> None:
         """Every event stored after the last one run, in scoring order."""

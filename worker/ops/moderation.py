@@ -15,7 +15,7 @@ state differs from the stored one gets the state it should have and a ``correcti
 row (before, after, delta); each event whose outcome changes (the voided games, and later ones
 whose pair limit or K window the void changed) gets an ``event_effects`` row. The audit rows
 themselves are never rewritten. After the commit the changed players are re-projected and the
-kept receipts the void changed are rewritten (``_refresh``).
+kept receipts the void changed are rewritten (``worker.ops.void.refresh_after``).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ void changed) gets an ``event_effects`` row. The audit rows themselves are never
 The long replay runs before the ladder is locked; under the lock only the events stored since
 are run (``LogReplay``), or the whole log again if the log changed in a way that cannot be
 added. After the commit the changed players are re-projected and the kept receipts the void
-changed are rewritten (``_refresh``).
+changed are rewritten (``refresh_after``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def void(
     """Void these games exactly; an unknown id is refused (``ModerationError``) before any.
 
     With ``receipt_sink`` (receipts on), the receipts the void changed are made true after the
-    commit (``_refresh``); ``None``: receipts are off. It has no default: a caller that left
+    commit (``refresh_after``); ``None``: receipts are off. It has no default: a caller that left
     it out by mistake would leave those kept receipts stale, and ``ladder verify`` would say
     so."""
     started = time.perf_counter()
@@ -103,7 +103,7 @@ def void(
         told_now = replays.load(conn, ladder, earlier=told)
         if (
             (new_now, already_now) != (new, already)
-            or _moved(told, told_now)
+            or moved(told, told_now)
             or (store.count_through(conn, ladder, log.seq) != log.count)
         ):
             # Another action, a season close, an import or an event stored out of order: the
@@ -151,12 +151,12 @@ def void(
         report.action = number
     projected = project(engine, redis, ladder_config, done.players, report, receipts=receipt_sink)
     if projected and receipt_sink is not None:
-        _refresh(receipt_sink, log.receipts, report)
+        refresh_after(receipt_sink, log.receipts, report)
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _refresh(sink: ReceiptSink, made: Sequence[tuple[str, str]], report: Report) -> None:
+def refresh_after(sink: ReceiptSink, made: Sequence[tuple[str, str]], report: Report) -> None:
     """Make the kept receipts true after a void: ``ladder:receipt:<event_id>`` of the voided
     games and of every event the re-rating scored otherwise is rewritten to its receipt as
     re-rated.
@@ -224,7 +224,7 @@ def _chosen(
     return report, new, already
 
 
-def _moved(told: replays.History, now: replays.History) -> bool:
+def moved(told: replays.History, now: replays.History) -> bool:
     """Whether the history changed besides new events: an action, a season close, an import
     or an archive since it was read."""
     before = (told.start.after_seq, told.actions, told.recorded, told.seasons)

@@ -316,8 +316,7 @@ class Service:
             decision = apply(event, state, rules, self.policies[event.ladder], now)
             if decision.recorded:
                 after = receipts.players_after(decision, state.players, rules)
-                ruleset = self.config.ladders[event.ladder].ruleset
-                decided.rows.add(decision, event, item.payload, ruleset, after)
+                decided.rows.add(decision, event, item.payload, rules.kind, after)
                 if self.receipt_ttl is not None:
                     body = receipts.body(decision, after, now)
                     decided.receipts.append(

@@ -124,7 +124,7 @@ def predict(
         raise InvalidArgument(str(exc)) from None
     return Prediction(
         ladder=ladder_config.name,
-        ruleset=ladder_config.ruleset,
+        ruleset=rules.kind,
         version=rules.version,
         match_length=match_length,
         teams=[Team(team, e) for team, e in zip(seats, expected, strict=True)],

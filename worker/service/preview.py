@@ -93,7 +93,7 @@ def rate(
     result = engine_preview(rules, side_a.state, side_b.state, Game(cube, match_length))
     return RatingPreview(
         ladder=ladder_config.name,
-        ruleset=ladder_config.ruleset,
+        ruleset=rules.kind,
         version=rules.version,
         cube=cube,
         match_length=match_length,

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import text
@@ -358,7 +358,12 @@ def _first_voided(
     conn: Connection, ladder: str, actions: Sequence[Action], before: datetime
 ) -> datetime:
     """``before``, moved back to the processing of the first game a void taken since then
-    takes back (again, until no void since the instant takes back a game before it)."""
+    takes back (again, until no void since the instant takes back a game before it); to the
+    log's start for a rerate taken since then, or a void after one (each re-rates from the
+    first event)."""
+    rerated = any(a.kind == "rerate" for a in actions)
+    if any(a.at >= before and (a.kind == "rerate" or (rerated and a.voided)) for a in actions):
+        return WHOLE
     while True:
         voided = sorted({e for a in actions if a.at >= before for e in a.voided})
         if not voided:
@@ -370,6 +375,8 @@ def _first_voided(
         before = first
 
 
+# Before every event: the instant a replay since which is the whole log's (or the archive's).
+WHOLE = datetime(1970, 1, 1, tzinfo=UTC)
 _ARCHIVED = "SELECT before, after_seq FROM checkpoints WHERE ladder = :ladder"
 _COUNT_AFTER = "SELECT count(*) FROM events WHERE ladder = :ladder AND seq > :after_seq"
 

@@ -275,6 +275,9 @@ def _notes(conn: Any, ladder: str, rows: list[Any]) -> dict[str, tuple[str, int]
             ids = list((action["details"] or {}).get("voided", []))
             shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
             what = f"game{'s' if len(ids) > 1 else ''} {shown} voided"
+        elif action["kind"] == "rerate":
+            details = action["details"] or {}
+            what = f"history re-rated under {details.get('ruleset')} {details.get('version')}"
         else:
             what = f"adjusted by {action['by']}"
         notes[f"{MODERATION}{action['id']}"] = (f"{what} ({action['reason']})", action["after_seq"])

@@ -162,6 +162,7 @@ def action_of(row: dict[str, Any]) -> Action:
         voided=frozenset(details.get("voided", ())),
         player_id=row["target"] if row["kind"] in ("ban", "unban", "adjust", "erase") else None,
         delta=float(details.get("delta", 0.0)),
+        since=datetime.fromisoformat(details["since"]) if row["kind"] == "rerate" else None,
     )
 
 

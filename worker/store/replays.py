@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from sqlalchemy.engine import Connection, Engine
 
 from engine import Action, Imported, Lived, Policy, Replay, Ruleset, Season
+from engine.replay import last_rerate
 from worker.store import boundary, checkpoints, imports, moderation
 from worker.store.log import (
     STORED_LEDGER,
@@ -90,9 +91,13 @@ class History:
         voided: frozenset[str] = frozenset(),
         *,
         track: bool = False,
+        rerating: Action | None = None,
     ) -> Replay:
-        """A replay of the history (``voided`` skipped), started where it starts."""
-        made = Replay(policy, rules_at, self.imported, voided, track=track)
+        """A replay of the history (``voided`` skipped), started where it starts: the ladder
+        as moderated, re-rated by its latest rerate up to that action (``rerating``: by that
+        rerate instead, one being taken)."""
+        rerated = last_rerate(self.actions) if rerating is None else rerating
+        made = Replay(policy, rules_at, self.imported, voided, track=track, rerated=rerated)
         self.start.seed(made)
         return made
 

@@ -84,7 +84,7 @@ class Reads:
             ladders=[
                 LadderInfo(
                     name=lc.name,
-                    ruleset=lc.ruleset,
+                    ruleset=lc.current.kind,
                     version=lc.current.version,
                     boards=[b for b in reader.BOARDS if reader.board_available(lc, b)],
                 )

@@ -54,7 +54,7 @@ NEEDS_DATABASE: frozenset[str] = frozenset(
     {"worker", "rebuild", "reconcile", "season", "history", "preview", "serve", "verify"}
     | {"calibrate", "backtest"}
     | {"import", "event", "dlq"}
-    | {"void", "ban", "unban", "adjust"}
+    | {"void", "ban", "unban", "adjust", "rerate"}
     | {"archive"}
 )
 DESCRIPTION = (

@@ -1,4 +1,5 @@
-"""Moderation commands: ``void``, ``ban``, ``unban``, ``adjust``, ``player export|erase``.
+"""Moderation commands: ``void``, ``ban``, ``unban``, ``adjust``, ``rerate``,
+``player export|erase``.
 
 Each action is an entry in the ladder's moderation log with its reason, operator (``--by``,
 default the OS user) and time. Exit status: 0 done (or nothing to do: an event already void, a
@@ -41,6 +42,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("event_ids", nargs="+", metavar="EVENT_ID")
     _common(p, dry_run=True)
     p.set_defaults(handler=cmd_void)
+
+    p = subparsers.add_parser(
+        "rerate", help="re-rate the whole history under the ruleset the ladder switches to"
+    )
+    p.add_argument("ladder")
+    _common(p, dry_run=True)
+    p.set_defaults(handler=cmd_rerate)
 
     p = subparsers.add_parser("ban", help="take a player off the boards; later games unrated")
     p.add_argument("ladder")
@@ -186,6 +194,31 @@ def cmd_void(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rerate(rt: Runtime, args: argparse.Namespace) -> int:
+    from worker.ops.rerate import rerate
+    from worker.store.log import count_events
+
+    ladder_config, reason, by = _asked(rt, args)
+    engine = rt.databases.for_ladder(args.ladder)
+    progress = Progress(f"rerate {args.ladder}", count_events(engine, args.ladder), unit="events")
+    report = _run(
+        lambda: rerate(
+            engine,
+            rt.leaderboard_redis,
+            ladder_config,
+            reason,
+            by,
+            dry_run=args.dry_run,
+            progress=progress,
+            receipt_sink=rt.receipts,
+        )
+    )
+    if report.replayed:
+        progress.finish()
+    _show(args, ladder_config, report)
+    return 0
+
+
 def cmd_ban(rt: Runtime, args: argparse.Namespace) -> int:
     from worker.ops import moderation
 
@@ -252,6 +285,15 @@ def _show(args: argparse.Namespace, ladder_config: Any, report: Any) -> None:
             f"{plural(report.effects, 'outcome')} {what}, "
             f"{plural(report.replayed, 'event')} replayed "
             f"in {report.seconds:.1f}s"
+            + ("" if report.action is None else f" (action {report.action})")
+            + ("" if report.dry_run else f", {plural(report.receipts, 'receipt')} refreshed")
+        )
+    elif report.kind == "rerate":
+        print(
+            f"ladder: {'would re-rate' if report.dry_run else 're-rated'} {report.ladder}: "
+            f"{plural(len(report.players), 'player')} {what}, "
+            f"{plural(report.effects, 'outcome')} {what}, "
+            f"{plural(report.replayed, 'event')} replayed in {report.seconds:.1f}s"
             + ("" if report.action is None else f" (action {report.action})")
             + ("" if report.dry_run else f", {plural(report.receipts, 'receipt')} refreshed")
         )

@@ -86,7 +86,7 @@ def index(stores: Stores) -> dict[str, Any]:
                 "name": lc.name,
                 "url": ladder_url(lc.name),
                 "calibration_url": ladder_url(lc.name) + "/calibration",
-                "ruleset": lc.ruleset,
+                "ruleset": rules.kind,
                 "version": rules.version,
                 "players": top.total,
                 "top": [
@@ -161,7 +161,7 @@ def leaderboard(
     return {
         "title": f"{name} leaderboard",
         "ladder": name,
-        "ruleset": lc.ruleset,
+        "ruleset": rules.kind,
         "version": rules.version,
         "board": board,
         "score_name": "points" if points else "rating",
