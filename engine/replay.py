@@ -403,11 +403,17 @@ class Replay:
         """Apply a recorded rating change; returns it with ``before`` and ``delta`` as derived."""
         match change.kind:
             case LedgerKind.IMPORT:
-                # The start of an imported player's history: listed at the rating it records,
-                # with the games, experience, last game and flags of their profile.
+                # The start of an imported player's history: listed at the rating (and the
+                # deviation, volatility) it records, with the games, experience, last game and
+                # flags of their profile.
                 derived = self._set(ladder, change, change.after, at, claim=True)
                 player = self.state.players[(ladder, change.player_id)]
                 player.listed = True
+                if change.deviation is not None or change.volatility is not None:
+                    player.deviation, player.volatility = change.deviation, change.volatility
+                    derived = derived._replace(
+                        deviation=change.deviation, volatility=change.volatility
+                    )
                 profile = self.imported.get(change.player_id)
                 if profile is not None:
                     player.rated_games = profile.games

@@ -278,7 +278,8 @@ def test_export_equals_the_board(runtime, capsys):
     assert (0, lines) == (code, [json.loads(line) for line in out.splitlines()])
     code, out, _ = cli(runtime, "export", L, "--format", "csv", capsys=capsys)
     rows = out.splitlines()
-    assert "player_id,rank,rating,games,experience,provisional,percentile,last_game_at" == rows[0]
+    header = "player_id,rank,rating,games,experience,provisional,percentile,last_game_at"
+    assert header + ",deviation,volatility" == rows[0]
     assert [x["player_id"] for x in lines] == [row.split(",")[0] for row in rows[1:]]
 
 

@@ -323,3 +323,96 @@ def test_a_card_shows_the_deviation_and_on_openskill_the_board_score(rt):
             str,
         )
     )
+
+
+# -- import and export of the deviation -----------------------------------------------------
+
+
+def test_an_import_gives_the_deviation_and_volatility_and_the_first_game_starts_from_them(
+    rt, tmp_path
+):
+    """An import line may give a glicko2 player's deviation and volatility (openskill's sigma
+    as its deviation): the card shows them, the first game rates from them (the paper's
+    update from 1700 / 80 / 0.05, not from the start deviation), verify replays them from
+    the import row, the export carries them, and the same file imported again changes
+    nothing."""
+    from worker.boards import export
+    from worker.ops.importer import import_file
+
+    path = tmp_path / "chess.jsonl"
+    path.write_text(
+        '{"player_id": "vet", "rating": 1700, "deviation": 80, "volatility": 0.05}\n'
+        '{"player_id": "new", "rating": 1500}\n',
+        encoding="utf-8",
+    )
+    cfg = rt.config.ladders["chess"]
+    assert 2 == import_file(rt.engine, rt.leaderboard_redis, cfg, path).imported
+    assert ("80.0", "0.05") == (
+        card(rt, "chess", "vet")["deviation"],
+        card(rt, "chess", "vet")["volatility"],
+    )
+    import_row = ledger(rt, "chess", "vet")[0]
+    assert ("import", 80.0, 0.05) == (
+        import_row["kind"],
+        import_row["deviation"],
+        import_row["volatility"],
+    )
+    publish(rt, played("chess", "vet", "new", 0.5, event_id="c-1"))
+    drain(rt)
+    won = glicko2.update(1700.0, 80.0, 0.05, [(1500.0, 350.0, 1.0, 1.0)], 0.5)
+    assert pytest.approx(won[0], abs=1e-9) == board(rt, "chess")["vet"]
+    assert pytest.approx(won[1], abs=1e-9) == stored_players(rt, "chess")["vet"]["deviation"]
+    clean(rt, "chess")
+    shown = {x["player_id"]: x for x in export.lines(rt.leaderboard_redis, "chess")}
+    assert (won[1], won[2]) == pytest.approx(
+        (shown["vet"]["deviation"], shown["vet"]["volatility"])
+    )
+    again = import_file(rt.engine, rt.leaderboard_redis, cfg, path)
+    assert (0, 2) == (again.imported, again.unchanged)
+
+    sigma = tmp_path / "arena.jsonl"
+    sigma.write_text('{"player_id": "s", "rating": 30, "deviation": 2.5}\n', encoding="utf-8")
+    assert (
+        1
+        == import_file(rt.engine, rt.leaderboard_redis, rt.config.ladders["arena"], sigma).imported
+    )
+    assert "2.5" == card(rt, "arena", "s")["deviation"]
+    assert pytest.approx(30 - 3 * 2.5) == board(rt, "arena")["s"]  # mu - k * sigma
+    clean(rt, "arena")
+
+
+@pytest.mark.parametrize(
+    ("ladder", "line", "said"),
+    [
+        (
+            "gammon42",
+            '{"player_id": "x", "rating": 1600, "deviation": 80}',
+            "deviation: the ladder's ruleset keeps none",
+        ),
+        (
+            "arena",
+            '{"player_id": "x", "rating": 30, "volatility": 0.06}',
+            "volatility: the ladder's ruleset keeps none",
+        ),
+        (
+            "chess",
+            '{"player_id": "x", "rating": 1600, "deviation": 0}',
+            "deviation: not a finite number > 0",
+        ),
+        (
+            "chess",
+            '{"player_id": "x", "rating": 1600, "volatility": "NaN"}',
+            "volatility: not a finite number > 0",
+        ),
+    ],
+)
+def test_an_import_line_with_a_deviation_the_ruleset_cannot_take_is_refused(
+    rt, tmp_path, ladder, line, said
+):
+    from worker.ops.importer import import_file
+
+    path = tmp_path / "bad.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    report = import_file(rt.engine, rt.leaderboard_redis, rt.config.ladders[ladder], path)
+    assert (0, 1) == (report.imported, report.refused)
+    assert [(1, said)] == [(n, r[: len(said)]) for n, r in report.refusals]

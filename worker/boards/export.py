@@ -26,8 +26,10 @@ COLUMNS = (
     "provisional",
     "percentile",
     "last_game_at",
+    "deviation",
+    "volatility",
 )
-CARD_FIELDS = ("games", "experience", "last_game_at")
+CARD_FIELDS = ("games", "experience", "last_game_at", "deviation", "volatility")
 
 
 def lines(
@@ -43,7 +45,8 @@ def lines(
             for entry in found.entries:
                 pipe.hmget(keys.player(ladder, entry.player_id), CARD_FIELDS)
             cards = pipe.execute()
-        for entry, (games, experience, last_game_at) in zip(found.entries, cards, strict=True):
+        for entry, card in zip(found.entries, cards, strict=True):
+            games, experience, last_game_at, deviation, volatility = card
             yield {
                 "player_id": entry.player_id,
                 "rank": entry.rank,
@@ -53,6 +56,8 @@ def lines(
                 "provisional": entry.provisional,
                 "percentile": entry.percentile if entry.percentile is not None else 0.0,
                 "last_game_at": _text(last_game_at) or None,
+                "deviation": None if deviation is None else float(deviation),
+                "volatility": None if volatility is None else float(volatility),
             }
         if found.next_cursor is None:
             return

@@ -34,6 +34,8 @@ FIELDS = (
     "last_game_at",
     "email_verified",
     "display_name_chosen",
+    "deviation",
+    "volatility",
 )
 FUTURE_SLACK = timedelta(minutes=5)  # as for a game's ended_at (SPEC 3)
 MAX_COUNT = 2**31 - 1
@@ -72,11 +74,13 @@ def digest(path: Path) -> tuple[str, int]:
 class Parser:
     """Turns one line's fields into a ``Line``, or a reason to refuse it."""
 
-    def __init__(self, now: datetime, *, whole: bool) -> None:
+    def __init__(self, now: datetime, *, whole: bool, keeps: tuple[str, ...] = ()) -> None:
         """``whole``: the ladder's ruleset keeps whole ratings (a fraction is refused, as
-        ``ladder adjust`` refuses it)."""
+        ``ladder adjust`` refuses it); ``keeps``: which of ``deviation`` and ``volatility``
+        it keeps (a line may give those, each a finite number > 0)."""
         self.latest = now + FUTURE_SLACK
         self.whole = whole
+        self.keeps = keeps
         self.refused = 0
 
     def line(self, number: int, values: dict[str, Any]) -> Line | str:
@@ -119,7 +123,21 @@ class Parser:
             if flag is None:
                 return f"{name}: not true or false: {values.get(name)!r}"
             flags.append(flag)
-        return Line(number, pid, rating, games, experience, last_game_at, flags[0], flags[1])
+        spread: list[float | None] = []
+        for name in ("deviation", "volatility"):
+            given = values.get(name)
+            if given in (None, ""):
+                spread.append(None)
+                continue
+            if name not in self.keeps:
+                return f"{name}: the ladder's ruleset keeps none"
+            value = _number(given)
+            if value is None or value <= 0:
+                return f"{name}: not a finite number > 0: {given!r}"
+            spread.append(value)
+        return Line(
+            number, pid, rating, games, experience, last_game_at, flags[0], flags[1], *spread
+        )
 
 
 def chunks(

@@ -159,7 +159,16 @@ def _import_file(
     if progress is not None and progress.total is None:
         progress.total = total - (kind == "csv")
     start = ladder_config.rules_at(moment).start
-    parse = Parser(moment, whole=ladder_config.rules_at(moment).whole_ratings)
+    rules = ladder_config.rules_at(moment)
+    keeps = tuple(
+        name
+        for name, start in (
+            ("deviation", rules.start_deviation),
+            ("volatility", rules.start_volatility),
+        )
+        if start is not None
+    )
+    parse = Parser(moment, whole=rules.whole_ratings, keeps=keeps)
     with (
         Prepared(ladder_config, moment) as prepared,
         imports.Staging(engine, ladder_config.name) as staging,

@@ -44,6 +44,8 @@ LINE_COLUMNS = (
     "last_game_at",
     "email_verified",
     "display_name_chosen",
+    "deviation",
+    "volatility",
 )
 FETCH = 5000  # rows per fetch of a server-side cursor
 
@@ -60,6 +62,8 @@ class Line:
     last_game_at: datetime | None
     email_verified: bool
     display_name_chosen: bool
+    deviation: float | None = None  # where the ruleset keeps one (glicko2, openskill)
+    volatility: float | None = None  # glicko2
 
     def copy_text(self) -> str:
         """The line in COPY's text format (ids hold no control characters: only a backslash
@@ -68,7 +72,8 @@ class Line:
         return (
             f"{self.line}\t{self.player_id.replace(chr(92), chr(92) * 2)}\t{self.rating!r}\t"
             f"{self.rated_games}\t{self.experience}\t{last}\t"
-            f"{'t' if self.email_verified else 'f'}\t{'t' if self.display_name_chosen else 'f'}\n"
+            f"{'t' if self.email_verified else 'f'}\t{'t' if self.display_name_chosen else 'f'}\t"
+            f"{_copied(self.deviation)}\t{_copied(self.volatility)}\n"
         )
 
     def player_row(self, ladder: str, now: datetime) -> tuple[Any, ...]:
@@ -90,10 +95,14 @@ class Line:
             "last_game_at": last,
             "updated_at": now.astimezone(UTC),
             "banned": False,
-            "deviation": None,  # an imported rating brings none: the ruleset's start stands
-            "volatility": None,
+            "deviation": self.deviation,  # none given: the ruleset's start stands for it
+            "volatility": self.volatility,
         }
         return tuple(stored[name] for name in STORED_FIELDS)
+
+
+def _copied(value: float | None) -> str:
+    return r"\N" if value is None else repr(value)
 
 
 def _player_id(line: Line) -> str:
@@ -122,7 +131,8 @@ class Staging:
             "CREATE TEMPORARY TABLE import_lines (line int8 PRIMARY KEY, player_id text NOT NULL,"
             " rating float8 NOT NULL, rated_games int4 NOT NULL, experience int4 NOT NULL,"
             " last_game_at timestamptz, email_verified bool NOT NULL,"
-            " display_name_chosen bool NOT NULL, state text) ON COMMIT DROP"
+            " display_name_chosen bool NOT NULL, deviation float8, volatility float8,"
+            " state text) ON COMMIT DROP"
         )
         self._driver.execute(
             "CREATE TEMPORARY TABLE import_refusals (line int8 NOT NULL, reason text NOT NULL)"
@@ -208,25 +218,26 @@ class Staging:
         cursor.execute(  # the rows of ``Line.player_row``
             "INSERT INTO players (ladder, player_id, rating, rated_games, experience,"
             " listed, boosted_points, email_verified, display_name_chosen, linked_to,"
-            " version, last_game_at, updated_at)"
+            " version, last_game_at, updated_at, deviation, volatility)"
             " SELECT %(ladder)s, player_id, rating, rated_games, experience, true, 0,"
-            " email_verified, display_name_chosen, NULL, 1, last_game_at, %(now)s"
-            " FROM import_chunk",
+            " email_verified, display_name_chosen, NULL, 1, last_game_at, %(now)s,"
+            " deviation, volatility FROM import_chunk",
             params,
         )
         cursor.execute(
             "INSERT INTO imported_players (ladder, player_id, event_id, rating, rated_games,"
-            " experience, last_game_at, email_verified, display_name_chosen, imported_at)"
+            " experience, last_game_at, email_verified, display_name_chosen, imported_at,"
+            " deviation, volatility)"
             " SELECT %(ladder)s, player_id, %(event_id)s, rating, rated_games, experience,"
-            " last_game_at, email_verified, display_name_chosen, %(now)s"
+            " last_game_at, email_verified, display_name_chosen, %(now)s, deviation, volatility"
             " FROM import_chunk",
             params,
         )
         cursor.execute(
             "INSERT INTO rating_changes (ladder, player_id, event_id, kind, rating_before,"
-            " rating_after, delta, k, expected, at)"
+            " rating_after, delta, k, expected, at, deviation, volatility)"
             " SELECT %(ladder)s, player_id, %(event_id)s, %(kind)s, %(start)s, rating,"
-            " rating - %(start)s, NULL, NULL, %(now)s"
+            " rating - %(start)s, NULL, NULL, %(now)s, deviation, volatility"
             " FROM import_chunk",
             params,
         )
@@ -262,7 +273,9 @@ class Staging:
                 " AND i.experience = l.experience"
                 " AND i.last_game_at IS NOT DISTINCT FROM l.last_game_at"
                 " AND i.email_verified = l.email_verified"
-                " AND i.display_name_chosen = l.display_name_chosen",
+                " AND i.display_name_chosen = l.display_name_chosen"
+                " AND i.deviation IS NOT DISTINCT FROM l.deviation"
+                " AND i.volatility IS NOT DISTINCT FROM l.volatility",
                 (self.ladder,),
             )
             cursor.execute(
@@ -301,18 +314,18 @@ class Staging:
             cursor.execute(
                 "INSERT INTO players (ladder, player_id, rating, rated_games, experience,"
                 " listed, boosted_points, email_verified, display_name_chosen, linked_to,"
-                " version, last_game_at, updated_at)"
+                " version, last_game_at, updated_at, deviation, volatility)"
                 " SELECT %(ladder)s, player_id, rating, rated_games, experience, true, 0,"
-                " email_verified, display_name_chosen, NULL, 1, last_game_at, %(now)s"
-                " FROM import_lines WHERE state IS NULL ORDER BY player_id",
+                " email_verified, display_name_chosen, NULL, 1, last_game_at, %(now)s,"
+                " deviation, volatility FROM import_lines WHERE state IS NULL ORDER BY player_id",
                 params,
             )
             created = int(cursor.rowcount)
             cursor.execute(
                 "INSERT INTO rating_changes (ladder, player_id, event_id, kind, rating_before,"
-                " rating_after, delta, k, expected, at)"
+                " rating_after, delta, k, expected, at, deviation, volatility)"
                 " SELECT %(ladder)s, player_id, %(event_id)s, %(kind)s, %(start)s, rating,"
-                " rating - %(start)s, NULL, NULL, %(now)s"
+                " rating - %(start)s, NULL, NULL, %(now)s, deviation, volatility"
                 " FROM import_lines WHERE state IS NULL ORDER BY player_id",
                 {**params, "kind": str(LedgerKind.IMPORT)},
             )
@@ -324,10 +337,11 @@ class Staging:
             )
             cursor.execute(
                 "INSERT INTO imported_players (ladder, player_id, event_id, rating, rated_games,"
-                " experience, last_game_at, email_verified, display_name_chosen, imported_at)"
+                " experience, last_game_at, email_verified, display_name_chosen, imported_at,"
+                " deviation, volatility)"
                 " SELECT %(ladder)s, player_id, %(event_id)s, rating, rated_games, experience,"
-                " last_game_at, email_verified, display_name_chosen, %(now)s"
-                " FROM import_lines WHERE state IS NULL ORDER BY player_id",
+                " last_game_at, email_verified, display_name_chosen, %(now)s, deviation,"
+                " volatility FROM import_lines WHERE state IS NULL ORDER BY player_id",
                 params,
             )
         return created

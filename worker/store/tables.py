@@ -241,6 +241,8 @@ imported_players = Table(
     Column("email_verified", Boolean, nullable=False),
     Column("display_name_chosen", Boolean, nullable=False),
     Column("imported_at", UTCDateTime(), nullable=False),
+    Column("deviation", Float(53), nullable=True),  # where the file gave one (migration 0013)
+    Column("volatility", Float(53), nullable=True),
 )
 
 

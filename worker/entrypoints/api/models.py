@@ -210,3 +210,7 @@ class ExportLine(BaseModel):
     provisional: bool
     percentile: float = Field(ge=0, le=100)
     last_game_at: str | None
+    deviation: float | None = Field(
+        None, description="glicko2's deviation, openskill's sigma; null on the other rulesets"
+    )
+    volatility: float | None = Field(None, description="glicko2's volatility; null elsewhere")
