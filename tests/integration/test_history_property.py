@@ -23,6 +23,13 @@ imports and season resets where they fell. On glicko2 and openskill the deviatio
 card of the board equals the model's too (within 1e-9 relative), and on glicko2 the public
 list holds the players the model has below the board deviation.
 
+A sixth ladder (``club``) is gammon42 until a version switches it to glicko2 at ``SWITCH``
+(the chess ladder's numbers): its games are rated by the ruleset of their ``ended_at``, and a
+rerate step (``ladder rerate club``, once the switch is in force) re-rates its whole history
+under glicko2, after which the model rates every step before the rerate by glicko2 too
+("switch by exact replay"). It is refused (exit 2) once months are archived; the club's
+sequences take no imports or adjustments (a rerate refuses their other scale).
+
 The new rulesets also get 1v1 draws and, in a sequence that allows them (drawn at its start),
 team and free-for-all games of three or four players. Such a sequence bans without
 ``--void-since``: a ban's void does not yet find a player's games of more than two players.
@@ -65,7 +72,7 @@ from worker import keys
 from worker.entrypoints.cli import moderate, ops, read
 from worker.entrypoints.cli.main import dispatch
 from worker.ladders import default_config_path
-from worker.ops import archiving, backtest, erase, importer, moderation, seasons, void
+from worker.ops import archiving, backtest, erase, importer, moderation, rerate, seasons, void
 from worker.ops.verify import verify
 from worker.service import batch
 from worker.store import partitions
@@ -90,8 +97,12 @@ RULESETS = {
     "prostriker": "prostriker",
     "chess": "glicko2",
     "arena": "openskill",
+    "club": "gammon42",  # until its switch to glicko2 (``SWITCH``), and all of it after a rerate
 }
 SEEDS = ("gammon42", "fibs", "prostriker")
+# The club ladder's switch: from this instant its games are glicko2's (the chess ladder's
+# numbers), and ``ladder rerate club`` re-rates its whole history so.
+SWITCH = BEGIN + 8 * SPACING
 LADDERS = """
 [ladders.chess]
 ruleset = "glicko2"
@@ -115,7 +126,26 @@ ruleset = "openskill"
 version = "1"
 effective_from = 1970-01-01T00:00:00Z
 k = 3
-"""
+
+[ladders.club]
+ruleset = "gammon42"
+
+[[ladders.club.versions]]
+version = "1.3.1"
+effective_from = 1970-01-01T00:00:00Z
+
+[[ladders.club.versions]]
+version = "g-1"
+ruleset = "glicko2"
+effective_from = {switch}
+start = 1500.0
+start_deviation = 350.0
+start_volatility = 0.06
+tau = 0.5
+periods_per_day = 0.21436
+max_deviation = 350.0
+board_deviation = 200.0
+""".replace("{switch}", SWITCH.strftime("%Y-%m-%dT%H:%M:%SZ"))
 # glicko2 (the chess ladder's numbers above)
 TAU = 0.5
 START_DEVIATION = 350.0
@@ -219,10 +249,26 @@ class Model:
     ladder: str
     steps: list[tuple[Any, ...]] = field(default_factory=list)
     voided: set[str] = field(default_factory=set)
+    rerated: int | None = None  # the rerate's place among the steps (the club ladder)
 
     @property
     def ruleset(self) -> str:
         return RULESETS[self.ladder]
+
+    def rules(self, index: int, at: datetime) -> str:
+        """The ruleset that rates step ``index`` (of time ``at``): the club ladder's switch
+        from ``SWITCH`` on, and for every step before its rerate."""
+        if self.ladder != "club":
+            return self.ruleset
+        before = self.rerated is not None and index < self.rerated
+        return "glicko2" if before or at >= SWITCH else self.ruleset
+
+    @property
+    def uncertain(self) -> str | None:
+        """The ruleset whose deviation the ladder's players may carry (None: no deviation)."""
+        if self.ladder == "club":
+            return "glicko2"
+        return self.ruleset if self.ruleset in START_UNCERTAINTY else None
 
     def run(self) -> dict[str, Rec]:
         """Every step again, the voided games left out: the players by their current id
@@ -231,12 +277,13 @@ class Model:
         rated: list[tuple[frozenset[str], datetime]] = []
         erased = 0
         start = START[self.ruleset]
-        for step in self.steps:
+        for index, step in enumerate(self.steps):
             kind = step[0]
             if kind == "game":
                 _, eid, shape, teams, at, cube, length = step
                 if eid in self.voided:
                     continue
+                ruleset = self.rules(index, at)
                 sides = [
                     (rank, [players.setdefault(p, Rec(start)) for p in ids]) for rank, ids in teams
                 ]
@@ -249,13 +296,13 @@ class Model:
                     sum(1 for p, t in rated if p == pair and at - WINDOW < t < at) >= 3
                 ):
                     continue  # SPEC 2.4 step 5: the pair's 3 rated games of the day are used
-                if self.ruleset == "glicko2":
+                if ruleset == "glicko2":
                     _glicko2(sides, at)
-                elif self.ruleset == "openskill":
+                elif ruleset == "openskill":
                     _openskill(sides)
                 else:
                     assert shape == "win", step
-                    _rate(self.ruleset, sides[0][1][0], sides[1][1][0], cube, length)
+                    _rate(ruleset, sides[0][1][0], sides[1][1][0], cube, length)
                 for one in everyone:
                     one.games += 1
                     one.experience += length
@@ -280,8 +327,9 @@ class Model:
                     (frozenset(gone if p == step[1] else p for p in pair), t) for pair, t in rated
                 ]
             elif kind == "season":
+                ruleset = self.rules(index, step[4])
                 for record in players.values():  # every player, on the board or not
-                    self._reset(record, step[2], step[3])
+                    self._reset(ruleset, record, step[2], step[3])
         return players
 
     def shown(self) -> dict[str, Rec]:
@@ -296,29 +344,30 @@ class Model:
 
     def deviation(self, record: Rec) -> float:
         """The player's deviation: the start deviation until their first rated game."""
-        return START_UNCERTAINTY[self.ruleset] if record.deviation is None else record.deviation
+        assert self.uncertain is not None
+        return START_UNCERTAINTY[self.uncertain] if record.deviation is None else record.deviation
 
     def board(self) -> dict[str, float]:
         return {p: self.score(r) for p, r in self.shown().items()}
 
-    def _reset(self, record: Rec, reset: str, fraction: float) -> None:
+    def _reset(self, ruleset: str, record: Rec, reset: str, fraction: float) -> None:
         """A season close's reset of one player: the rating to (or ``fraction`` of the way
         toward) the start, rounded half away from zero where ratings are whole; on glicko2 and
         openskill the deviation, the rating kept (a player without one is at the start)."""
         if reset == "none":
             return
-        if self.ruleset in START_UNCERTAINTY:
+        if ruleset in START_UNCERTAINTY:
             if record.deviation is not None:
-                start = START_UNCERTAINTY[self.ruleset]
+                start = START_UNCERTAINTY[ruleset]
                 was = record.deviation
                 record.deviation = start if reset == "start" else was + (start - was) * fraction
             return
-        start = START[self.ruleset]
+        start = START[ruleset]
         if reset == "start":
             record.rating = start
             return
         moved = record.rating + (start - record.rating) * fraction
-        record.rating = moved if self.ruleset == "fibs" else float(half_away(moved))
+        record.rating = moved if ruleset == "fibs" else float(half_away(moved))
 
 
 def _rate(ruleset: str, win: Rec, lose: Rec, cube: int, length: int) -> None:
@@ -420,7 +469,7 @@ class Clock:
     """The time the sequence's commands read (``datetime.now`` of the batch, the moderation
     commands, the void, erase, import and season close): ``now``, moved by the sequence."""
 
-    MODULES = (batch, moderation, void, erase, importer, seasons)
+    MODULES = (batch, moderation, void, erase, importer, seasons, rerate)
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = BEGIN
@@ -476,7 +525,7 @@ def same_scores(stored: dict[str, float], expected: dict[str, float], model: Mod
     unrounded ones (the same formula may differ in the last bits) within 1e-9 (fibs), within
     1e-9 relative (glicko2, openskill; openskill's mu - 3 sigma may be near 0: or 1e-9)."""
     assert set(expected) == set(stored), (story(model), sorted(model.voided))
-    if model.ruleset in ("gammon42", "prostriker"):
+    if model.ruleset in ("gammon42", "prostriker") and model.uncertain is None:
         assert expected == stored, (story(model), sorted(model.voided))
     else:
         rel = None if model.ruleset == "fibs" else 1e-9
@@ -501,7 +550,7 @@ def checked(rt: Any, model: Model, since: datetime) -> None:
     }, story(model)
     shown = model.shown()
     same_scores(board(rt, model.ladder), {p: model.score(r) for p, r in shown.items()}, model)
-    if model.ruleset not in START_UNCERTAINTY:
+    if model.uncertain is None:
         return
     # Each card's deviation (none shown before the first rated game).
     cards = {p: card(rt, model.ladder, p).get("deviation") for p in shown}
@@ -632,6 +681,8 @@ def race(rt: Any, data: Any, seq: Sequence, index: int, at: datetime) -> None:
     the command in the order the log has them (the games' scoring numbers, the command's
     place after the last one stored when it committed)."""
     kinds = [k for k in ("void", "ban", "adjust", "erase") if seq.games or k != "void"]
+    if seq.name == "club":
+        kinds.remove("adjust")  # its rerate would refuse a history with adjustments
     argv, command_step = seq.command(data, data.draw(st.sampled_from(kinds), label="racing"))
     count = data.draw(st.integers(1, 4), label="games")
     status: list[int] = []
@@ -679,7 +730,7 @@ def race(rt: Any, data: Any, seq: Sequence, index: int, at: datetime) -> None:
         seq.forget(command_step[1])
 
 
-def season(rt: Any, data: Any, seq: Sequence, index: int) -> None:
+def season(rt: Any, data: Any, seq: Sequence, index: int, now: datetime) -> None:
     """Close a season with a reset drawn: the archive is the board as the model has it."""
     reset_kind = data.draw(st.sampled_from(["none", "start", "toward-start"]), label="reset")
     fraction = 0.0
@@ -695,7 +746,7 @@ def season(rt: Any, data: Any, seq: Sequence, index: int) -> None:
     )
     same_scores({m.decode(): s for m, s in archived}, standings, seq.model)
     seq.closed |= {g[0] for g in seq.games}
-    seq.took(("season", f"S{index}", reset_kind.replace("-", "_"), fraction))
+    seq.took(("season", f"S{index}", reset_kind.replace("-", "_"), fraction, now))
 
 
 def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]) -> int:
@@ -713,6 +764,7 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
     clock.now = BEGIN
     partitions.ensure_ahead(rt.engine, clock.now)  # what every command makes at that time
     archives = closes = 0
+    tried = False  # the club ladder's rerate, taken once
     count = data.draw(st.integers(1, STEPS), label="steps")
     for index in range(count):
         clock.now += SPACING
@@ -722,6 +774,12 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
             kinds += ["void"]
         if seq.known:
             kinds += ["ban", "adjust", "erase", "race"]
+        if name == "club":
+            # Its rerate refuses a history with imports or adjustments (their numbers are on
+            # gammon42's scale): the other ladders take those; this one, the switch.
+            kinds = [k for k in kinds if k not in ("import", "adjust")]
+            if clock.now >= SWITCH and not tried:
+                kinds += ["rerate", "rerate"]
         if seq.banned:
             kinds += ["unban"]
         if seq.games and archives < ARCHIVES:
@@ -763,9 +821,17 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
             seq.games = []
             seq.took(("archive", month))
         elif kind == "season":
-            season(rt, data, seq, index)
+            season(rt, data, seq, index, clock.now)
             closes += 1
             totals["seasons"] += 1
+        elif kind == "rerate":
+            # SPEC 7 "switch by exact replay"; refused once months are archived.
+            tried = True
+            assert (2 if archives else 0) == command(rt, "rerate", name, "--reason", "t")
+            if not archives:
+                seq.took(("rerate",))
+                model.rerated = len(model.steps) - 1
+                totals["rerates"] += 1
         else:
             was = set(model.voided)
             argv, step = seq.command(data, kind)
@@ -798,7 +864,8 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     """
     started = time.perf_counter()
     totals = {"sequences": 0, "steps": 0, "archives": 0, "after": 0, "races": 0, "between": 0}
-    totals |= {"seasons": 0, "across": 0, "draws": 0, "teams": 0} | dict.fromkeys(RULESETS, 0)
+    totals |= {"seasons": 0, "across": 0, "draws": 0, "teams": 0, "rerates": 0}
+    totals |= dict.fromkeys(RULESETS, 0)
     clock = Clock(monkeypatch)
 
     @settings(
@@ -820,13 +887,14 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     assert totals["races"] > 0  # commands ran while the worker scored
     assert totals["seasons"] > 0 and totals["draws"] > 0 and totals["teams"] > 0
     assert totals["across"] > 0  # voids of games played before a season close
+    assert totals["rerates"] > 0  # the club ladder re-rated under its switch
     assert all(totals[name] > 0 for name in RULESETS)  # every ruleset had sequences
     shares = ", ".join(f"{name} {totals[name]}" for name in RULESETS)
     record_figure(
         f"history property: {totals['sequences']} sequences ({shares}), {totals['steps']} steps "
         f"({totals['archives']} archives, {totals['after']} steps checked after one, "
         f"{totals['seasons']} season closes, {totals['across']} voids of a game before "
-        f"one, {totals['draws']} draws, "
+        f"one, {totals['rerates']} rerates, {totals['draws']} draws, "
         f"{totals['teams']} team games, "
         f"{totals['races']} commands while the worker scored, {totals['between']} of them "
         "between two of its games), "
@@ -856,7 +924,7 @@ def test_an_adjustment_then_a_season_close_verify_and_survive_a_later_void(rt):
     model.steps.append(("adjust", "p0", 40.0))
     argv = ["--name", "S0", "--reset", "toward-start", "--fraction", "0.5"]
     assert 0 == command(rt, "season", "close", "prostriker", *argv)
-    model.steps.append(("season", "S0", "toward_start", 0.5))
+    model.steps.append(("season", "S0", "toward_start", 0.5, now))
     cfg = rt.config.ladders["prostriker"]
     assert [] == verify(rt.engine, rt.leaderboard_redis, cfg).mismatches
     assert 0 == command(rt, "void", "prostriker", "g2", "--reason", "t")
@@ -877,7 +945,7 @@ def test_a_void_of_a_game_before_a_season_close_resets_as_if_it_had_never_been_p
     played(rt, model, ("g2", "p0", "p2", now - timedelta(hours=2)))
     argv = ["--name", "S0", "--reset", "toward-start", "--fraction", "0.5"]
     assert 0 == command(rt, "season", "close", "prostriker", *argv)
-    model.steps.append(("season", "S0", "toward_start", 0.5))
+    model.steps.append(("season", "S0", "toward_start", 0.5, now))
     assert 0 == command(rt, "void", "prostriker", "g2", "--reason", "t")
     model.voided.add("g2")
     played(rt, model, ("g3", "p2", "p3", now - timedelta(hours=1)))
