@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.console_data import Dom, Node, serve
+from tests.ladders import ladder as table
+from tests.ladders import with_shipped
 from worker.entrypoints.console.png import BrowserMissing, chromium, dump_dom, screenshot
-from worker.ladders import default_config_path
 
 BROWSER = os.environ.get("LADDER_CHROMIUM")
 
@@ -26,21 +27,7 @@ try:
 except BrowserMissing as exc:  # pragma: no cover - .ci/run installs it
     pytest.fail(str(exc), pytrace=False)
 
-LADDERS = """
-[ladders.chess]
-ruleset = "glicko2"
-
-[[ladders.chess.versions]]
-version = "1"
-effective_from = 1970-01-01T00:00:00Z
-
-[ladders.arena]
-ruleset = "openskill"
-
-[[ladders.arena.versions]]
-version = "1"
-effective_from = 1970-01-01T00:00:00Z
-"""
+LADDERS = table("chess", "glicko2") + table("arena", "openskill")
 WHEN = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -74,9 +61,7 @@ def page(url: str) -> Node:
 def played(cli, tmp_path: Path):
     """The shipped ladders with a glicko2 and an openskill one; the events published with
     redis-cli and drained by a burst worker; ``ladder serve`` on them."""
-    path = tmp_path / "ladders.toml"
-    path.write_text(default_config_path().read_text(encoding="utf-8") + LADDERS, "utf-8")
-    cli.env["LADDER_CONFIG"] = str(path)
+    cli.env["LADDER_CONFIG"] = str(with_shipped(tmp_path, LADDERS))
     cli.publish_with_redis_cli(EVENTS)
     cli.ladder("worker", "--burst")
     with serve(cli.env) as base:

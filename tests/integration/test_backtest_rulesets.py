@@ -25,33 +25,17 @@ from engine.rulesets import Gammon42Rules, Glicko2Rules, OpenSkillRules
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import ledger, stored_players
-from worker.ladders import default_config_path
+from tests.ladders import ladder, with_shipped
 from worker.ops import importer
 from worker.ops.backtest import backtest
 from worker.ops.candidate import odds_unit
 
-LADDERS = """
-[ladders.chess]
-ruleset = "glicko2"
-
-[[ladders.chess.versions]]
-version = "1"
-effective_from = 1970-01-01T00:00:00Z
-
-[ladders.arena]
-ruleset = "openskill"
-
-[[ladders.arena.versions]]
-version = "1"
-effective_from = 1970-01-01T00:00:00Z
-"""
+LADDERS = ladder("chess", "glicko2") + ladder("arena", "openskill")
 
 
 @pytest.fixture
 def rt(make_runtime: Any, tmp_path: Path) -> Any:
-    path = tmp_path / "ladders.toml"
-    path.write_text(default_config_path().read_text(encoding="utf-8") + LADDERS, encoding="utf-8")
-    return make_runtime(ladder_config=path)
+    return make_runtime(ladder_config=with_shipped(tmp_path, LADDERS))
 
 
 def months_back(now: datetime, count: int) -> datetime:

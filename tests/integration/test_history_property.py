@@ -68,10 +68,10 @@ from sqlalchemy import text
 from tests.conftest import drain, publish, record_figure
 from tests.events import game
 from tests.integration.helpers import board, card
+from tests.ladders import ladder, with_shipped
 from worker import keys
 from worker.entrypoints.cli import moderate, ops, read
 from worker.entrypoints.cli.main import dispatch
-from worker.ladders import default_config_path
 from worker.ops import archiving, backtest, erase, importer, moderation, rerate, seasons, void
 from worker.ops.verify import verify
 from worker.service import batch
@@ -103,49 +103,23 @@ SEEDS = ("gammon42", "fibs", "prostriker")
 # The club ladder's switch: from this instant its games are glicko2's (the chess ladder's
 # numbers), and ``ladder rerate club`` re-rates its whole history so.
 SWITCH = BEGIN + 8 * SPACING
-LADDERS = """
-[ladders.chess]
-ruleset = "glicko2"
-public_board = true
-
-[[ladders.chess.versions]]
-version = "1"
-effective_from = 1970-01-01T00:00:00Z
-start = 1500.0
-start_deviation = 350.0
-start_volatility = 0.06
-tau = 0.5
-periods_per_day = 0.21436
-max_deviation = 350.0
-board_deviation = 200.0
-
-[ladders.arena]
-ruleset = "openskill"
-
-[[ladders.arena.versions]]
-version = "1"
-effective_from = 1970-01-01T00:00:00Z
-k = 3
-
-[ladders.club]
-ruleset = "gammon42"
-
-[[ladders.club.versions]]
-version = "1.3.1"
-effective_from = 1970-01-01T00:00:00Z
-
-[[ladders.club.versions]]
-version = "g-1"
-ruleset = "glicko2"
-effective_from = {switch}
-start = 1500.0
-start_deviation = 350.0
-start_volatility = 0.06
-tau = 0.5
-periods_per_day = 0.21436
-max_deviation = 350.0
-board_deviation = 200.0
-""".replace("{switch}", SWITCH.strftime("%Y-%m-%dT%H:%M:%SZ"))
+GLICKO2 = {  # every parameter the model reads
+    "start": 1500.0,
+    "start_deviation": 350.0,
+    "start_volatility": 0.06,
+    "tau": 0.5,
+    "periods_per_day": 0.21436,
+    "max_deviation": 350.0,
+    "board_deviation": 200.0,
+}
+LADDERS = ladder("chess", "glicko2", GLICKO2, public_board=True)
+LADDERS += ladder("arena", "openskill", {"k": 3})
+LADDERS += ladder(
+    "club",
+    "gammon42",
+    {"version": "1.3.1"},
+    {"version": "g-1", "ruleset": "glicko2", "effective_from": SWITCH, **GLICKO2},
+)
 # glicko2 (the chess ladder's numbers above)
 TAU = 0.5
 START_DEVIATION = 350.0
@@ -848,10 +822,9 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
 
 @pytest.fixture
 def rt(make_runtime: Any, tmp_path: Path) -> Any:
-    """The shipped ladders, a glicko2 ladder (chess) and an openskill one (arena)."""
-    path = tmp_path / "ladders.toml"
-    path.write_text(default_config_path().read_text(encoding="utf-8") + LADDERS, encoding="utf-8")
-    return make_runtime(ladder_config=path)
+    """The shipped ladders, a glicko2 ladder (chess), an openskill one (arena) and one that
+    switches from gammon42 to glicko2 (club)."""
+    return make_runtime(ladder_config=with_shipped(tmp_path, LADDERS))
 
 
 @pytest.mark.long

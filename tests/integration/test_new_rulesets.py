@@ -21,42 +21,23 @@ from engine import display_rating, glicko2, openskill
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board, card, ledger, outcome, stored_players
+from tests.ladders import ladder, with_shipped
 from worker import keys
 from worker.entrypoints.cli import moderate, ops, read
 from worker.entrypoints.cli.main import dispatch
-from worker.ladders import default_config_path
 from worker.ops import reconcile
 from worker.ops.verify import verify
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 
-LADDERS = """
-[ladders.chess]
-ruleset = "glicko2"
-public_board = true
-
-[[ladders.chess.versions]]
-version = "1"
-effective_from = 1970-01-01T00:00:00Z
-tau = 0.5
-board_deviation = 200
-
-[ladders.arena]
-ruleset = "openskill"
-
-[[ladders.arena.versions]]
-version = "1"
-effective_from = 1970-01-01T00:00:00Z
-k = 3
-"""
+LADDERS = ladder("chess", "glicko2", {"tau": 0.5, "board_deviation": 200}, public_board=True)
+LADDERS += ladder("arena", "openskill", {"k": 3})
 
 
 @pytest.fixture
 def rt(make_runtime: Any, tmp_path: Path) -> Any:
     """The shipped ladders with a glicko2 ladder (chess) and an openskill one (arena)."""
-    path = tmp_path / "ladders.toml"
-    path.write_text(default_config_path().read_text(encoding="utf-8") + LADDERS, encoding="utf-8")
-    return make_runtime(ladder_config=path)
+    return make_runtime(ladder_config=with_shipped(tmp_path, LADDERS))
 
 
 def played(ladder: str, winner: str, loser: str, days_ago: float, **extra: Any) -> dict:

@@ -26,10 +26,10 @@ from sqlalchemy import select
 from tests.conftest import drain, publish
 from tests.events import game
 from tests.integration.helpers import board, ledger, stored_players
+from tests.ladders import ladder, with_shipped
 from worker import keys
 from worker.entrypoints.cli import moderate, ops, read
 from worker.entrypoints.cli.main import dispatch
-from worker.ladders import default_config_path
 from worker.ops import reconcile
 from worker.ops.verify import verify
 from worker.store import moderation as store
@@ -48,50 +48,16 @@ GAMES = [  # (winner, loser, days before now): three before the switch, three af
 ]
 
 
-def ladders(switch: datetime) -> str:
-    at = switch.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"""
-[ladders.club]
-ruleset = "gammon42"
-
-[[ladders.club.versions]]
-version = "1.3.1"
-effective_from = 1970-01-01T00:00:00Z
-
-[[ladders.club.versions]]
-version = "g-1"
-ruleset = "glicko2"
-effective_from = {at}
-tau = 0.5
-
-[ladders.ref]
-ruleset = "glicko2"
-
-[[ladders.ref.versions]]
-version = "g-1"
-effective_from = 1970-01-01T00:00:00Z
-tau = 0.5
-
-[ladders.later]
-ruleset = "gammon42"
-
-[[ladders.later.versions]]
-version = "1.3.1"
-effective_from = 1970-01-01T00:00:00Z
-
-[[ladders.later.versions]]
-version = "g-1"
-ruleset = "glicko2"
-effective_from = {(NOW + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%SZ")}
-"""
+SWITCHED = {"version": "g-1", "ruleset": "glicko2", "tau": 0.5}
+LADDERS = ladder("club", "gammon42", {"version": "1.3.1"}, {**SWITCHED, "effective_from": SWITCH})
+LADDERS += ladder("ref", "glicko2", {"version": "g-1", "tau": 0.5})
+LATER = NOW + timedelta(days=30)  # a switch not in force yet
+LADDERS += ladder("later", "gammon42", {"version": "1.3.1"}, {**SWITCHED, "effective_from": LATER})
 
 
 @pytest.fixture
 def rt(make_runtime: Any, tmp_path: Path) -> Any:
-    path = tmp_path / "ladders.toml"
-    text = default_config_path().read_text(encoding="utf-8") + ladders(SWITCH)
-    path.write_text(text, encoding="utf-8")
-    return make_runtime(ladder_config=path)
+    return make_runtime(ladder_config=with_shipped(tmp_path, LADDERS))
 
 
 def command(rt: Any, *argv: str) -> int:

@@ -29,9 +29,10 @@ from typing import Any
 from redis import Redis
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisError
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from engine import LedgerChange, LedgerKind, Player
+from engine.replay import Rerating
 from worker.boards.projection import as_row
 from worker.boards.receipts import ReceiptSink
 from worker.ladders import LadderConfig
@@ -110,6 +111,16 @@ def ledger_rows(
         }
         for c in changes
     ]
+
+
+def record_rerating(conn: Connection, action: store.NewAction, done: Rerating) -> int:
+    """Record an action that re-rated the ladder (a void, a rerate): the action, the outcomes
+    it changed, its correction rows and the corrected players; returns its number."""
+    number = store.add_action(conn, action)
+    effects = [(e.event_id, e.outcome, e.reason) for e in done.effects]
+    store.add_effects(conn, action.ladder, number, effects)
+    store.write(conn, ledger_rows(action.ladder, number, done.changes, action.at), done.players)
+    return number
 
 
 def project(

@@ -30,7 +30,7 @@ from engine.replay import rerate as derive
 from worker.boards.receipts import ReceiptSink
 from worker.ladders import LadderConfig, RulesVersion
 from worker.ops.logreplay import LogReplay
-from worker.ops.moderation import ModerationError, Report, ledger_rows, project
+from worker.ops.moderation import ModerationError, Report, project, record_rerating
 from worker.ops.progress import Progress
 from worker.ops.void import moved, refresh_after
 from worker.store import moderation as store
@@ -113,23 +113,16 @@ def rerate(
             "ruleset": switch.rules.kind,
             "version": switch.rules.version,
         }
-        number = store.add_action(
-            conn,
-            store.NewAction(
-                ladder=ladder,
-                kind="rerate",
-                reason=reason,
-                by=by,
-                at=now,
-                after_seq=store.last_seq(conn, ladder),
-                details=details,
-            ),
+        action = store.NewAction(
+            ladder=ladder,
+            kind="rerate",
+            reason=reason,
+            by=by,
+            at=now,
+            after_seq=store.last_seq(conn, ladder),
+            details=details,
         )
-        store.add_effects(
-            conn, ladder, number, [(e.event_id, e.outcome, e.reason) for e in done.effects]
-        )
-        store.write(conn, ledger_rows(ladder, number, done.changes, now), done.players)
-        report.action = number
+        report.action = record_rerating(conn, action, done)
     projected = project(engine, redis, ladder_config, done.players, report, receipts=receipt_sink)
     if projected and receipt_sink is not None:
         refresh_after(receipt_sink, log.receipts, report)

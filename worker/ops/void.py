@@ -31,7 +31,7 @@ from worker import keys
 from worker.boards.receipts import ReceiptSink, refresh
 from worker.ladders import LadderConfig
 from worker.ops.logreplay import LogReplay
-from worker.ops.moderation import ModerationError, Report, ledger_rows, project
+from worker.ops.moderation import ModerationError, Report, project, record_rerating
 from worker.ops.progress import Progress
 from worker.queue import inflight
 from worker.store import moderation as store
@@ -132,23 +132,16 @@ def void(
         if dry_run:
             report.seconds = time.perf_counter() - started
             return report
-        number = store.add_action(
-            conn,
-            store.NewAction(
-                ladder=ladder,
-                kind="void",
-                reason=reason,
-                by=by,
-                at=now,
-                after_seq=store.last_seq(conn, ladder),
-                details={"voided": new, **(details or {})},
-            ),
+        action = store.NewAction(
+            ladder=ladder,
+            kind="void",
+            reason=reason,
+            by=by,
+            at=now,
+            after_seq=store.last_seq(conn, ladder),
+            details={"voided": new, **(details or {})},
         )
-        store.add_effects(
-            conn, ladder, number, [(e.event_id, e.outcome, e.reason) for e in done.effects]
-        )
-        store.write(conn, ledger_rows(ladder, number, done.changes, now), done.players)
-        report.action = number
+        report.action = record_rerating(conn, action, done)
     projected = project(engine, redis, ladder_config, done.players, report, receipts=receipt_sink)
     if projected and receipt_sink is not None:
         refresh_after(receipt_sink, log.receipts, report)
