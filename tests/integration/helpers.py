@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from sqlalchemy import select
@@ -54,3 +55,17 @@ def outcome(rt: Any, ladder: str, event_id: str) -> tuple[str, str | None]:
 
 # An app that answers every scope to anyone: for the tests of what the routes read.
 EVERYONE = Access(public=frozenset(Scope))
+
+
+def command(rt: Any, *argv: str) -> int:
+    """Run one command the way ``ladder`` does (the read, moderation and operations ones),
+    against this runtime."""
+    from worker.entrypoints.cli import moderate, ops, read
+    from worker.entrypoints.cli.main import dispatch
+
+    parser = argparse.ArgumentParser(prog="ladder")
+    commands = parser.add_subparsers(dest="command", required=True)
+    read.register(commands)
+    moderate.register(commands)
+    ops.register(commands)
+    return dispatch(rt, parser.parse_args(list(argv)))

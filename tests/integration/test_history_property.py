@@ -48,7 +48,6 @@ runs 1,000. Sequences are derandomized, so a run is repeatable.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -67,11 +66,9 @@ from sqlalchemy import text
 
 from tests.conftest import drain, publish, record_figure
 from tests.events import game
-from tests.integration.helpers import board, card
+from tests.integration.helpers import board, card, command
 from tests.ladders import ladder, with_shipped
 from worker import keys
-from worker.entrypoints.cli import moderate, ops, read
-from worker.entrypoints.cli.main import dispatch
 from worker.ops import archiving, backtest, erase, importer, moderation, rerate, seasons, void
 from worker.ops.verify import verify
 from worker.service import batch
@@ -456,16 +453,6 @@ class Clock:
 
         for module in self.MODULES:
             monkeypatch.setattr(module, "datetime", Then)
-
-
-def command(rt: Any, *argv: str) -> int:
-    """Run one command the way ``ladder`` does, against this runtime."""
-    parser = argparse.ArgumentParser(prog="ladder")
-    commands = parser.add_subparsers(dest="command", required=True)
-    read.register(commands)
-    moderate.register(commands)
-    ops.register(commands)
-    return dispatch(rt, parser.parse_args(list(argv)))
 
 
 def reset(rt: Any) -> None:

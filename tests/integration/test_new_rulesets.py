@@ -9,7 +9,6 @@ deviation growth with inactivity, provisional-deviation threshold, board-deviati
 
 from __future__ import annotations
 
-import argparse
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,11 +19,9 @@ import pytest
 from engine import display_rating, glicko2, openskill
 from tests.conftest import drain, publish
 from tests.events import game
-from tests.integration.helpers import board, card, ledger, outcome, stored_players
+from tests.integration.helpers import board, card, command, ledger, outcome, stored_players
 from tests.ladders import ladder, with_shipped
 from worker import keys
-from worker.entrypoints.cli import moderate, ops, read
-from worker.entrypoints.cli.main import dispatch
 from worker.ops import reconcile
 from worker.ops.verify import verify
 
@@ -148,16 +145,6 @@ def test_a_void_re_rates_the_new_rulesets_exactly(rt, name):
     assert "correction" == ledger(rt, name, "b")[-1]["kind"]
     assert after["deviation"] == ledger(rt, name, "b")[-1]["deviation"]
     clean(rt, name)
-
-
-def command(rt: Any, *argv: str) -> int:
-    """Run one command the way ``ladder`` does, against this runtime."""
-    parser = argparse.ArgumentParser(prog="ladder")
-    commands = parser.add_subparsers(dest="command", required=True)
-    read.register(commands)
-    moderate.register(commands)
-    ops.register(commands)
-    return dispatch(rt, parser.parse_args(list(argv)))
 
 
 def test_a_seed_ruleset_still_gets_no_deviation(rt):

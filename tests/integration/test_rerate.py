@@ -14,7 +14,6 @@ both score on and are moderated.
 
 from __future__ import annotations
 
-import argparse
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,11 +24,9 @@ from sqlalchemy import select
 
 from tests.conftest import drain, publish
 from tests.events import game
-from tests.integration.helpers import board, ledger, stored_players
+from tests.integration.helpers import board, command, ledger, stored_players
 from tests.ladders import ladder, with_shipped
 from worker import keys
-from worker.entrypoints.cli import moderate, ops, read
-from worker.entrypoints.cli.main import dispatch
 from worker.ops import reconcile
 from worker.ops.verify import verify
 from worker.store import moderation as store
@@ -58,16 +55,6 @@ LADDERS += ladder("later", "gammon42", {"version": "1.3.1"}, {**SWITCHED, "effec
 @pytest.fixture
 def rt(make_runtime: Any, tmp_path: Path) -> Any:
     return make_runtime(ladder_config=with_shipped(tmp_path, LADDERS))
-
-
-def command(rt: Any, *argv: str) -> int:
-    """Run one command the way ``ladder`` does, against this runtime."""
-    parser = argparse.ArgumentParser(prog="ladder")
-    commands = parser.add_subparsers(dest="command", required=True)
-    read.register(commands)
-    moderate.register(commands)
-    ops.register(commands)
-    return dispatch(rt, parser.parse_args(list(argv)))
 
 
 def both(rt: Any, index: int, winner: str, loser: str, days_ago: float) -> None:
