@@ -912,4 +912,8 @@ def test_a_void_of_a_game_before_a_season_close_resets_as_if_it_had_never_been_p
     expected = {"p0": 1210.0, "p1": 1190.0, "p2": 1220.0, "p3": 1180.0}
     assert expected == model.board()
     assert expected == board(rt, "prostriker")
-    assert [] == verify(rt.engine, rt.leaderboard_redis, rt.config.ladders["prostriker"]).mismatches
+    cfg = rt.config.ladders["prostriker"]
+    assert [] == verify(rt.engine, rt.leaderboard_redis, cfg).mismatches
+    # From an instant between the close and g3, and from one before every game.
+    for since in (datetime.now(UTC) - timedelta(seconds=1), now - timedelta(hours=4)):
+        assert [] == verify(rt.engine, None, cfg, since=since).mismatches
