@@ -333,6 +333,7 @@ TOUCH_POSTGRESQL = [
     ["ban", "gammon42", "a", "--reason", "test"],
     ["unban", "gammon42", "a", "--reason", "test"],
     ["adjust", "gammon42", "a", "--delta", "5", "--reason", "test"],
+    ["rerate", "gammon42", "--reason", "test"],
     ["event", "gammon42", "e-1"],
     ["dlq", "list"],
     ["dlq", "show", "x"],
