@@ -82,16 +82,21 @@ def new_volatility(
 ) -> float:
     """Step 5: the new volatility sigma' by the paper's Illinois algorithm (Glicko-2 scale)."""
     a = math.log(sigma * sigma)
+    # f's terms that do not depend on x, each computed as f's expression does (same order).
+    near = phi * phi + v  # phi^2 + v
+    gap = delta * delta - phi * phi - v  # delta^2 - phi^2 - v
+    tau2 = tau * tau
+    exp = math.exp
 
     def f(x: float) -> float:
-        ex = math.exp(x)
-        d = phi * phi + v + ex
-        return ex * (delta * delta - phi * phi - v - ex) / (2.0 * d * d) - (x - a) / (tau * tau)
+        ex = exp(x)
+        d = near + ex
+        return ex * (gap - ex) / (2.0 * d * d) - (x - a) / tau2
 
     # 5.2: bracket the root between A and B.
     A = a
-    if delta * delta > phi * phi + v:
-        B = math.log(delta * delta - phi * phi - v)
+    if delta * delta > near:
+        B = math.log(gap)
     else:
         k = 1
         while f(a - k * tau) < 0:
@@ -180,15 +185,41 @@ def rate_win(
     if not (all(map(math.isfinite, values)) and min(d_w, v_w, d_l, v_l, tau, epsilon) > 0):
         (first,), (second,) = rate_teams([[winner], [loser]], [1, 2], [[1.0], [1.0]], tau, epsilon)
         return first, second
-    # Each team as one opponent: the mean of one rating, the root mean square of one deviation.
-    mean_w, mean_l = math.fsum((r_w,)) / 1, math.fsum((r_l,)) / 1
-    spread_w = math.sqrt(math.fsum((d_w * d_w,)) / 1)
-    spread_l = math.sqrt(math.fsum((d_l * d_l,)) / 1)
-    won = _updated(r_w, d_w, v_w, ((mean_l, spread_l, 1.0, 1.0),), tau, epsilon)
-    lost = _updated(r_l, d_l, v_l, ((mean_w, spread_w, 0.0, 1.0),), tau, epsilon)
-    e_w = math.fsum((expected(r_w, mean_l, spread_l),)) / 1
-    e_l = math.fsum((expected(r_l, mean_w, spread_w),)) / 1
-    return (*won, e_w), (*lost, e_l)
+    # Each team as one opponent: the mean of one rating (itself, as fsum of one value over 1
+    # is), the root mean square of one deviation.
+    spread_w = math.sqrt(d_w * d_w)
+    spread_l = math.sqrt(d_l * d_l)
+    return (
+        _against_one(r_w, d_w, v_w, r_l, spread_l, 1.0, tau, epsilon),
+        _against_one(r_l, d_l, v_l, r_w, spread_w, 0.0, tau, epsilon),
+    )
+
+
+def _against_one(
+    rating: float,
+    deviation: float,
+    volatility: float,
+    r_j: float,
+    rd_j: float,
+    s_j: float,
+    tau: float,
+    epsilon: float,
+) -> tuple[float, float, float, float]:
+    """``_updated`` with one result of weight 1, and the expected score E against it: the
+    same float operations (a weight of 1 and a sum from 0.0 change no bit)."""
+    mu, phi = (rating - CENTER) / SCALE, deviation / SCALE  # step 2
+    g_j, e_j = g(rd_j / SCALE), expected(rating, r_j, rd_j)
+    inverse_v = g_j * g_j * e_j * (1.0 - e_j)
+    improvement = g_j * (s_j - e_j)
+    if inverse_v == 0.0:
+        return rating, SCALE * math.sqrt(phi * phi + volatility * volatility), volatility, e_j
+    v = 1.0 / inverse_v  # step 3
+    delta = v * improvement  # step 4
+    sigma = new_volatility(phi, volatility, v, delta, tau, epsilon)  # step 5
+    phi_star = math.sqrt(phi * phi + sigma * sigma)  # step 6
+    phi_new = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + inverse_v)  # step 7
+    mu_new = mu + phi_new * phi_new * improvement
+    return SCALE * mu_new + CENTER, SCALE * phi_new, sigma, e_j  # step 8
 
 
 def rate_teams(
