@@ -9,9 +9,9 @@ actions and imports that apply to it. Its entries, as values:
   event derives: an import (the start of an imported player's history, with what else the
   import gave them: their ``Imported`` profile), an operator's adjustment, a void's
   correction;
-- a ``Season`` closed, with its reset policy: the reset is derived where the close falls,
-  from every player as the replay has them there (its ledger rows are what it derived when it
-  was taken, as an event's are);
+- a ``Season`` closed, with its reset policy, which follows the stored event numbered
+  ``after_seq`` as an action does: the reset is derived there, from every player as the
+  replay has them (its ledger rows are what it derived when it was taken, as an event's are);
 - a moderation ``Action`` (void, ban, unban, adjust, erase), which follows the stored event
   numbered ``after_seq`` (the last one scored when it was taken).
 
@@ -72,6 +72,7 @@ __all__ = [
     "Season",
     "in_order",
     "last_rerate",
+    "placed",
     "rerate",
     "switched",
     "same_state",
@@ -118,12 +119,14 @@ class Action:
 
 @dataclass(frozen=True, slots=True)
 class Season:
-    """A season's close: every player's reset by ``reset`` (``Ruleset.season_reset``)."""
+    """A season's close: every player's reset by ``reset`` (``Ruleset.season_reset``). Like
+    an action it follows the stored event numbered ``after_seq``."""
 
     name: str
     at: datetime
     reset: str = "none"  # "none", "start" or "toward_start"
     fraction: float = 0.5
+    after_seq: int = 0
 
     @property
     def event_id(self) -> str:
@@ -161,23 +164,25 @@ R = TypeVar("R")  # a recorded ledger row as the caller reads it
 def in_order(
     events: Iterable[E],
     recorded: Sequence[R],
-    actions: Sequence[Action],
+    actions: Sequence[Action | Season],
     event_place: Callable[[E], tuple[datetime, int]],
     recorded_at: Callable[[R], datetime],
     *,
     tail: bool = True,
-) -> Iterator[E | R | Action]:
+) -> Iterator[E | R | Action | Season]:
     """The history's entries in the order every replay applies them: before each stored
     event (``event_place``: when it was processed, its scoring number) the recorded rows
     made before it was processed and the actions that follow an earlier event, the two in
     the order they were taken (by their times; a row first at the same instant); after the
     last event the rest of them, in that order too (unless ``tail`` is false: a replay run in
-    pieces takes them once the log is whole). An adjustment, then a season's reset with no
-    event between them, is the adjustment first: the reset recorded the rating it made."""
+    pieces takes them once the log is whole). ``actions``: the moderation actions and the
+    season closes in the order they were taken (``placed``)."""
     rows, taken = list(recorded), list(actions)
     r = a = 0
 
-    def due(row_before: datetime | None, action_before: int | None) -> Iterator[R | Action]:
+    def due(
+        row_before: datetime | None, action_before: int | None
+    ) -> Iterator[R | Action | Season]:
         nonlocal r, a
         while True:
             row = r < len(rows) and (row_before is None or recorded_at(rows[r]) < row_before)
@@ -213,6 +218,21 @@ def last_rerate(actions: Iterable[Action]) -> Action | None:
         if action.kind == "rerate":
             found = action
     return found
+
+
+def placed(actions: Sequence[Action], seasons: Iterable[Season]) -> list[Action | Season]:
+    """The moderation actions (in the order they were taken) with the season closes among
+    them, each close after the actions of a lower ``after_seq`` and, at the same one, of an
+    earlier time: an adjustment, then a season's reset with no event between them, is the
+    adjustment first (the reset started from the rating it made)."""
+    steps: list[Action | Season] = list(actions)
+    for season in sorted(seasons, key=lambda s: (s.after_seq, s.at)):
+        key = (season.after_seq, season.at)
+        where = next(
+            (i for i, step in enumerate(steps) if (step.after_seq, step.at) > key), len(steps)
+        )
+        steps.insert(where, season)
+    return steps
 
 
 def voided_by(actions: Iterable[Action]) -> frozenset[str]:

@@ -917,3 +917,26 @@ def test_a_void_of_a_game_before_a_season_close_resets_as_if_it_had_never_been_p
     # From an instant between the close and g3, and from one before every game.
     for since in (datetime.now(UTC) - timedelta(seconds=1), now - timedelta(hours=4)):
         assert [] == verify(rt.engine, None, cfg, since=since).mismatches
+
+
+def test_a_game_stored_after_a_season_close_it_waited_for_is_replayed_after_it(rt):
+    """A worker takes its batch's processing time before it waits for the ladder's lock, so a
+    season close holding the lock meanwhile can begin after that time and still come first:
+    every replay places the close after the events stored before it (its ``after_seq``, as a
+    moderation action's), not by its time. Here the close's clock is 5 minutes ahead of the
+    worker's: g2 is processed "before" it and scored after it, on the reset ratings; verify
+    agrees, and so does a later void of g1 (the reset again from the ratings without it)."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    model = Model("prostriker")
+    cfg = rt.config.ladders["prostriker"]
+    played(rt, model, ("g1", "p0", "p1", now - timedelta(hours=3)))
+    ahead = datetime.now(UTC) + timedelta(minutes=5)
+    seasons.close(rt.engine, rt.leaderboard_redis, cfg, "S0", seasons.Policy("start"), ahead)
+    model.steps.append(("season", "S0", "start", 0.0, ahead))
+    played(rt, model, ("g2", "p0", "p2", now - timedelta(hours=2)))
+    assert {"p0": 1220.0, "p1": 1200.0, "p2": 1180.0} == model.board() == board(rt, "prostriker")
+    assert [] == verify(rt.engine, rt.leaderboard_redis, cfg).mismatches
+    assert 0 == command(rt, "void", "prostriker", "g1", "--reason", "t")
+    model.voided.add("g1")
+    assert model.board() == board(rt, "prostriker")
+    assert [] == verify(rt.engine, rt.leaderboard_redis, cfg).mismatches

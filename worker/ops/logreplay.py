@@ -59,8 +59,8 @@ class LogReplay:
         ``voiding``: the games from the first of which the receipts change (``every``: every
         event's may, a rerate's)."""
         self.engine, self.ladder, self.target, self.progress = engine, told.ladder, target, progress
-        self.pending = list(told.actions)
-        self.recorded = told.recorded_entries  # imports and season closes, oldest first
+        self.pending = told.steps  # the actions and season closes, in the order taken
+        self.recorded = told.recorded_entries  # the imports, oldest first
         self.seq = told.start.after_seq  # the scoring number of the last event run
         self.count = 0
         # The receipt, as re-rated, of every event from the first one ``voiding`` (none before
@@ -82,7 +82,7 @@ class LogReplay:
         # earlier void a copy may hold that void's numbers instead, so every receipt is kept
         # and ``refresh`` compares with the copies themselves.
         self.against_ledger = receipts_since is not None and not any(
-            a.voided or a.kind == "rerate" for a in self.pending
+            a.voided or a.kind == "rerate" for a in told.actions
         )
 
     def run(self) -> None:
@@ -105,15 +105,16 @@ class LogReplay:
                 stream_log(engine, ladder, window - 1, ledger_columns=RECEIPT_LEDGER),
             )
         for entry in history(log, self.recorded, self.pending, tail=False):
-            if isinstance(entry, Action):
-                target.action(ladder, self.pending.pop(0))
-                continue
-            if isinstance(entry, Recorded | Season):
-                self.recorded.pop(0)
+            if isinstance(entry, Action | Season):
+                self.pending.pop(0)
                 if isinstance(entry, Season):
                     target.season(ladder, entry)
                 else:
-                    target.recorded(ladder, entry.change, entry.at)
+                    target.action(ladder, entry)
+                continue
+            if isinstance(entry, Recorded):
+                self.recorded.pop(0)
+                target.recorded(ladder, entry.change, entry.at)
                 continue
             row, ledger = entry.row, entry.ledger
             outcome, reason, processed_at, seq = row.outcome, row.reason, row.processed_at, row.seq

@@ -42,7 +42,7 @@ from sqlalchemy.engine import Connection, Engine
 from worker import keys
 from worker.ladders import SEASON_RESETS, LadderConfig, season_reset
 from worker.ops.rebuild import CHUNK, SWAP, reproject, stream_players
-from worker.store.moderation import lock_ladder
+from worker.store.moderation import last_seq, lock_ladder
 from worker.store.tables import players, rating_changes, season_standings, seasons
 
 SEASON_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$")
@@ -152,6 +152,9 @@ def close(
             .first()
         )
         number = current["number"] if current is not None else FIRST_SEASON
+        # Its place in scoring order (as a moderation action's): the events stored before it
+        # took the lock, every one of them, and none a worker stores after.
+        after_seq = last_seq(conn, ladder)
         archived = _archive(conn, ladder_config, name, now)
         changed = _reset(conn, ladder_config, name, policy, now)
         closing = {
@@ -160,6 +163,7 @@ def close(
             "reset": policy.reset,
             "fraction": policy.fraction if policy.reset == "toward_start" else None,
             "players": archived,
+            "after_seq": after_seq,
         }
         if current is None:
             conn.execute(insert(seasons).values(ladder=ladder, number=number, **closing))

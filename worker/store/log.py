@@ -283,7 +283,13 @@ def closed_seasons(
     if since is not None:
         closed.append(seasons.c.closed_at >= since)
     query = (
-        select(seasons.c.name, seasons.c.closed_at, seasons.c.reset, seasons.c.fraction)
+        select(
+            seasons.c.name,
+            seasons.c.closed_at,
+            seasons.c.reset,
+            seasons.c.fraction,
+            seasons.c.after_seq,
+        )
         .where(*closed)
         .order_by(seasons.c.closed_at, seasons.c.number)
     )
@@ -292,7 +298,10 @@ def closed_seasons(
     else:
         with source.connect() as conn:
             rows = conn.execute(query).all()
-    return [Season(n, at, reset or "none", 0.5 if f is None else f) for n, at, reset, f in rows]
+    return [
+        Season(name, at, reset or "none", 0.5 if f is None else f, after_seq or 0)
+        for name, at, reset, f, after_seq in rows
+    ]
 
 
 def first_processed_since(
@@ -335,15 +344,11 @@ def recorded_of(row: Sequence[Any]) -> Recorded:
     return Recorded(event_id, at, change)
 
 
-def recorded_entries(
-    recorded: Sequence[Sequence[Any]], closed: Sequence[Season]
-) -> list[Recorded | Season]:
-    """The history's entries that are neither events nor moderation actions, oldest first:
-    the imports of ``recorded_actions``' rows and the seasons closed (a season's reset rows
-    are what its close derived, not entries of their own)."""
+def recorded_entries(recorded: Sequence[Sequence[Any]]) -> list[Recorded]:
+    """The history's imports, oldest first: ``recorded_actions``' rows but a season's reset
+    rows (what its close derived: the close is an entry of its own, ``closed_seasons``)."""
     season = str(LedgerKind.SEASON)
-    imported: list[Recorded | Season] = [recorded_of(r) for r in recorded if r[3] != season]
-    return sorted([*imported, *closed], key=lambda entry: entry.at)
+    return [recorded_of(r) for r in recorded if r[3] != season]
 
 
 def season_rows(recorded: Sequence[Sequence[Any]]) -> dict[str, list[Sequence[Any]]]:
@@ -362,14 +367,15 @@ Entry = Logged | Recorded | Season | Action
 
 def history(
     logged: Iterable[tuple[AuditRow, Sequence[Any]]],
-    recorded: Sequence[Recorded | Season],
-    actions: Sequence[Action],
+    recorded: Sequence[Recorded],
+    actions: Sequence[Action | Season],
     *,
     tail: bool = True,
 ) -> Iterator[Entry]:
     """The ladder's history (SPEC 6 "One history") from its logged events (``stream_log`` or
-    ``audit_rows`` with their ledger rows), its imports and seasons (``recorded_entries``)
-    and its moderation actions, in the order ``engine.replay.in_order`` gives every replay."""
+    ``audit_rows`` with their ledger rows), its imports (``recorded_entries``) and its
+    moderation actions and season closes (``engine.replay.placed``), in the order
+    ``engine.replay.in_order`` gives every replay."""
     events = (Logged(row, ledger) for row, ledger in logged)
     return in_order(
         events,

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 from sqlalchemy.engine import Connection, Engine
 
 from engine import Action, Imported, Lived, Policy, Replay, Ruleset, Season
-from engine.replay import last_rerate
+from engine.replay import last_rerate, placed
 from worker.store import boundary, checkpoints, imports, moderation
 from worker.store.log import (
     STORED_LEDGER,
@@ -64,9 +64,14 @@ class History:
     seasons: list[Season]
 
     @property
-    def recorded_entries(self) -> list[Recorded | Season]:
-        """Its imports and season closes as entries, oldest first (``recorded_entries``)."""
-        return recorded_entries(self.recorded, self.seasons)
+    def recorded_entries(self) -> list[Recorded]:
+        """Its imports as entries, oldest first (``recorded_entries``)."""
+        return recorded_entries(self.recorded)
+
+    @property
+    def steps(self) -> list[Action | Season]:
+        """Its moderation actions and season closes in the order they were taken."""
+        return placed(self.actions, self.seasons)
 
     @property
     def season_rows(self) -> dict[str, list[Sequence[Any]]]:
@@ -123,7 +128,7 @@ class History:
             logged = ((row, ()) for row in audit_rows(engine, self.ladder, first, through))
         else:
             logged = stream_log(engine, self.ladder, first, ledger, since=self.begins)
-        return history(logged, self.recorded_entries, self.actions)
+        return history(logged, self.recorded_entries, self.steps)
 
     def walk(self, replay: Replay | Lived, entries: Iterable[Entry]) -> Iterator[Logged]:
         """Run each action and recorded row of ``entries`` through ``replay``; yield each

@@ -208,6 +208,8 @@ seasons = Table(
     Column("reset", String(16), nullable=True),
     Column("fraction", Float(53), nullable=True),
     Column("players", Integer, nullable=True),
+    # A closed season's place in scoring order: the last event stored when it committed.
+    Column("after_seq", BigInteger, nullable=True),
     UniqueConstraint("ladder", "name", name="seasons_name_once"),
 )
 
