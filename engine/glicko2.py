@@ -157,6 +157,20 @@ def _updated(
         g_j, e_j = g(rd_j / SCALE), expected(rating, r_j, rd_j)
         inverse_v += w_j * g_j * g_j * e_j * (1.0 - e_j)
         improvement += w_j * g_j * (s_j - e_j)
+    return _steps_3_to_8(rating, mu, phi, volatility, inverse_v, improvement, tau, epsilon)
+
+
+def _steps_3_to_8(
+    rating: float,
+    mu: float,
+    phi: float,
+    volatility: float,
+    inverse_v: float,
+    improvement: float,
+    tau: float,
+    epsilon: float,
+) -> tuple[float, float, float]:
+    """From v^-1 and the sum of step 4 to the rating, deviation and volatility after."""
     if inverse_v == 0.0:
         # No games, or only results certain to the last bit (ratings thousands of points
         # apart): nothing was learnt, so the paper's no-game rule applies.
@@ -211,15 +225,7 @@ def _against_one(
     g_j, e_j = g(rd_j / SCALE), expected(rating, r_j, rd_j)
     inverse_v = g_j * g_j * e_j * (1.0 - e_j)
     improvement = g_j * (s_j - e_j)
-    if inverse_v == 0.0:
-        return rating, SCALE * math.sqrt(phi * phi + volatility * volatility), volatility, e_j
-    v = 1.0 / inverse_v  # step 3
-    delta = v * improvement  # step 4
-    sigma = new_volatility(phi, volatility, v, delta, tau, epsilon)  # step 5
-    phi_star = math.sqrt(phi * phi + sigma * sigma)  # step 6
-    phi_new = 1.0 / math.sqrt(1.0 / (phi_star * phi_star) + inverse_v)  # step 7
-    mu_new = mu + phi_new * phi_new * improvement
-    return SCALE * mu_new + CENTER, SCALE * phi_new, sigma, e_j  # step 8
+    return (*_steps_3_to_8(rating, mu, phi, volatility, inverse_v, improvement, tau, epsilon), e_j)
 
 
 def rate_teams(
