@@ -113,9 +113,21 @@ def ledger_rows(
     ]
 
 
-def record_rerating(conn: Connection, action: store.NewAction, done: Rerating) -> int:
-    """Record an action that re-rated the ladder (a void, a rerate): the action, the outcomes
-    it changed, its correction rows and the corrected players; returns its number."""
+def record_rerating(
+    conn: Connection,
+    ladder: str,
+    kind: str,
+    reason: str,
+    by: str,
+    at: datetime,
+    details: dict[str, Any],
+    done: Rerating,
+) -> int:
+    """Record an action that re-rated the ladder (a void, a rerate), after the last event
+    stored: the action, the outcomes it changed, its correction rows and the corrected
+    players; returns its number."""
+    after_seq = store.last_seq(conn, ladder)
+    action = store.NewAction(ladder, kind, reason, by, at, after_seq, details=details)
     number = store.add_action(conn, action)
     effects = [(e.event_id, e.outcome, e.reason) for e in done.effects]
     store.add_effects(conn, action.ladder, number, effects)

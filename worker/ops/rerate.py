@@ -113,16 +113,7 @@ def rerate(
             "ruleset": switch.rules.kind,
             "version": switch.rules.version,
         }
-        action = store.NewAction(
-            ladder=ladder,
-            kind="rerate",
-            reason=reason,
-            by=by,
-            at=now,
-            after_seq=store.last_seq(conn, ladder),
-            details=details,
-        )
-        report.action = record_rerating(conn, action, done)
+        report.action = record_rerating(conn, ladder, "rerate", reason, by, now, details, done)
     projected = project(engine, redis, ladder_config, done.players, report, receipts=receipt_sink)
     if projected and receipt_sink is not None:
         refresh_after(receipt_sink, log.receipts, report)
@@ -172,7 +163,7 @@ def _history(
     old = ladder_config.versions[ladder_config.versions.index(switch) - 1].rules
     new = switch.rules
     if (old.start, old.odds_unit) != (new.start, new.odds_unit):
-        imports = sum(1 for r in told.recorded if r[3] == "import")
+        imports = len(told.recorded_entries)
         adjusted = sum(1 for a in told.actions if a.kind == "adjust")
         if imports or adjusted:
             raise ModerationError(

@@ -132,16 +132,8 @@ def void(
         if dry_run:
             report.seconds = time.perf_counter() - started
             return report
-        action = store.NewAction(
-            ladder=ladder,
-            kind="void",
-            reason=reason,
-            by=by,
-            at=now,
-            after_seq=store.last_seq(conn, ladder),
-            details={"voided": new, **(details or {})},
-        )
-        report.action = record_rerating(conn, action, done)
+        made = {"voided": new, **(details or {})}
+        report.action = record_rerating(conn, ladder, "void", reason, by, now, made, done)
     projected = project(engine, redis, ladder_config, done.players, report, receipts=receipt_sink)
     if projected and receipt_sink is not None:
         refresh_after(receipt_sink, log.receipts, report)
