@@ -189,3 +189,18 @@ def test_games_scored_while_the_rerate_replays_are_re_rated_under_the_lock(rt, m
     assert states(rt, "ref") == states(rt, "club")
     assert board(rt, "ref") == board(rt, "club")
     clean(rt, "club")
+
+
+def test_a_rerate_over_an_adjustment_on_another_scale_is_refused_and_changes_nothing(rt, capsys):
+    """gammon42's odds unit (1200 / ln 10) is not glicko2's (400 / ln 10): an adjustment's
+    delta would be read on the new scale, so the rerate is refused and verify stays clean."""
+    for index, (winner, loser, days) in enumerate(GAMES):
+        both(rt, index, winner, loser, days)
+    drain(rt)
+    assert 0 == command(rt, "adjust", "club", "a", "--delta", "10", "--reason", "t")
+    before = states(rt, "club")
+    capsys.readouterr()
+    assert 2 == command(rt, "rerate", "club", "--reason", "t")
+    assert "0 imports and 1 adjustment on gammon42's scale" in capsys.readouterr().err
+    assert before == states(rt, "club")
+    clean(rt, "club")
