@@ -37,7 +37,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -85,6 +85,9 @@ class Settled:
     players: list[Player]
     receipts: list[receipts.ReceiptWrite]
     started: float
+    # its ladders with a moderation action marked not projected, read in its transaction:
+    # the newest such action of each (the worker heals them once Redis has answered)
+    unprojected: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -107,6 +110,7 @@ class _Written:
     players: list[Player]
     conflicts: list[tuple[Valid, Decision]]
     receipts: list[receipts.ReceiptWrite]
+    unprojected: dict[str, int]
 
 
 class Service:
@@ -168,7 +172,7 @@ class Service:
         for item, decision in written.conflicts:
             self._conflict(item, decision, on_invalid)
         outcomes.extend(written.outcomes)
-        return Settled(outcomes, written.players, written.receipts, started)
+        return Settled(outcomes, written.players, written.receipts, started, written.unprojected)
 
     def project(self, settled: Settled) -> None:
         """Write a settled batch's players to the boards and its receipts (one Redis
@@ -228,6 +232,7 @@ class Service:
             [p for w in parts for p in w.players],
             [c for w in parts for c in w.conflicts],
             [r for w in parts for r in w.receipts],
+            {ladder: n for w in parts for ladder, n in w.unprojected.items()},
         )
 
     def _rules_for(self, now: datetime) -> Callable[[Event], Ruleset]:
@@ -254,7 +259,7 @@ class Service:
         rows written and committed, the receipts made."""
         partitions.ready(engine, now)  # the audit log's partition for ``now``'s month
         with engine.begin() as conn:
-            state = self._locked_state(conn, [item.event for item in items], now)
+            state, unprojected = self._locked_state(conn, [item.event for item in items], now)
             decided = self._decide(items, state, now)
             dirty = [p for p in state.players.values() if p.dirty]
             # A duplicate's receipt reads its original after the batch's rows are written;
@@ -282,11 +287,14 @@ class Service:
                 made = in_order(conn, decided.receipts, now, self.receipt_ttl)
                 failpoints.hit("service.before_commit")
         touched = [state.players[k] for k in sorted(state.touched)]
-        return _Written(decided.outcomes, touched, decided.conflicts, made)
+        return _Written(decided.outcomes, touched, decided.conflicts, made, unprojected)
 
-    def _locked_state(self, conn: Any, events: list[Event], now: datetime) -> LadderState:
+    def _locked_state(
+        self, conn: Any, events: list[Event], now: datetime
+    ) -> tuple[LadderState, dict[str, int]]:
         """What the engine needs for ``events`` (``engine.needs``), read with their players
-        created and locked."""
+        created and locked; and the moderation actions of their ladders marked not
+        projected (``Settled.unprojected``)."""
         named = needs.named(events)
         keys = {(e.ladder, e.event_id) for e in events}
         links, seen = store.before_claim(conn, named, keys)
@@ -297,7 +305,7 @@ class Service:
         )
         if found.links != links:
             raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
-        return LadderState(
+        state = LadderState(
             players=players,
             links=links,
             linked_accounts={ladder: set(p.values()) for ladder, p in links.items()},
@@ -305,6 +313,7 @@ class Service:
             windows=found.windows,
             seen=seen | found.seen,
         )
+        return state, found.unprojected
 
     def _decide(self, items: list[Valid], state: LadderState, now: datetime) -> _Decided:
         """The engine's decision on each event in order, and the rows and receipts it makes."""

@@ -11,14 +11,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, insert, or_, select, text, update
+from sqlalchemy import and_, func, insert, or_, select, text, update
 from sqlalchemy.engine import Connection
 
 from engine import Action, Player
 from engine.player import stored_player
 from engine.replay import RECORDED_KINDS
 from worker.store.log import STORED_LEDGER
-from worker.store.statements import PLAYER_ROW, chunks, write_batch
+from worker.store.statements import PLAYER_ROW, UNPROJECTED, chunks, write_batch
 from worker.store.tables import (
     event_effects,
     events,
@@ -241,22 +241,10 @@ def add_action(conn: Connection, action: NewAction) -> int:
     return int(result.scalar_one())
 
 
-# The worker's probe after each batch, built once (``unprojected``).
-_UNPROJECTED = (
-    select(moderation_actions.c.ladder, func.max(moderation_actions.c.id))
-    .where(
-        moderation_actions.c.projected_at.is_(None),
-        moderation_actions.c.ladder.in_(bindparam("ladders", expanding=True)),
-    )
-    .group_by(moderation_actions.c.ladder)
-)
-
-
 def unprojected(conn: Connection, ladders: Iterable[str]) -> dict[str, int]:
     """Each of these ladders with an action whose Redis projection is not done, and its
-    newest such action: a read of the partial index ``moderation_actions_unprojected`` (which
-    holds only them), not of the table."""
-    rows = conn.execute(_UNPROJECTED, {"ladders": list(ladders)})
+    newest such action (``UNPROJECTED``)."""
+    rows = conn.exec_driver_sql(UNPROJECTED, {"ladders": list(ladders)})
     return {str(ladder): int(number) for ladder, number in rows}
 
 

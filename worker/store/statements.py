@@ -114,6 +114,12 @@ SELECT l.ladder, l.anonymous_id, l.account_id FROM {KEYS} AS k(ladder, id) CROSS
 _PG_LINKS = (
     _PG_LINKS_SIDE.format(side="anonymous_id") + "UNION" + _PG_LINKS_SIDE.format(side="account_id")
 )
+# Each ladder's newest moderation action marked not projected: a read of the partial index
+# ``moderation_actions_unprojected`` (which holds only them), not of the table.
+UNPROJECTED = """
+SELECT ladder, max(id) FROM moderation_actions
+WHERE projected_at IS NULL AND ladder = ANY(%(ladders)s) GROUP BY ladder
+"""
 _PG_TOURNAMENTS = f"""
 SELECT t.ladder, t.tournament_id FROM {KEYS} AS k(ladder, id) CROSS JOIN LATERAL (
   SELECT ladder, tournament_id FROM tournaments
@@ -209,6 +215,9 @@ class AfterClaim(NamedTuple):
     settled: set[tuple[str, str]]  # the batch's tournaments already settled
     windows: Windows  # the windows (``WindowAsk``)
     seen: dict[tuple[str, str], str | None]  # of the keys asked, those applied meanwhile
+    # the batch's ladders with a moderation action marked not projected: its newest such
+    # action (its command committed, then could not write Redis; the worker heals them)
+    unprojected: dict[str, int]
 
 
 def after_claim(
@@ -225,7 +234,11 @@ def after_claim(
     worker may have applied one while this one waited for the locks)."""
     tournament_keys = sorted(set(tournament_keys))
     facts = WindowFacts([], [], [])
-    reads: list[Read[Any]] = [_links_read(named), _existing_read(event_keys)]
+    reads: list[Read[Any]] = [
+        _links_read(named),
+        _existing_read(event_keys),
+        Read(UNPROJECTED, {"ladders": sorted(named)}, dict),
+    ]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
     reads += windows.reads(asks, facts)
@@ -233,7 +246,8 @@ def after_claim(
     return AfterClaim(
         links=made[0],
         seen=made[1],
-        settled=made[2] if tournament_keys else set(),
+        unprojected=made[2],
+        settled=made[3] if tournament_keys else set(),
         windows=facts.windows(),
     )
 

@@ -12,10 +12,10 @@ never opaque batches (``refusals``, which also runs the job of a dead letter rep
 while events wait in the inbox, the job takes them itself a batch at a time (for up to
 ``FOLLOW_ON_SECONDS``), so a busy worker does not pay for an RQ job per batch.
 
-After each batch, ``heal_moderated`` asks PostgreSQL (one read of a partial index, empty but
-for them) whether a moderation action of the batch's ladders is marked not projected: its
-command committed, then could not write Redis. Redis answered the batch, so the ladder is
-re-projected then, as ``ladder reconcile --repair`` would, and the mark taken off.
+Each batch reads, in its own transaction (one read of a partial index, empty but for them),
+whether a moderation action of its ladders is marked not projected: its command committed,
+then could not write Redis. Once Redis has answered the batch, ``heal_moderated`` re-projects
+those ladders, as ``ladder reconcile --repair`` would, and takes the mark off.
 """
 
 from __future__ import annotations
@@ -38,7 +38,6 @@ from worker.entrypoints.worker import refusals
 from worker.ops import reconcile
 from worker.queue import faults
 from worker.service.batch import Processed, Settled
-from worker.store import moderation
 
 log = structlog.get_logger("ladder")
 
@@ -162,7 +161,7 @@ class _Writing:
             failpoints.hit("jobs.before_redis_write")
             rt.service.project(settled)
             rt.inbox.release(batch)
-            heal_moderated(rt, settled.outcomes)
+            heal_moderated(rt, settled.unprojected)
 
         if len(payloads) >= THREADED_FROM:
             return cls(batch, payloads, _REDIS_THREAD.submit(write))
@@ -198,8 +197,9 @@ def _process_batch(rt: Runtime, payloads: list[str]) -> int:
     delay = OUTAGE_BACKOFF_FIRST_SECONDS
     while True:
         try:
+            unprojected: dict[str, int] = {}
             with _job_clock():
-                outcomes = apply_isolating(rt, payloads, on_invalid)
+                outcomes = apply_isolating(rt, payloads, on_invalid, unprojected)
         except Exception as exc:
             store = faults.classify(exc, rt.probes)
             if store is None:  # not an outage: RQ's retries, then per-event dead letters
@@ -216,21 +216,21 @@ def _process_batch(rt: Runtime, payloads: list[str]) -> int:
             delay = min(delay * 2, OUTAGE_BACKOFF_MAX_SECONDS)
             continue
         faults.outages.regained()
-        heal_moderated(rt, outcomes)
+        heal_moderated(rt, unprojected)
         return len(outcomes)
 
 
-def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
-    """Re-project each ladder of the batch that has a moderation action marked not projected
-    (``reconcile.heal``); a failure is logged, and the next batch tries again."""
-    ladders = {o.ladder for o in outcomes if o.ladder in rt.config.ladders}
-    if not ladders:
+def heal_moderated(rt: Runtime, unprojected: dict[str, int]) -> None:
+    """Re-project each ladder a batch found with a moderation action marked not projected
+    (``Settled.unprojected``: ladder -> its newest such action; ``reconcile.heal``); a
+    failure is logged, and the next batch tries again."""
+    marked = {ladder: n for ladder, n in unprojected.items() if ladder in rt.config.ladders}
+    if not marked:
         return
     try:
-        for engine, named in rt.databases.grouped(sorted(ladders)):  # each primary's ladders
-            with engine.connect() as conn:
-                marked = moderation.unprojected(conn, named)
-            for ladder, through in sorted(marked.items()):
+        for engine, named in rt.databases.grouped(sorted(marked)):  # each primary's ladders
+            for ladder in named:
+                through = marked[ladder]
                 config = rt.config.ladders[ladder]
                 healed = reconcile.heal(
                     engine, rt.leaderboard_redis, config, through, receipts=rt.receipts
@@ -241,7 +241,10 @@ def heal_moderated(rt: Runtime, outcomes: list[Processed]) -> None:
 
 
 def apply_isolating(
-    rt: Runtime, payloads: list[str], on_invalid: refusals.Letters
+    rt: Runtime,
+    payloads: list[str],
+    on_invalid: refusals.Letters,
+    unprojected: dict[str, int] | None = None,
 ) -> list[Processed]:
     """Apply ``payloads``; when that fails for a reason that is not an outage, split the
     batch in halves, and so on, until the event that fails is alone: it is dead-lettered
@@ -250,11 +253,14 @@ def apply_isolating(
     receipts come first, as they were refused first).
 
     An outage is raised to the caller, which holds the whole batch (events of halves applied
-    already are duplicates when it is tried again, and change nothing)."""
+    already are duplicates when it is tried again, and change nothing). ``unprojected``
+    collects what the batch found marked not projected (``Settled.unprojected``)."""
     try:
         settled = rt.service.settle(payloads, on_invalid)
         on_invalid.flush()
         rt.service.project(settled)
+        if unprojected is not None:
+            unprojected.update(settled.unprojected)
         return settled.outcomes
     except Exception as exc:
         if faults.classify(exc, rt.probes) is not None:
@@ -268,8 +274,8 @@ def apply_isolating(
         )
         middle = len(payloads) // 2
         return [
-            *apply_isolating(rt, payloads[:middle], on_invalid),
-            *apply_isolating(rt, payloads[middle:], on_invalid),
+            *apply_isolating(rt, payloads[:middle], on_invalid, unprojected),
+            *apply_isolating(rt, payloads[middle:], on_invalid, unprojected),
         ]
 
 
