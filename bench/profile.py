@@ -49,7 +49,6 @@ TIMERS: list[tuple[str, str, str]] = [
         "worker.service.batch",
         "Service._apply_with_retries",
     ),
-    ("    claim_players (create + lock, in key order)", "worker.store.statements", "claim_players"),
     (
         "    before_claim (links, ids applied before: one round trip)",
         "worker.store.statements",
@@ -57,9 +56,10 @@ TIMERS: list[tuple[str, str, str]] = [
     ),
     ("    what the batch needs (engine.needs)", "engine.needs", "needs"),
     (
-        "    after_claim (links again, ids applied meanwhile, tournaments, windows)",
+        "    claim_players (create + lock in key order; then links again, ids applied "
+        "meanwhile, tournaments, windows, moderation marks: one round trip)",
         "worker.store.statements",
-        "after_claim",
+        "claim_players",
     ),
     (
         "    the windows from the counts (WindowFacts.windows)",

@@ -22,11 +22,11 @@ event (``worker.service.intake``); then, for each PostgreSQL primary that holds 
 batch's ladders (``worker.store.routes``; one, unless ladders are routed), in one
 transaction on that primary read the links and the event ids applied before (with their
 digests), ask the engine what else the batch needs (``engine.needs``), create the missing
-players and lock every player in sorted key order, check the links did not move meanwhile,
-read the ids applied meanwhile and the window counts; apply the engine's decision event by
-event in memory; write
-audit rows, ledger rows, links, settled tournaments, the players of draws and team games and
-players; commit; then dead-letter
+players and lock every player in sorted key order and, in the same round trip, once they are
+locked, read the links again (to check they did not move meanwhile), the ids applied
+meanwhile, the window counts and the moderation marks; apply the engine's decision event by
+event in memory; write audit rows, ledger rows, links, settled tournaments, the players of
+draws and team games and players; commit; then dead-letter
 the events whose id was applied before with other content, and project every touched player
 into Redis (version-guarded, so a late write from a slower worker never overwrites a newer
 one).
@@ -299,10 +299,11 @@ class Service:
         keys = {(e.ladder, e.event_id) for e in events}
         links, seen = store.before_claim(conn, named, keys)
         wanted = needs.needs(events, self._rules_for(now), self.policies, links, seen)
-        players = store.claim_players(conn, wanted.starts, now, wanted.existing)
-        found = store.after_claim(
-            conn, named, wanted.tournaments, wanted.windows, keys - seen.keys()
+        after = store.after_reads(named, wanted.tournaments, wanted.windows, keys - seen.keys())
+        players, results = store.claim_players(
+            conn, wanted.starts, now, wanted.existing, then=after.reads
         )
+        found = after.made(results)
         if found.links != links:
             raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
         state = LadderState(

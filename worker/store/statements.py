@@ -165,9 +165,13 @@ def claim_players(
     starts: dict[PlayerKey, float],
     now: datetime,
     existing: Iterable[PlayerKey] = (),
-) -> dict[PlayerKey, Player]:
+    then: Sequence[Read[Any]] = (),
+) -> tuple[dict[PlayerKey, Player], list[Any]]:
     """Create the missing players and lock every one of them, in sorted key order; read
-    ``existing`` too, the ones of them that exist, without creating or locking them.
+    ``existing`` too, the ones of them that exist, without creating or locking them. Then
+    the reads ``then`` (what the batch reads once its players are locked, ``after_claim``),
+    in the same round trip: the server runs them after the claim, so after its locks; their
+    results come back beside the players.
 
     ``starts`` holds every player the batch may change with the rating a new row starts at.
     One ``INSERT ... ON CONFLICT DO UPDATE ... WHERE false`` walks the keys in
@@ -179,17 +183,17 @@ def claim_players(
     params = split(starts)
     extra = set(existing)
     read = split([*starts, *extra]) if extra else params
-    if not read["ladders"]:
-        return {}
-    with pipeline(conn) as driver:  # the claim and the read of the locked rows
+    with pipeline(conn) as driver:  # the claim, the read of the locked rows, then ``then``
         if starts:
             ordered = zip(params["ladders"], params["ids"], strict=True)
             driver.execute(
                 _PG_CLAIM_PLAYERS,
                 {**params, "ratings": [starts[k] for k in ordered], "now": now},
             )
-        locked = driver.execute(_PG_SELECT_PLAYERS, read)
-    return {(r[0], r[1]): _record(r) for r in locked.fetchall()}
+        locked = driver.execute(_PG_SELECT_PLAYERS, read) if read["ladders"] else None
+        cursors = [driver.execute(r.sql, r.params) for r in then]
+    players = {(r[0], r[1]): _record(r) for r in locked.fetchall()} if locked else {}
+    return players, [r.make(cursor.fetchall()) for r, cursor in zip(then, cursors, strict=True)]
 
 
 def load_players(conn: Connection, keys: Iterable[PlayerKey]) -> dict[PlayerKey, Player]:
@@ -220,18 +224,34 @@ class AfterClaim(NamedTuple):
     unprojected: dict[str, int]
 
 
-def after_claim(
-    conn: Connection,
+class AfterReads(NamedTuple):
+    """What a batch reads once its players are locked (``after_claim``): the reads, and what
+    makes ``AfterClaim`` of their results."""
+
+    reads: list[Read[Any]]
+    facts: WindowFacts
+    tournaments: bool
+
+    def made(self, results: Sequence[Any]) -> AfterClaim:
+        return AfterClaim(
+            links=results[0],
+            seen=results[1],
+            unprojected=results[2],
+            settled=results[3] if self.tournaments else set(),
+            windows=self.facts.windows(),
+        )
+
+
+def after_reads(
     named: dict[str, set[str]],
     tournament_keys: Iterable[tuple[str, str]],
     asks: Sequence[WindowAsk],
     event_keys: Iterable[tuple[str, str]],
-) -> AfterClaim:
-    """The reads a batch makes once its players are locked. They go in one
-    round trip (psycopg's pipeline mode): each statement is sent without waiting for the one
-    before, and the server runs them in order, in the batch's transaction, after the locks.
-    ``event_keys``: the batch's ids not applied before it claimed, asked again (another
-    worker may have applied one while this one waited for the locks)."""
+) -> AfterReads:
+    """The reads a batch makes once its players are locked (sent with the claim,
+    ``claim_players(then=...)``, so the server runs them after its locks, in the batch's
+    transaction). ``event_keys``: the batch's ids not applied before it claimed, asked again
+    (another worker may have applied one while this one waited for the locks)."""
     tournament_keys = sorted(set(tournament_keys))
     facts = WindowFacts([], [], [])
     reads: list[Read[Any]] = [
@@ -242,14 +262,19 @@ def after_claim(
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
     reads += windows.reads(asks, facts)
-    made = _read_all(conn, reads)
-    return AfterClaim(
-        links=made[0],
-        seen=made[1],
-        unprojected=made[2],
-        settled=made[3] if tournament_keys else set(),
-        windows=facts.windows(),
-    )
+    return AfterReads(reads, facts, bool(tournament_keys))
+
+
+def after_claim(
+    conn: Connection,
+    named: dict[str, set[str]],
+    tournament_keys: Iterable[tuple[str, str]],
+    asks: Sequence[WindowAsk],
+    event_keys: Iterable[tuple[str, str]],
+) -> AfterClaim:
+    """``after_reads`` in a round trip of their own."""
+    after = after_reads(named, tournament_keys, asks, event_keys)
+    return after.made(_read_all(conn, after.reads))
 
 
 def _read_all(conn: Connection, reads: Sequence[Read[Any]]) -> list[Any]:
