@@ -52,7 +52,6 @@ from engine.ladder import (
     LedgerChange,
     Policy,
     apply,
-    counted,
     players_of,
     when,
 )
@@ -294,8 +293,10 @@ class Replay:
         ``verdicts`` (what differs from the stored decisions so far); ``rerated``: with the
         rules of that rerate up to it (a fork at the history's start). It copies no player:
         before each entry, ``take`` the players it names (``Lived`` does), then apply it to
-        the fork before this replay changes them. Links, settled tournaments and window counts
-        are copied (the window counts shared until either adds to them)."""
+        the fork before this replay changes them (and their window counts, ``Windows.take``).
+        Links and settled tournaments are copied; the window counts are a layer over this
+        replay's (``Windows.overlay``): the fork reads this replay's counts of every player it
+        has not taken, including what this replay adds to them later."""
         other = Replay(
             self.policy, self.lived_rules, self.imported, voided, track=True, rerated=rerated
         )
@@ -304,7 +305,7 @@ class Replay:
             links={ladder: dict(links) for ladder, links in state.links.items()},
             linked_accounts={a: set(ids) for a, ids in state.linked_accounts.items()},
             settled=set(state.settled),
-            windows=state.windows.fork(),
+            windows=state.windows.overlay(),
         )
         other.base = self
         other.verdicts = dict(verdicts)
@@ -329,16 +330,20 @@ class Replay:
         return not any(key in taken or key in players for key in keys)
 
     def take(self, keys: Iterable[PlayerKey]) -> None:
-        """Copy from ``base`` the players of ``keys`` this fork has not taken yet, before the
-        base changes them."""
+        """Copy from ``base`` the players of ``keys`` this fork has not taken yet, and keep
+        their window counts (and their pairs') as its own, before the base changes them."""
         base, taken, players = self.base, self.taken, self.state.players
         if base is None:
             return
+        keys = list(keys)
         for key in keys:
             if key not in taken:
                 taken.add(key)
                 if key not in players and (player := base.found(key)) is not None:
                     players[key] = Player(*_FIELDS_OF(player))
+        ladders = {ladder for ladder, _ in keys}
+        for ladder in ladders:
+            self.state.windows.take(ladder, [pid for lad, pid in keys if lad == ladder])
 
     def event(
         self, event: Event, processed_at: datetime, stored: Verdict | None = None
@@ -598,6 +603,7 @@ class Lived:
             started = self.lived.fork(self._skips[number], self.effective, self._rerated[number])
             started.base = None
             started.state.players = {k: Player(*_FIELDS_OF(p)) for k, p in self.players.items()}
+            started.state.windows = self.lived.state.windows.copy()
             self.ahead[number] = started
             self._since[number] = set()
             return started
@@ -670,16 +676,12 @@ class Lived:
     def _shared(self, event: GameFinished, processed_at: datetime) -> Decision:
         """A game none of whose players any replay of a void ahead has taken: every replay
         would decide it as the lived one does, from the same players and window counts, so
-        only the lived one applies it (its players are theirs) and the others count it in
-        their windows. A void's replay so costs what it changed, not its stretch's length."""
+        only the lived one applies it (its players are theirs, and their window counts are a
+        layer over its own: they count it too). A void's replay so costs what it changed,
+        not its stretch's length."""
         decision = self.lived.event(event, processed_at)
         assert decision is not None, "an event scored after it was voided"
         self.moderated = (decision, self.lived)
-        winner, loser = decision.winner_id, decision.loser_id
-        assert winner is not None and loser is not None
-        rated = decision.outcome is Outcome.RATED
-        for ahead in self.ahead.values():
-            counted(ahead.state.windows, event, winner, loser, rated=rated)
         return decision
 
     def recorded(self, ladder: str, change: LedgerChange, at: datetime) -> LedgerChange:
@@ -749,11 +751,14 @@ class Lived:
         lived, state = self.lived, self.lived.state
         lived.voided = should.voided
         state.links, state.linked_accounts = should.state.links, should.state.linked_accounts
-        state.settled, state.windows = should.state.settled, should.state.windows
+        state.settled = should.state.settled
+        windows = state.windows.absorbed(should.state.windows)
         for ahead in self.ahead.values():
+            ahead.state.windows.rebase(should.state.windows, windows)
             if ahead.base is should:
                 ahead.base = lived
             ahead.action(self.ladder, action)  # a void's after this rerate: its rules from here
+        state.windows = windows
         return done.changes, done.effects
 
 

@@ -8,7 +8,6 @@ event needs a query of its own.
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -16,29 +15,77 @@ K = TypeVar("K", bound=tuple[str, ...])
 
 
 class Windows:
-    def __init__(self) -> None:
-        self._ranked: dict[tuple[str, str], list[datetime]] = defaultdict(list)
-        self._rated_pairs: dict[tuple[str, str, str], list[datetime]] = defaultdict(list)
-        # After ``fork`` both copies share their lists; each copies a list before it first
-        # adds to it (``_own``), so a fork costs the keys, not the timestamps.
-        self._forked = False
-        self._owned: set[tuple[str, ...]] = set()
+    """Each player's ranked games and each pair's rated games, by ``ended_at``.
 
-    def fork(self) -> Windows:
-        """An independent copy: what either adds from here on the other does not see."""
-        other = Windows()
-        other._ranked = defaultdict(list, self._ranked)
-        other._rated_pairs = defaultdict(list, self._rated_pairs)
-        other._forked = self._forked = True
-        self._owned = set()
-        return other
+    ``overlay`` makes a layer over these counts: it reads, for a key it has not taken, what
+    the counts under it hold (including what they gain later), and keeps its own list of a
+    key from the moment it ``take``s it (a copy as it is then) or adds to it. A replay of a
+    void ahead so shares the lived replay's counts of every player it has not taken, without
+    a copy and without counting the games it shares twice (``engine.replay.Lived``)."""
 
-    def _own(self, table: dict[Any, list[datetime]], key: tuple[str, ...]) -> list[datetime]:
-        """The list under ``key``, this copy's own once it is shared with a fork."""
-        times = table[key]
-        if self._forked and key not in self._owned:
-            times = table[key] = list(times)
-            self._owned.add(key)
+    def __init__(self, base: Windows | None = None) -> None:
+        self._ranked: dict[tuple[str, str], list[datetime]] = {}
+        self._rated_pairs: dict[tuple[str, str, str], list[datetime]] = {}
+        self._base = base
+
+    def overlay(self) -> Windows:
+        """A layer over these counts (see the class)."""
+        return Windows(self)
+
+    def rebase(self, old: Windows, new: Windows) -> None:
+        """A layer over ``old`` is over ``new`` from here on (``new`` holds what ``old``
+        held, see ``absorbed``)."""
+        if self._base is old:
+            self._base = new
+
+    def absorbed(self, other: Windows) -> Windows:
+        """These counts with what ``other`` holds: the lists it keeps as its own when it is a
+        layer over them (it is then this object), else ``other`` itself (counts of its own)."""
+        if other._base is None:
+            return other
+        assert other._base is self, "a layer over other counts"
+        self._ranked.update(other._ranked)
+        self._rated_pairs.update(other._rated_pairs)
+        return self
+
+    def copy(self) -> Windows:
+        """Counts of their own, equal to these."""
+        kept = Windows()
+        kept._ranked = {key: list(times) for key, times in self._merged("_ranked").items()}
+        kept._rated_pairs = {
+            key: list(times) for key, times in self._merged("_rated_pairs").items()
+        }
+        return kept
+
+    def take(self, ladder: str, ids: list[str]) -> None:
+        """Keep, as this layer's own, the lists of these players and of every pair of them,
+        before the counts under it change them."""
+        if self._base is None:
+            return
+        for player_id in ids:
+            self._own(self._ranked, (ladder, player_id))
+        for i, a in enumerate(ids):
+            for b in ids[i + 1 :]:
+                if a != b:
+                    self._own(self._rated_pairs, self._pair(ladder, a, b))
+
+    def _find(self, table: str, key: Any) -> list[datetime] | None:
+        """The list of ``key`` in ``table``, this layer's own or the counts' under it."""
+        layer: Windows | None = self
+        while layer is not None:
+            times: list[datetime] | None = getattr(layer, table).get(key)
+            if times is not None:
+                return times
+            layer = layer._base
+        return None
+
+    def _own(self, table: dict[Any, list[datetime]], key: Any) -> list[datetime]:
+        """This layer's own list of ``key`` (a copy of the one under it, the first time)."""
+        times = table.get(key)
+        if times is None:
+            name = "_ranked" if table is self._ranked else "_rated_pairs"
+            under = self._base._find(name, key) if self._base is not None else None
+            times = table[key] = list(under) if under else []
         return times
 
     @staticmethod
@@ -69,38 +116,55 @@ class Windows:
         self, ladder: str, a: str, b: str, before: datetime, hours: int
     ) -> tuple[int, int]:
         """``ranked_games`` of both players of a game, the window's start computed once."""
-        ranked = self._ranked
         start = before - _span(hours)
+        if self._base is None:
+            ranked = self._ranked
+            return (
+                _between(ranked.get((ladder, a)), start, before),
+                _between(ranked.get((ladder, b)), start, before),
+            )
         return (
-            _between(ranked.get((ladder, a)), start, before),
-            _between(ranked.get((ladder, b)), start, before),
+            _between(self._find("_ranked", (ladder, a)), start, before),
+            _between(self._find("_ranked", (ladder, b)), start, before),
         )
 
     def ranked_games(self, ladder: str, player_id: str, before: datetime, hours: int) -> int:
         """Ranked games of the player that ended in the ``hours`` before ``before``."""
-        times = self._ranked.get((ladder, player_id))
+        times = self._find("_ranked", (ladder, player_id))
         return _between(times, before - _span(hours), before)
 
     def rated_pair_games(self, ladder: str, a: str, b: str, before: datetime, hours: int) -> int:
         """Rated games between the two players that ended in the ``hours`` before ``before``."""
-        times = self._rated_pairs.get(self._pair(ladder, a, b))
+        times = self._find("_rated_pairs", self._pair(ladder, a, b))
         return _between(times, before - _span(hours), before)
+
+    def _merged(self, table: str) -> dict[Any, list[datetime]]:
+        """Every key's list as this layer reads it."""
+        chain: list[Windows] = []
+        layer: Windows | None = self
+        while layer is not None:
+            chain.append(layer)
+            layer = layer._base
+        merged: dict[Any, list[datetime]] = {}
+        for layer in reversed(chain):
+            merged.update(getattr(layer, table))
+        return merged
 
     def since(self, start: datetime) -> Windows:
         """The games that ended at or after ``start``, as windows of their own (a checkpoint
         keeps these: an older game counts in no window of the games after it)."""
         kept = Windows()
-        kept._ranked.update(_since(self._ranked, start))
-        kept._rated_pairs.update(_since(self._rated_pairs, start))
+        kept._ranked.update(_since(self._merged("_ranked"), start))
+        kept._rated_pairs.update(_since(self._merged("_rated_pairs"), start))
         return kept
 
     def ranked_times(self) -> dict[tuple[str, str], list[datetime]]:
         """(ladder, player_id) -> the ended_at of each ranked game counted, in order."""
-        return {key: list(times) for key, times in self._ranked.items()}
+        return {key: list(times) for key, times in self._merged("_ranked").items()}
 
     def rated_pair_times(self) -> dict[tuple[str, str, str], list[datetime]]:
         """(ladder, a, b) with a <= b -> the ended_at of each rated game between them, in order."""
-        return {pair: list(times) for pair, times in self._rated_pairs.items()}
+        return {pair: list(times) for pair, times in self._merged("_rated_pairs").items()}
 
 
 _SPANS: dict[int, timedelta] = {}  # hours -> timedelta: built once, it costs microseconds

@@ -325,18 +325,30 @@ def test_two_voids_in_flight_replay_only_the_games_they_changed(monkeypatch):
         assert same_state(player, lived.state.players[key]), key
 
 
-def test_a_fork_of_the_windows_counts_on_its_own():
-    """engine.Windows.fork: what either copy adds from then on the other does not count."""
+def test_a_layer_over_the_windows_counts_reads_them_until_it_takes_a_player():
+    """engine.Windows.overlay: the layer counts what the counts under it gain for a player it
+    has not taken; once it takes one (or adds to it), what either adds the other does not
+    count; ``absorbed`` gives the counts under it the layer's own."""
     from engine.windows import Windows
 
     base = Windows()
     base.add_ranked_both("fibs", "a", "b", T0)
     base.add_rated_pair("fibs", "a", "b", T0)
-    other = base.fork()
+    layer = base.overlay()
+    base.add_ranked_both("fibs", "a", "c", T0 + timedelta(minutes=30))  # shared: both count it
+    layer.take("fibs", ["a", "b"])
     base.add_ranked_both("fibs", "a", "b", T0 + timedelta(hours=1))
-    other.add_rated_pair("fibs", "b", "a", T0 + timedelta(hours=1))
+    layer.add_rated_pair("fibs", "b", "a", T0 + timedelta(hours=1))
     later = T0 + timedelta(hours=2)
-    assert (2, 2) == base.ranked_games_both("fibs", "a", "b", later, 24)
-    assert (1, 1) == other.ranked_games_both("fibs", "a", "b", later, 24)
+    assert (3, 2) == base.ranked_games_both("fibs", "a", "b", later, 24)
+    assert (2, 1) == layer.ranked_games_both("fibs", "a", "b", later, 24)
+    assert (1, 1) == (
+        base.ranked_games("fibs", "c", later, 24),
+        layer.ranked_games("fibs", "c", later, 24),
+    )
     assert 1 == base.rated_pair_games("fibs", "a", "b", later, 24)
-    assert 2 == other.rated_pair_games("fibs", "a", "b", later, 24)
+    assert 2 == layer.rated_pair_games("fibs", "a", "b", later, 24)
+    assert base is base.absorbed(layer)
+    assert (2, 1) == base.ranked_games_both("fibs", "a", "b", later, 24)
+    assert 2 == base.rated_pair_games("fibs", "a", "b", later, 24)
+    assert 1 == base.ranked_games("fibs", "c", later, 24)
