@@ -752,6 +752,8 @@ class Lived:
         lived.voided = should.voided
         state.links, state.linked_accounts = should.state.links, should.state.linked_accounts
         state.settled = should.state.settled
+        # The void's window counts: its layer's own lists join the lived counts (a rerate's,
+        # counts of their own, replace them); a replay ahead over its layer reads the lived.
         windows = state.windows.absorbed(should.state.windows)
         for ahead in self.ahead.values():
             ahead.state.windows.rebase(should.state.windows, windows)

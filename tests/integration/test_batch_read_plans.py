@@ -1,0 +1,99 @@
+"""What a worker batch reads, as PostgreSQL plans it: every read is index probes.
+
+A batch reads, before it claims its players, the links of the ids it names and the event ids
+applied before (``before_claim``); once they are locked, in the claim's round trip, the links
+again, the ids applied meanwhile, the moderation marks and the window counts (``after_reads``).
+Those of the tables that grow with the log (the audit log's monthly partitions and the
+duplicate table) must find their rows by an index (the window counts by the winner's and the
+loser's ``(ladder, side, ended_at)`` index of each partition), never by reading a table or a
+partition whole: a batch's cost must not grow with the log.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import text
+
+from engine.needs import WindowAsk
+from tests.conftest import drain, publish
+from tests.events import game
+from worker.store import statements
+from worker.store.driver import Read
+
+PLAYERS = 40
+GAMES = 800
+LOGGED = ("events", "event_ids")  # the tables that grow with the log (each month's partition)
+
+
+def _nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    return [plan, *(n for sub in plan.get("Plans", []) for n in _nodes(sub))]
+
+
+def _plan(runtime: Any, read: Read[Any]) -> list[dict[str, Any]]:
+    """``read`` explained on a connection of the worker's engine (its session settings)."""
+    with runtime.engine.connect() as conn:
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        with driver.cursor() as cur:
+            cur.execute("EXPLAIN (FORMAT JSON) " + read.sql, read.params)
+            ((explained,),) = cur.fetchall()
+        conn.rollback()
+    return _nodes(explained[0]["Plan"])
+
+
+def _whole_reads(runtime: Any, nodes: list[dict[str, Any]]) -> list[str]:
+    """The tables (or partitions) of the log holding rows that the plan reads whole (an
+    empty partition, a month still ahead, is no cost)."""
+    scanned = {
+        n["Relation Name"]
+        for n in nodes
+        if n["Node Type"] == "Seq Scan" and n.get("Relation Name", "").startswith(LOGGED)
+    }
+    with runtime.engine.connect() as conn:
+        return sorted(
+            name
+            for name in scanned
+            if conn.execute(text(f'SELECT EXISTS (SELECT 1 FROM "{name}")')).scalar_one()
+        )
+
+
+def test_every_read_of_a_batch_finds_its_rows_by_an_index(runtime):
+    """The reads of a batch of a busy ladder (800 games among 40 players stored and analyzed,
+    so the planner knows the tables are not tiny): no sequential scan of the audit log or the
+    duplicate table, and the window counts read through the winner's and the loser's window
+    index."""
+    start = datetime.now(UTC) - timedelta(days=3)
+    for n in range(GAMES):
+        a, b = f"p{n % PLAYERS}", f"p{(n * 7 + 1) % PLAYERS}"
+        if a == b:
+            b = f"p{(n + 1) % PLAYERS}"
+        at = start + timedelta(minutes=5 * n)
+        publish(runtime, game(a, b, event_id=f"g-{n}", ended_at=at))
+    drain(runtime)
+    with runtime.engine.begin() as conn:
+        conn.execute(text("ANALYZE"))
+    now = datetime.now(UTC)
+    ids = [f"p{n}" for n in range(10)]
+    named = {"gammon42": set(ids)}
+    keys = [("gammon42", f"g-{n}") for n in range(0, GAMES, 80)]
+    ask = WindowAsk(
+        ladder="gammon42",
+        first=now - timedelta(minutes=10),
+        last=now,
+        ranked_ids=ids,
+        ranked_hours=(168, 168),
+        pairs=[("p1", "p2"), ("p3", "p4")],
+        pair_hours=24,
+    )
+    before = [statements._links_read(named), statements._existing_read(keys)]
+    after = statements.after_reads(named, [("gammon42", "t-1")], [ask], keys)
+    windows = after.reads[-1]
+    assert "json_array_elements_text(a.ids)" in windows.sql  # the ranked read, pairs folded
+    for read in [*before, *after.reads]:
+        nodes = _plan(runtime, read)
+        assert not _whole_reads(runtime, nodes), (read.sql, _whole_reads(runtime, nodes))
+    used = {n.get("Index Name", "") for n in _plan(runtime, windows)}
+    assert any("winner_id_ended_at" in name for name in used), used
+    assert any("loser_id_ended_at" in name for name in used), used
