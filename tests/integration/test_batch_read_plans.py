@@ -87,7 +87,7 @@ def test_every_read_of_a_batch_finds_its_rows_by_an_index(runtime):
         pairs=[("p1", "p2"), ("p3", "p4")],
         pair_hours=24,
     )
-    before = [statements._links_read(named), statements._existing_read(keys)]
+    before: list[Read[Any]] = [statements._links_read(named), statements._existing_read(keys)]
     after = statements.after_reads(named, [("gammon42", "t-1")], [ask], keys)
     windows = after.reads[-1]
     assert "json_array_elements_text(a.ids)" in windows.sql  # the ranked read, pairs folded
