@@ -143,7 +143,7 @@ def reads(target: env.Target, batch: int = 200) -> dict[str, Any]:
                 timings["duplicate_check_ms"].append((time.perf_counter() - started) * 1000)
                 facts = statements.WindowFacts([], [], [])
                 started = time.perf_counter()
-                for read in windows.reads([ask], facts):
+                for read in windows.reads([ask], facts, now):
                     driver.execute(read.sql, read.params).fetchall()
                 timings["window_reads_ms"].append((time.perf_counter() - started) * 1000)
             conn.rollback()

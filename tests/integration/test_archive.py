@@ -238,7 +238,7 @@ def test_the_duplicate_check_and_the_window_reads_are_index_probes_of_the_months
         months = {m for _, m in partitions.attached(conn, "events")}
         old = {partitions.partition_name("events", m) for m in months if m < first_needed}
         assert len(old) >= 3
-        for read in windows.reads([ask], facts):
+        for read in windows.reads([ask], facts, now):
             nodes = _nodes(_plan(conn, read.sql, read.params, run=True))
             ran = [n for n in nodes if n.get("Actual Loops", 0) > 0]
             # The months before the windows' are pruned as the read runs, never scanned.

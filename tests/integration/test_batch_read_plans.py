@@ -19,7 +19,7 @@ from sqlalchemy import text
 from engine.needs import WindowAsk
 from tests.conftest import drain, publish
 from tests.events import game
-from worker.store import statements
+from worker.store import partitions, statements
 from worker.store.driver import Read
 
 PLAYERS = 40
@@ -88,12 +88,25 @@ def test_every_read_of_a_batch_finds_its_rows_by_an_index(runtime):
         pair_hours=24,
     )
     before: list[Read[Any]] = [statements._links_read(named), statements._existing_read(keys)]
-    after = statements.after_reads(named, [("gammon42", "t-1")], [ask], keys)
+    after = statements.after_reads(named, [("gammon42", "t-1")], [ask], keys, now)
     windows = after.reads[-1]
     assert "json_array_elements_text(a.ids)" in windows.sql  # the ranked read, pairs folded
     for read in [*before, *after.reads]:
         nodes = _plan(runtime, read)
         assert not _whole_reads(runtime, nodes), (read.sql, _whole_reads(runtime, nodes))
-    used = {n.get("Index Name", "") for n in _plan(runtime, windows)}
+    planned = _plan(runtime, windows)
+    used = {n.get("Index Name", "") for n in planned}
     assert any("winner_id_ended_at" in name for name in used), used
     assert any("loser_id_ended_at" in name for name in used), used
+    # Only the months the read may need are planned (those ahead are made at start-up, and a
+    # year of months would cost a millisecond of planning a batch).
+    earliest, latest = windows.params["earliest"], windows.params["latest"]
+    needed, month = set(), partitions.month_of(earliest)
+    while month <= partitions.month_of(latest):
+        needed.add(partitions.partition_name("events", month))
+        month = partitions.next_month(month)
+    with runtime.engine.connect() as conn:
+        attached = {name for name, _ in partitions.attached(conn, "events")}
+    assert attached - needed  # months the plan could have held
+    names = {n["Relation Name"] for n in planned if n.get("Relation Name", "").startswith("events")}
+    assert names and names <= needed, (names, needed)

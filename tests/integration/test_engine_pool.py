@@ -4,6 +4,7 @@ busy worker would pay a round trip a batch)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import text
@@ -128,7 +129,9 @@ def test_a_connection_lost_mid_batch_is_an_outage_of_postgresql(runtime, databas
                 with admin.connect() as other:
                     other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
                 try:  # the statement's own failure, before the rollback raises its own
-                    statements.after_claim(conn, {"gammon42": {"a"}}, [], [], [("gammon42", "e")])
+                    statements.after_claim(
+                        conn, {"gammon42": {"a"}}, [], [], [("gammon42", "e")], datetime.now(UTC)
+                    )
                 except OperationalError as exc:
                     caught.append(exc)
                     raise

@@ -299,7 +299,9 @@ class Service:
         keys = {(e.ladder, e.event_id) for e in events}
         links, seen = store.before_claim(conn, named, keys)
         wanted = needs.needs(events, self._rules_for(now), self.policies, links, seen)
-        after = store.after_reads(named, wanted.tournaments, wanted.windows, keys - seen.keys())
+        after = store.after_reads(
+            named, wanted.tournaments, wanted.windows, keys - seen.keys(), now
+        )
         players, results = store.claim_players(
             conn, wanted.starts, now, wanted.existing, then=after.reads
         )

@@ -247,11 +247,12 @@ def after_reads(
     tournament_keys: Iterable[tuple[str, str]],
     asks: Sequence[WindowAsk],
     event_keys: Iterable[tuple[str, str]],
+    now: datetime,
 ) -> AfterReads:
-    """The reads a batch makes once its players are locked (sent with the claim,
-    ``claim_players(then=...)``, so the server runs them after its locks, in the batch's
-    transaction). ``event_keys``: the batch's ids not applied before it claimed, asked again
-    (another worker may have applied one while this one waited for the locks)."""
+    """The reads a batch processed at ``now`` makes once its players are locked (sent with
+    the claim, ``claim_players(then=...)``, so the server runs them after its locks, in the
+    batch's transaction). ``event_keys``: the batch's ids not applied before it claimed,
+    asked again (another worker may have applied one while this one waited for the locks)."""
     tournament_keys = sorted(set(tournament_keys))
     facts = WindowFacts([], [], [])
     reads: list[Read[Any]] = [
@@ -261,7 +262,7 @@ def after_reads(
     ]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
-    reads += windows.reads(asks, facts)
+    reads += windows.reads(asks, facts, now)
     return AfterReads(reads, facts, bool(tournament_keys))
 
 
@@ -271,9 +272,10 @@ def after_claim(
     tournament_keys: Iterable[tuple[str, str]],
     asks: Sequence[WindowAsk],
     event_keys: Iterable[tuple[str, str]],
+    now: datetime,
 ) -> AfterClaim:
     """``after_reads`` in a round trip of their own."""
-    after = after_reads(named, tournament_keys, asks, event_keys)
+    after = after_reads(named, tournament_keys, asks, event_keys, now)
     return after.made(_read_all(conn, after.reads))
 
 
