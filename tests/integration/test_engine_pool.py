@@ -129,9 +129,10 @@ def test_a_connection_lost_mid_batch_is_an_outage_of_postgresql(runtime, databas
                 with admin.connect() as other:
                     other.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
                 try:  # the statement's own failure, before the rollback raises its own
-                    statements.after_claim(
-                        conn, {"gammon42": {"a"}}, [], [], [("gammon42", "e")], datetime.now(UTC)
+                    after = statements.after_reads(
+                        {"gammon42": {"a"}}, [], [], [("gammon42", "e")], datetime.now(UTC)
                     )
+                    statements.claim_players(conn, {}, datetime.now(UTC), then=after.reads)
                 except OperationalError as exc:
                     caught.append(exc)
                     raise

@@ -2,7 +2,7 @@
 SQLAlchemy raises them, key sets as arrays.
 
 A read is a statement, its parameters and what its rows make, so that one read runs alone
-or beside others in one round trip (``worker.store.statements.after_claim``).
+or beside others in one round trip (``worker.store.statements.after_reads``).
 """
 
 from __future__ import annotations

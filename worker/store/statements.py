@@ -11,9 +11,10 @@ neither SQLAlchemy nor the server parses it again (``worker.store.tables`` keeps
 planned for the tables as they are). Audit rows, ledger rows, the players of draws and team
 games (``game_players``) and the changed players each travel as one JSON document; from
 ``COPY_ROWS`` audit and ledger rows on, the first three go by COPY instead. A batch makes
-four round trips, with psycopg's pipeline mode: ``before_claim`` (with the transaction's
-BEGIN), ``claim_players``, ``after_claim`` and ``write_batch`` (with the COMMIT, unless the
-caller reads after it), and two more for each COPY of a large batch.
+three round trips, with psycopg's pipeline mode: ``before_claim`` (with the transaction's
+BEGIN), ``claim_players`` (with the reads once its players are locked, ``after_reads``) and
+``write_batch`` (with the COMMIT, unless the caller reads after it), and two more for each
+COPY of a large batch.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ __all__ = [  # the windows' types are the batch's as much as the rest
     "AfterClaim",
     "WindowAsk",
     "WindowFacts",
-    "after_claim",
+    "after_reads",
     "before_claim",
     "chunks",
     "claim_players",
@@ -169,7 +170,7 @@ def claim_players(
 ) -> tuple[dict[PlayerKey, Player], list[Any]]:
     """Create the missing players and lock every one of them, in sorted key order; read
     ``existing`` too, the ones of them that exist, without creating or locking them. Then
-    the reads ``then`` (what the batch reads once its players are locked, ``after_claim``),
+    the reads ``then`` (what the batch reads once its players are locked, ``after_reads``),
     in the same round trip: the server runs them after the claim, so after its locks; their
     results come back beside the players.
 
@@ -225,7 +226,7 @@ class AfterClaim(NamedTuple):
 
 
 class AfterReads(NamedTuple):
-    """What a batch reads once its players are locked (``after_claim``): the reads, and what
+    """What a batch reads once its players are locked (``after_reads``): the reads, and what
     makes ``AfterClaim`` of their results."""
 
     reads: list[Read[Any]]
@@ -264,19 +265,6 @@ def after_reads(
         reads.append(_tournaments_read(tournament_keys))
     reads += windows.reads(asks, facts, now)
     return AfterReads(reads, facts, bool(tournament_keys))
-
-
-def after_claim(
-    conn: Connection,
-    named: dict[str, set[str]],
-    tournament_keys: Iterable[tuple[str, str]],
-    asks: Sequence[WindowAsk],
-    event_keys: Iterable[tuple[str, str]],
-    now: datetime,
-) -> AfterClaim:
-    """``after_reads`` in a round trip of their own."""
-    after = after_reads(named, tournament_keys, asks, event_keys, now)
-    return after.made(_read_all(conn, after.reads))
 
 
 def _read_all(conn: Connection, reads: Sequence[Read[Any]]) -> list[Any]:

@@ -1,5 +1,6 @@
 """The windows a batch counts (``engine.Windows``): one ladder's ranked games and rated pairs
-before its games, read from the audit log in the batch's transaction (``after_claim``).
+before its games, read from the audit log in the batch's transaction
+(``statements.after_reads``).
 
 The audit log is partitioned by month of ``processed_at`` (``worker.store.partitions``); the
 reads bound it too, so each reads the partitions of the window's months only, not every
@@ -130,8 +131,8 @@ WHERE w.outcome = 'rated'
 
 
 def reads(asks: Sequence[WindowAsk], facts: WindowFacts, now: datetime) -> list[Read[None]]:
-    """The windows' reads (``after_claim``) of a batch processed at ``now``; their rows go
-    into ``facts``."""
+    """The windows' reads (``statements.after_reads``) of a batch processed at ``now``; their
+    rows go into ``facts``."""
     reads: list[Read[None]] = []
     if not asks:
         return reads
