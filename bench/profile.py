@@ -76,11 +76,6 @@ TIMERS: list[tuple[str, str, str]] = [
     ("  Redis pipeline (Projection.write)", "worker.boards.projection", "Projection.write"),
     ("claim of a follow-on batch (Inbox.claim)", "worker.queue.inbox", "Inbox.claim"),
     ("release of a written batch (Inbox.release)", "worker.queue.inbox", "Inbox.release"),
-    (
-        "moderation marks after a batch (heal_moderated)",
-        "worker.entrypoints.worker.batches",
-        "heal_moderated",
-    ),
 ]
 REDIS_THREAD = " [Redis thread]"  # a stage's share run on the Redis thread
 
