@@ -50,8 +50,10 @@ from engine.ladder import (
     GameFinished,
     LadderState,
     LedgerChange,
+    MatchFinished,
     Policy,
     apply,
+    named_ids,
     players_of,
     when,
 )
@@ -329,21 +331,24 @@ class Replay:
         players, taken = self.state.players, self.taken
         return not any(key in taken or key in players for key in keys)
 
-    def take(self, keys: Iterable[PlayerKey]) -> None:
+    def take(
+        self, keys: Iterable[PlayerKey], pairs: Iterable[tuple[PlayerKey, PlayerKey]] = ()
+    ) -> None:
         """Copy from ``base`` the players of ``keys`` this fork has not taken yet, and keep
-        their window counts (and their pairs') as its own, before the base changes them."""
+        their window counts (and those of ``pairs``, each a game's two players) as its own,
+        before the base changes them."""
         base, taken, players = self.base, self.taken, self.state.players
         if base is None:
             return
-        keys = list(keys)
+        windows = self.state.windows
         for key in keys:
+            windows.take(key)
             if key not in taken:
                 taken.add(key)
                 if key not in players and (player := base.found(key)) is not None:
                     players[key] = Player(*_FIELDS_OF(player))
-        ladders = {ladder for ladder, _ in keys}
-        for ladder in ladders:
-            self.state.windows.take(ladder, [pid for lad, pid in keys if lad == ladder])
+        for (ladder, a), (_, b) in pairs:
+            windows.take_pair(ladder, a, b)
 
     def event(
         self, event: Event, processed_at: datetime, stored: Verdict | None = None
@@ -622,11 +627,13 @@ class Lived:
                 since |= self._noted
             self._noted.clear()
 
-    def _take(self, keys: Iterable[PlayerKey]) -> None:
-        """Each running replay of a void ahead takes the players an entry names before any
-        replay applies it (``Replay.fork``)."""
+    def _take(
+        self, keys: Sequence[PlayerKey], pairs: Sequence[tuple[PlayerKey, PlayerKey]] = ()
+    ) -> None:
+        """Each running replay of a void ahead takes the players an entry names (and the
+        pairs a game of two counts) before any replay applies it (``Replay.fork``)."""
         for ahead in self.ahead.values():
-            ahead.take(keys)
+            ahead.take(keys, pairs)
 
     @property
     def players(self) -> dict[PlayerKey, Player]:
@@ -652,16 +659,20 @@ class Lived:
             self.moderated: tuple[Decision | None, Replay] = (decision, self.lived)
             return decision
         ladder = event.ladder
-        lived = players_of(event, self.lived.state.links.get(ladder, _NO_LINKS))
+        lived_links = self.lived.state.links.get(ladder, _NO_LINKS)
+        lived = players_of(event, lived_links)
         keys = list(lived)
+        links = [lived_links]
         shared = True
         for ahead in self.ahead.values():  # as each replay's links resolve the ids
-            theirs = players_of(event, ahead.state.links.get(ladder, _NO_LINKS))
+            theirs_links = ahead.state.links.get(ladder, _NO_LINKS)
+            theirs = players_of(event, theirs_links)
             shared = shared and theirs == lived and ahead.shares(event.event_id, lived)
             keys += theirs
+            links.append(theirs_links)
         if shared and isinstance(event, GameFinished):
             return self._shared(event, processed_at)
-        self._take(keys)
+        self._take(keys, _pairs(event, links))
         decision = self.lived.event(event, processed_at)
         assert decision is not None, "an event scored after it was voided"
         self.moderated = (decision, self.lived)
@@ -762,6 +773,16 @@ class Lived:
             ahead.action(self.ladder, action)  # a void's after this rerate: its rules from here
         state.windows = windows
         return done.changes, done.effects
+
+
+def _pairs(event: Event, links: Iterable[Mapping[str, str]]) -> list[tuple[PlayerKey, PlayerKey]]:
+    """The pair whose window counts a game of two players may add to (``counted``), as each
+    of ``links`` resolves its ids; a game of more players, or another event, counts none."""
+    named = named_ids(event)
+    if not isinstance(event, GameFinished | MatchFinished) or len(named) != 2:
+        return []
+    ladder, (a, b) = event.ladder, named
+    return [((ladder, found.get(a, a)), (ladder, found.get(b, b))) for found in links]
 
 
 def _since(action: Action) -> datetime:

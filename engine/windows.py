@@ -57,17 +57,16 @@ class Windows:
         }
         return kept
 
-    def take(self, ladder: str, ids: list[str]) -> None:
-        """Keep, as this layer's own, the lists of these players and of every pair of them,
-        before the counts under it change them."""
-        if self._base is None:
-            return
-        for player_id in ids:
-            self._own(self._ranked, (ladder, player_id))
-        for i, a in enumerate(ids):
-            for b in ids[i + 1 :]:
-                if a != b:
-                    self._own(self._rated_pairs, self._pair(ladder, a, b))
+    def take(self, key: tuple[str, str]) -> None:
+        """Keep the player's list (``(ladder, player_id)``) as this layer's own, before the
+        counts under it change it."""
+        if self._base is not None:
+            self._own(self._ranked, key)
+
+    def take_pair(self, ladder: str, a: str, b: str) -> None:
+        """Keep the pair's list as this layer's own, before the counts under it change it."""
+        if self._base is not None:
+            self._own(self._rated_pairs, self._pair(ladder, a, b))
 
     def _find(self, table: str, key: Any) -> list[datetime] | None:
         """The list of ``key`` in ``table``, this layer's own or the counts' under it."""

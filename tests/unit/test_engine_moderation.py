@@ -336,7 +336,9 @@ def test_a_layer_over_the_windows_counts_reads_them_until_it_takes_a_player():
     base.add_rated_pair("fibs", "a", "b", T0)
     layer = base.overlay()
     base.add_ranked_both("fibs", "a", "c", T0 + timedelta(minutes=30))  # shared: both count it
-    layer.take("fibs", ["a", "b"])
+    layer.take(("fibs", "a"))
+    layer.take(("fibs", "b"))
+    layer.take_pair("fibs", "b", "a")
     base.add_ranked_both("fibs", "a", "b", T0 + timedelta(hours=1))
     layer.add_rated_pair("fibs", "b", "a", T0 + timedelta(hours=1))
     later = T0 + timedelta(hours=2)
