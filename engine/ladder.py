@@ -177,6 +177,18 @@ def named_ids(event: Event) -> tuple[str, ...]:
             return (event.player_id,)
 
 
+def window_pair(event: Event) -> tuple[str, str] | None:
+    """The two ids, as sent, whose window counts a game adds to (``counted``): a 1v1 win's
+    winner and loser, the two players of any other game of two (a draw's as sent). A game of
+    more players, or another event, counts in no window."""
+    if isinstance(event, GameFinished):
+        return (event.winner.player_id, event.loser.player_id)
+    if isinstance(event, MatchFinished):
+        ids = named_ids(event)
+        return (ids[0], ids[1]) if len(ids) == 2 else None
+    return None
+
+
 def players_of(event: Event, links: Mapping[str, str]) -> list[PlayerKey]:
     """The players an applied event has, created at the start rating if new: every id it
     names has one (and so a card), even when the event is refused, so that the store and the
@@ -447,7 +459,8 @@ def _match(
     flat = [pid for team in ids for pid in team]
     players = [[state.players[(ladder, pid)] for pid in team] for team in ids]
     windows, fairplay = state.windows, policy.fairplay
-    pair = (flat[0], flat[1]) if len(flat) == 2 else None
+    sent = window_pair(event)
+    pair = None if sent is None else (links.get(sent[0], sent[0]), links.get(sent[1], sent[1]))
     reason: Reason | None
     if len(set(flat)) != len(flat):
         reason = Reason.SELF_PLAY  # an anonymous id and the account it is linked to
@@ -480,9 +493,7 @@ def _match(
             for player, move in zip(team, moves, strict=True):
                 changes.append(_rated(player, move))
                 _played(player, 1, ended_at, now)
-    if pair is not None:
-        # A game of more players counts in no window: the store keeps the two players of a
-        # game as its winner and loser (a draw's as sent), where the windows count them.
+    if pair is not None:  # the store keeps them as its winner and loser, as the windows count
         counted(windows, event, *pair, rated=reason is None)
     return Decision(
         event.event_id,

@@ -29,6 +29,7 @@ from engine.ladder import (
     players_again,
     players_of,
     unsupported,
+    window_pair,
 )
 from engine.player import PlayerKey
 from engine.rulesets import Ruleset
@@ -112,13 +113,12 @@ def needs(
         for key in players_of(event, ladder_links):
             starts.setdefault(key, rules.start)
         match event:
-            case GameFinished() if may_be_rated(event.mode, policies[ladder].fairplay):
-                pair = (event.winner.player_id, event.loser.player_id)
-                games.setdefault(ladder, []).append((pair, event.ended_at, rules))
-            case MatchFinished() if may_be_rated(event.mode, policies[ladder].fairplay):
-                ids = named_ids(event)
-                if len(ids) == 2:  # a game of more players counts in no window
-                    games.setdefault(ladder, []).append(((ids[0], ids[1]), event.ended_at, rules))
+            case GameFinished() | MatchFinished() if may_be_rated(
+                event.mode, policies[ladder].fairplay
+            ):
+                pair = window_pair(event)
+                if pair is not None:
+                    games.setdefault(ladder, []).append((pair, event.ended_at, rules))
             case TournamentFinished():
                 tournaments.add((ladder, event.tournament_id))
             case IdentityLinked():

@@ -50,12 +50,11 @@ from engine.ladder import (
     GameFinished,
     LadderState,
     LedgerChange,
-    MatchFinished,
     Policy,
     apply,
-    named_ids,
     players_of,
     when,
+    window_pair,
 )
 from engine.player import STATE_FIELDS, Player, PlayerKey
 from engine.reasons import LedgerKind, Outcome, Reason
@@ -419,8 +418,8 @@ class Replay:
                     player.rating,
                     rating,
                     rating - player.rating,
-                    deviation=deviation if rules.start_deviation is not None else None,
-                    volatility=player.volatility if rules.start_deviation is not None else None,
+                    deviation=deviation if rules.keeps_deviation else None,
+                    volatility=player.volatility if rules.keeps_deviation else None,
                 )
             )
             player.rating, player.deviation = rating, deviation
@@ -778,10 +777,10 @@ class Lived:
 def _pairs(event: Event, links: Iterable[Mapping[str, str]]) -> list[tuple[PlayerKey, PlayerKey]]:
     """The pair whose window counts a game of two players may add to (``counted``), as each
     of ``links`` resolves its ids; a game of more players, or another event, counts none."""
-    named = named_ids(event)
-    if not isinstance(event, GameFinished | MatchFinished) or len(named) != 2:
+    pair = window_pair(event)
+    if pair is None:
         return []
-    ladder, (a, b) = event.ladder, named
+    ladder, (a, b) = event.ladder, pair
     return [((ladder, found.get(a, a)), (ladder, found.get(b, b))) for found in links]
 
 

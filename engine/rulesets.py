@@ -23,6 +23,7 @@ the boards rank by. What no ruleset overrides is ``_Rules``'s answer. A new rule
 class here and its formulas' module.
 """
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,12 +113,10 @@ class _Rules:
         return Player(ladder, player_id, self.start, updated_at=at)
 
     @property
-    def odds_unit(self) -> float:
-        """The rating difference whose expected score has, at even odds, the slope of the
-        logistic ``1 / (1 + e^-d)`` (a quarter a unit): how far apart two players of this
-        ruleset's scale are for the same odds. Elo-style: ``divisor / ln 10``."""
-        divisor: float = getattr(self, "divisor")  # noqa: B009  every Elo-style ruleset has one
-        return divisor / math.log(10)
+    def keeps_deviation(self) -> bool:
+        """Whether a player's rating carries a deviation of its own (glicko2's, openskill's
+        sigma): a season's reset is soft, and cards, imports and exports carry it."""
+        return self.start_deviation is not None
 
     def season_reset(
         self, rating: float, deviation: float | None, reset: str, fraction: float
@@ -131,10 +130,10 @@ class _Rules:
         start already."""
         if reset == "none":
             return rating, deviation
-        if self.start_deviation is not None:
+        start = self.start_deviation
+        if start is not None:  # keeps_deviation
             if deviation is None:
                 return rating, None
-            start = self.start_deviation
             return rating, start if reset == "start" else deviation + (start - deviation) * fraction
         if reset == "start":
             return self.start, deviation
@@ -170,8 +169,22 @@ class _Rules:
         return False
 
 
+class _EloRules(_Rules):
+    """A ruleset whose expected score is Elo's logistic curve over ``divisor``."""
+
+    __slots__ = ()
+    divisor: float
+
+    @property
+    def odds_unit(self) -> float:
+        """The rating difference whose expected score has, at even odds, the slope of the
+        logistic ``1 / (1 + e^-d)`` (a quarter a unit): how far apart two players of this
+        ruleset's scale are for the same odds. Elo-style: ``divisor / ln 10``."""
+        return self.divisor / math.log(10)
+
+
 @dataclass(frozen=True, slots=True)
-class Gammon42Rules(_Rules):
+class Gammon42Rules(_EloRules):
     """Gammon42 Elo with the doubling cube (seed 002, SPEC 2.1)."""
 
     version: str = "1.3.1"
@@ -206,7 +219,7 @@ class Gammon42Rules(_Rules):
 
 
 @dataclass(frozen=True, slots=True)
-class FibsRules(_Rules):
+class FibsRules(_EloRules):
     """The FIBS match formula with the newcomer multiplier (seed 003, SPEC 2.2)."""
 
     version: str = "1"
@@ -254,7 +267,7 @@ class FibsRules(_Rules):
 
 
 @dataclass(frozen=True, slots=True)
-class ProStrikerRules(_Rules):
+class ProStrikerRules(_EloRules):
     """Classic Elo with K tiers by rated games (seed 004, SPEC 2.3)."""
 
     version: str = "1"
@@ -401,7 +414,8 @@ class OpenSkillRules(_Rules):
 
     @property
     def model(self) -> openskill.Model:
-        return openskill.Model(self.start, self.start_deviation, self.beta, self.kappa, self.tau)
+        """The package's model of these constants, built once for each set of them."""
+        return _model(self.start, self.start_deviation, self.beta, self.kappa, self.tau)
 
     def rate(self, winner: PlayerState, loser: PlayerState, game: Game) -> RatingChange:
         """A 1v1 win: ``rate_match`` of two teams of one, to the bit (``openskill.rate_win``)."""
@@ -445,6 +459,8 @@ class OpenSkillRules(_Rules):
         sigma = self.start_deviation if deviation is None else deviation
         return openskill.ordinal(rating, sigma, self.k)
 
+
+_model = functools.lru_cache(maxsize=16)(openskill.Model)
 
 Ruleset = Gammon42Rules | FibsRules | ProStrikerRules | Glicko2Rules | OpenSkillRules
 

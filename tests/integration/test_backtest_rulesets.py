@@ -28,7 +28,6 @@ from tests.integration.helpers import ledger, stored_players
 from tests.ladders import ladder, with_shipped
 from worker.ops import importer
 from worker.ops.backtest import backtest
-from worker.ops.candidate import odds_unit
 
 LADDERS = ladder("chess", "glicko2") + ladder("arena", "openskill")
 
@@ -164,7 +163,7 @@ def test_an_import_is_carried_onto_the_candidates_scale(rt, tmp_path):
     drain(rt)
     found = backtest(rt.engine, config, {}, None, OpenSkillRules()).as_json()
     unit = (25.0 / 6.0) * math.sqrt(math.pi) / 2
-    assert unit == odds_unit(OpenSkillRules())
+    assert unit == OpenSkillRules().odds_unit
     assert found["players"]["ann"]["candidate"] == pytest.approx(
         25.0 + 200.0 * unit / (1200.0 / math.log(10)), rel=1e-12
     )

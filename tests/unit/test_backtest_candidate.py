@@ -18,7 +18,7 @@ from engine.rulesets import (
     OpenSkillRules,
     ProStrikerRules,
 )
-from worker.ops.candidate import BadParameter, Translation, odds_unit, parse_ruleset
+from worker.ops.candidate import BadParameter, Translation, parse_ruleset
 
 AT = datetime(2026, 10, 1, tzinfo=UTC)
 
@@ -35,7 +35,7 @@ AT = datetime(2026, 10, 1, tzinfo=UTC)
 )
 def test_odds_unit(rules, unit):
     """The rating difference whose expected score rises at 0.5 as 1 / (1 + e^-d) does."""
-    assert odds_unit(rules) == pytest.approx(unit, rel=1e-15)
+    assert rules.odds_unit == pytest.approx(unit, rel=1e-15)
 
 
 @pytest.mark.parametrize("rules", [Gammon42Rules(), Glicko2Rules(), OpenSkillRules()])
@@ -43,7 +43,7 @@ def test_the_odds_unit_is_the_slope_at_even_odds(rules):
     """A difference of one unit / 1000 moves the expected score by 1/4000 (the logistic's)."""
     from engine import glicko2, openskill
 
-    d = odds_unit(rules) / 1000
+    d = rules.odds_unit / 1000
     match rules:
         case Gammon42Rules():
             p = 1 / (1 + 10 ** (-d / rules.divisor))
@@ -77,7 +77,7 @@ def test_a_player_an_import_and_a_delta_carried_over():
     into = Translation(lambda at: Glicko2Rules(), OpenSkillRules())
     player = Player("chess", "ann", 1600.0, deviation=80.0, volatility=0.06)
     into.player(player, AT)
-    u = odds_unit(OpenSkillRules()) / odds_unit(Glicko2Rules())
+    u = OpenSkillRules().odds_unit / Glicko2Rules().odds_unit
     assert player.rating == pytest.approx(25 + 100 * u)
     assert player.deviation == pytest.approx(80 * u)
     assert player.volatility is None

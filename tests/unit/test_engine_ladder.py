@@ -32,6 +32,7 @@ from engine.ladder import (
     Team,
     TournamentFinished,
     on_public_board,
+    window_pair,
 )
 from engine.rulesets import OpenSkillRules
 from schemas import REASONS
@@ -376,3 +377,17 @@ def test_a_one_on_one_win_decision_names_no_team_players() -> None:
         "a",
         "b",
     )
+
+
+def test_a_game_of_two_counts_its_pair_in_the_windows_and_a_game_of_more_none() -> None:
+    """SPEC 2.1/2.4: K by weekly volume counts ranked games and the pair limit rated games
+    between two players; a draw or a team game of two players counts as their 1v1 game would
+    (the store keeps them as its winner and loser, as sent), a game of more players in no
+    window, and an event that is no game in none."""
+    assert ("a", "b") == window_pair(game("a", "b"))
+    assert ("ann", "bob") == window_pair(match((1, ("ann",)), (1, ("bob",)), shape="draw"))
+    assert ("cat", "dan") == window_pair(match((2, ("cat",)), (1, ("dan",))))
+    assert window_pair(match((1, ("a", "b")), (2, ("c", "d")))) is None
+    assert window_pair(match((1, ("a",)), (2, ("b",)), (3, ("c",)))) is None
+    assert window_pair(link("x", "y")) is None
+    assert window_pair(cup("t9", ("a", "b"))) is None

@@ -144,12 +144,6 @@ def ruleset_from(
     return lambda at: own(at) if at < start else rules
 
 
-def odds_unit(rules: Ruleset) -> float:
-    """The rating difference of even-odds slope on the ruleset's scale (``Translation``):
-    the ruleset's own answer."""
-    return rules.odds_unit
-
-
 class Translation:
     """Stored numbers onto the candidate's scale (``odds_unit``), from the ladder's version
     in force at the moment of each (``source``) to the candidate ``target``.
@@ -170,8 +164,8 @@ class Translation:
         self.target = target
         self.start = start
         self.on = False
-        self.unit = odds_unit(target)
-        self.keeps_deviation = target.start_deviation is not None
+        self.unit = target.odds_unit
+        self.keeps_deviation = target.keeps_deviation
 
     def rules_at(self, at: datetime) -> Ruleset:
         if self.on and (self.start is None or at >= self.start):
@@ -179,7 +173,7 @@ class Translation:
         return self.source(at)
 
     def ratio(self, at: datetime) -> float:
-        return self.unit / odds_unit(self.source(at))
+        return self.unit / self.source(at).odds_unit
 
     def rating(self, value: float, at: datetime) -> float:
         return self.target.start + (value - self.source(at).start) * self.ratio(at)

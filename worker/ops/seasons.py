@@ -273,7 +273,7 @@ def _reset(
         return 0
     ladder = ladder_config.name
     rules = ladder_config.rules_at(now)
-    soft = rules.start_deviation is not None
+    soft = rules.keeps_deviation
     rows = conn.execute(
         select(players.c.player_id, players.c.rating, players.c.deviation, players.c.volatility)
         .where(players.c.ladder == ladder, players.c.linked_to.is_(None))

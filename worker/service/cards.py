@@ -39,8 +39,9 @@ def facts(
         ("Rating", display_rating(rules, found.rating)),
         ("Rank", f"#{found.rank}" if found.rank is not None else "not on the leaderboard"),
     ]
-    if rules.start_deviation is not None:  # glicko2, openskill: a new player's stands
-        deviation = rules.start_deviation if found.deviation is None else found.deviation
+    start = rules.start_deviation
+    if start is not None:  # keeps_deviation: glicko2, openskill; a new player's stands
+        deviation = start if found.deviation is None else found.deviation
         lines.insert(1, ("Deviation", f"± {display_rating(rules, deviation)}"))
         score = rules.board_score(found.rating, found.deviation)
         if score != found.rating:
