@@ -26,6 +26,7 @@ from engine.rating import preview as engine_preview
 from tests.conftest import drain, publish
 from tests.events import game, link
 from tests.integration.helpers import EVERYONE
+from tests.integration.helpers import command as ladder_command
 from tests.integration.test_new_rulesets import LADDERS, NOW, played, receipt, teams
 from worker.boards import states
 from worker.entrypoints.api.app import create_app
@@ -144,6 +145,7 @@ def test_a_1v1_on_gammon42_answers_each_sides_expected_score(rt, client):
                         "games": 2,
                         "new": False,
                         "rated_as": None,
+                        "banned": False,
                     }
                 ],
                 "expected": engine_predict(rules, [[alice], [bob]])[0],
@@ -157,11 +159,13 @@ def test_a_1v1_on_gammon42_answers_each_sides_expected_score(rt, client):
                         "games": 1,
                         "new": False,
                         "rated_as": None,
+                        "banned": False,
                     }
                 ],
                 "expected": engine_predict(rules, [[alice], [bob]])[1],
             },
         ],
+        "rated": True,
     } == body
 
 
@@ -339,3 +343,27 @@ def test_ladder_predict_of_an_unknown_ladder_is_exit_2(rt, capsys):
     """As every read command."""
     assert 2 == command(rt, "predict", "nowhere", "--team", "a", "--team", "b")
     assert capsys.readouterr().err.startswith("ladder: no ladder named 'nowhere'")
+
+
+def test_a_game_with_a_banned_player_is_predicted_unrated(rt, client, capsys):
+    """SPEC 5: a banned player's games are "unrated for both" (moderation). The prediction
+    still gives the model's expected scores, and says the game would not be rated: the
+    banned seat, an id linked to a banned account too, and ``rated`` false; after the unban,
+    rated again."""
+    history(rt)
+    publish(rt, played("arena", "anon-2", "bob", 1), link("arena", "anon-2", "dan"))
+    drain(rt)
+    before = ask(client, "arena", "alice", "anon-2").json()
+    assert before["rated"] and not before["teams"][1]["players"][0]["banned"]
+    assert 0 == ladder_command(rt, "ban", "arena", "dan", "--reason", "cheating")
+    body = ask(client, "arena", "alice", "anon-2").json()
+    seats = [team["players"][0] for team in body["teams"]]
+    assert (False, [False, True]) == (body["rated"], [s["banned"] for s in seats])
+    assert [t["expected"] for t in before["teams"]] == [t["expected"] for t in body["teams"]]
+    capsys.readouterr()
+    assert 0 == command(rt, "predict", "arena", "--team", "alice", "--team", "anon-2")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-2].endswith("  anon-2 (as dan) (banned)")
+    assert "banned: a game with a banned player is unrated for every player" == lines[-1]
+    assert 0 == ladder_command(rt, "unban", "arena", "dan", "--reason", "appeal")
+    assert ask(client, "arena", "alice", "anon-2").json()["rated"]

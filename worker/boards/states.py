@@ -40,6 +40,7 @@ CARD_FIELDS = (
     "volatility",
     "last_game_at",
     "linked_to",
+    "banned",
 )
 
 
@@ -51,6 +52,7 @@ class Stored:
     player_id: str
     state: PlayerState
     linked_to: str | None = None
+    banned: bool = False  # a game with them is unrated for every player (SPEC 5)
 
 
 def read(
@@ -70,7 +72,7 @@ def read(
     for pid, values in zip(wanted, replies, strict=True):
         if all(value is None for value in values):
             continue
-        rating, games, experience, deviation, volatility, last, linked = map(_text, values)
+        rating, games, experience, deviation, volatility, last, linked, banned = map(_text, values)
         state = PlayerState(
             float(rating or 0.0),
             int(games or 0),
@@ -79,7 +81,7 @@ def read(
             volatility=float(volatility) if volatility else None,
             idle_days=idle_days(datetime.fromisoformat(last), when) if last else 0.0,
         )
-        found[pid] = Stored(pid, state, linked or None)
+        found[pid] = Stored(pid, state, linked or None, banned == "1")
     return found
 
 

@@ -46,6 +46,7 @@ class Seat:
     games: int
     new: bool  # no card on this ladder: the ruleset's start state
     rated_as: str | None  # the account a linked id's games are rated on
+    banned: bool  # the player (the account, for a linked id) is banned
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -55,6 +56,7 @@ class Seat:
             "games": self.games,
             "new": self.new,
             "rated_as": self.rated_as,
+            "banned": self.banned,
         }
 
 
@@ -78,6 +80,7 @@ class Prediction:
     version: str
     match_length: int
     teams: list[Team]
+    rated: bool  # False: a banned player is in it, so the game would be unrated for everyone
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +89,7 @@ class Prediction:
             "version": self.version,
             "match_length": self.match_length,
             "teams": [t.as_json() for t in self.teams],
+            "rated": self.rated,
         }
 
 
@@ -128,6 +132,7 @@ def predict(
         version=rules.version,
         match_length=match_length,
         teams=[Team(team, e) for team, e in zip(seats, expected, strict=True)],
+        rated=not any(seat.banned for team in seats for seat in team),
     )
 
 
@@ -164,10 +169,10 @@ def _seat(rules: Ruleset, pid: str, stored: dict[str, states.Stored]) -> Seat:
     if account is not None:
         found = stored.get(account)
     if found is None:
-        return Seat(pid, rules.start, rules.start_deviation, 0, account is None, account)
+        return Seat(pid, rules.start, rules.start_deviation, 0, account is None, account, False)
     state = found.state
     deviation = rules.start_deviation if state.deviation is None else state.deviation
-    return Seat(pid, state.rating, deviation, state.rated_games, False, account)
+    return Seat(pid, state.rating, deviation, state.rated_games, False, account, found.banned)
 
 
 def _state(rules: Ruleset, seat: Seat, stored: dict[str, states.Stored]) -> PlayerState:

@@ -179,6 +179,10 @@ class PredictedPlayer(BaseModel):
     rated_as: str | None = Field(
         description="The account a linked id's games are rated on (its state is the account's)"
     )
+    banned: bool = Field(
+        description="Banned on this ladder (a linked id: its account): a game with them is "
+        "unrated for every player"
+    )
 
 
 @mirrors(predict.Team)
@@ -197,6 +201,10 @@ class PredictedTeam(BaseModel):
 class Prediction(BaseModel):
     match_length: int = Field(ge=1, description="The match length it was predicted for (fibs)")
     teams: list[PredictedTeam] = Field(description="The teams in the order given")
+    rated: bool = Field(
+        description="Whether the game would be rated: false when a player is banned (the "
+        "expected scores are still the model's)"
+    )
 
 
 class ExportLine(BaseModel):

@@ -62,11 +62,15 @@ def cmd_predict(rt: Runtime, args: argparse.Namespace) -> int:
         print(f"{number:>4}  {predict.format_expected(team.expected):>8}  {players}")
     if any(seat.new for team in found.teams for seat in team.players):
         print("new: not on the ladder yet, at the ruleset's start")
+    if not found.rated:
+        print("banned: a game with a banned player is unrated for every player")
     return 0
 
 
 def _shown(seat: predict.Seat) -> str:
     name = safe(seat.player_id)
     if seat.rated_as is not None:
-        return f"{name} (as {safe(seat.rated_as)})"
-    return f"{name} (new)" if seat.new else name
+        name = f"{name} (as {safe(seat.rated_as)})"
+    elif seat.new:
+        name = f"{name} (new)"
+    return f"{name} (banned)" if seat.banned else name
