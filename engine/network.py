@@ -9,17 +9,35 @@ The hash is keyed (HMAC) because there are only 2^24 IPv4 /24s: an unkeyed hash 
 reversed by trying them all. Error messages leave the address out too, since they get logged.
 """
 
-import hashlib
 import hmac
 import ipaddress
+import re
 from typing import Final
 
-__all__ = ["IPV4_PREFIX", "IPV6_PREFIX", "TOKEN_PREFIX", "network_token"]
+__all__ = ["IPV4", "IPV4_PREFIX", "IPV6_PREFIX", "TOKEN_PREFIX", "network_token"]
 
 IPV4_PREFIX: Final = 24  # one home or office NAT; nearby hosts of one household
 IPV6_PREFIX: Final = 64  # the smallest prefix a household or site normally gets
 TOKEN_PREFIX: Final = "ip-"  # marks tokens we derived, unlike tokens chosen by game servers
 _TOKEN_HEX_CHARS: Final = 32  # 128 bits: collisions between networks are not a concern
+_OCTET: Final = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])"
+#: A dotted-quad IPv4 address exactly as ``ipaddress`` takes one (four decimal octets of 0-255,
+#: no leading zero), its octets as groups: most addresses sent, read without building an
+#: address object (a fifth of the cost). Anything else goes to ``ipaddress``.
+IPV4: Final = re.compile(rf"{_OCTET}\.{_OCTET}\.{_OCTET}\.{_OCTET}")
+
+
+def _network_text(ip: str) -> str | None:
+    """The network of ``ip`` as ``ipaddress`` writes it (``a.b.c.0/24``), or None for an
+    address that says nothing about where a player is (``_network``)."""
+    quad = IPV4.fullmatch(ip.strip())
+    if quad is None:
+        network = _network(ip)
+        return None if network is None else str(network)
+    a, b, c, d = quad.groups()
+    if a == "127" or (a, b) == ("169", "254") or (a, b, c, d) == ("0", "0", "0", "0"):
+        return None  # loopback, link-local, unspecified
+    return f"{a}.{b}.{c}.0/{IPV4_PREFIX}"
 
 
 def _network(ip: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
@@ -59,8 +77,8 @@ def network_token(ip: str, key: bytes) -> str | None:
     None for an address that is no network identity (loopback, link-local, unspecified)."""
     if not key:
         raise ValueError("key: must not be empty (an unkeyed hash of a /24 can be reversed)")
-    network = _network(ip)
+    network = _network_text(ip)
     if network is None:
         return None
-    digest = hmac.new(key, str(network).encode("ascii"), hashlib.sha256).hexdigest()
+    digest = hmac.digest(key, network.encode("ascii"), "sha256").hex()  # one C call
     return TOKEN_PREFIX + digest[:_TOKEN_HEX_CHARS]

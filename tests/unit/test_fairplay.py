@@ -3,6 +3,8 @@
 import dataclasses
 import hashlib
 import hmac
+import ipaddress
+import random
 
 import pytest
 
@@ -17,7 +19,8 @@ from engine.fairplay import (
     shared_network,
     verdict,
 )
-from engine.network import network_token
+from engine.network import IPV4, _network, network_token
+from schemas.events import is_ip_address
 
 DEFAULTS = FairPlayConfig()
 CLEAN = FairPlayFacts(
@@ -234,3 +237,58 @@ def test_an_empty_key_is_rejected() -> None:
     """An empty HMAC key would make the token an unkeyed, reversible hash."""
     with pytest.raises(ValueError, match="key"):
         network_token("203.0.113.9", b"")
+
+
+def _read_by_ipaddress(ip: str) -> tuple[bool, str | None]:
+    """Whether ``ipaddress`` takes ``ip`` as an ``ip`` field (``is_ip_address``), and the token
+    of the network it reads (``"error"`` where it refuses the address)."""
+    valid = 0 < len(ip) <= 128 and "%" not in ip
+    try:
+        ipaddress.ip_address(ip)
+    except ValueError:
+        valid = False
+    try:
+        network = _network(ip)
+    except ValueError:
+        return valid, "error"
+    if network is None:
+        return valid, None
+    return valid, "ip-" + hmac.new(KEY, str(network).encode(), hashlib.sha256).hexdigest()[:32]
+
+
+_EDGES = [
+    *("0.0.0.0", "0.0.0.1", "127.0.0.1", "127.255.0.9", "126.0.0.1", "128.0.0.1"),
+    *("169.254.1.1", "169.253.1.1", "169.255.0.1", "255.255.255.255", "256.1.1.1"),
+    *("01.2.3.4", "1.2.3.04", "00.0.0.0", "1.2.3", "1.2.3.4.5", "1..2.3", "+1.2.3.4"),
+    *(" 1.2.3.4", "1.2.3.4 ", "1.2.3.4\n", "\u0661.2.3.4", "1.2.3.4/24", "1.2.3.-4", "1.2.3.4\x00"),
+    *("::1", "::ffff:1.2.3.4", "2002:0102:0304::1", "fe80::1", "::1.2.3.4", "2001:db8::1"),
+]
+
+
+def test_a_dotted_quad_is_read_as_ipaddress_reads_it() -> None:
+    """The IPv4 fast path (``engine.network.IPV4``) takes exactly the addresses ``ipaddress``
+    takes and gives each the token of the network ``ipaddress`` reads: on edge cases and
+    60,000 random dotted strings (octets 0-299, with leading zeros, empty, 3 to 5 of them)
+    and random IPv4 and IPv6 addresses."""
+    rng = random.Random(7)
+    cases = list(_EDGES)
+    for _ in range(60_000):
+        octets = [
+            rng.choice(
+                (str(rng.randrange(300)), f"0{rng.randrange(10)}", str(rng.randrange(256)), "")
+            )
+            for _ in range(rng.choice((3, 4, 4, 4, 5)))
+        ]
+        cases.append(".".join(octets))
+    cases += [str(ipaddress.IPv4Address(rng.getrandbits(32))) for _ in range(20_000)]
+    cases += [str(ipaddress.IPv6Address(rng.getrandbits(128))) for _ in range(2_000)]
+    differ = []
+    for ip in cases:
+        try:
+            token: str | None = network_token(ip, KEY)
+        except ValueError:
+            token = "error"
+        if (is_ip_address(ip), token) != _read_by_ipaddress(ip):
+            differ.append(ip)
+    assert [] == differ
+    assert sum(1 for ip in cases if IPV4.fullmatch(ip)) > 20_000  # the fast path ran
