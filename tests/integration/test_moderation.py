@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import threading
+import time
+import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy.exc import OperationalError
 
 from tests.conftest import drain, publish
 from tests.e2e.oracle import Oracle
@@ -17,7 +21,8 @@ from worker.entrypoints.cli import moderate, read
 from worker.entrypoints.cli.main import dispatch
 from worker.ops import logreplay, moderation, reconcile, void
 from worker.ops.verify import verify
-from worker.store import replays
+from worker.store import moderation as store
+from worker.store import replays, statements
 
 T0 = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=20)
 
@@ -603,3 +608,56 @@ def test_after_voids_every_kept_receipt_of_the_mix_is_what_the_ladder_now_says(
     assert held[1] == shown["receipts_refreshed"]
     assert held[1] < len([g for g in true if g not in games[:41]])
     clean(runtime, "gammon42")
+
+
+def test_the_ladder_lock_waits_for_a_batch_in_flight_and_holds_the_players_it_created(runtime):
+    """docs/moderation.md: a moderation action locks its ladder, so "a worker's batch of that
+    ladder waits for the action to commit". A batch has claimed an existing player and
+    created a new one when the action asks for the lock: the action waits for the batch to
+    commit, then holds every player of the ladder, the one the batch created too (a row
+    lock alone takes the rows of its snapshot, where that player is not), so no later game
+    of theirs is scored under the action."""
+    publish(runtime, game("p0", "p1"))
+    drain(runtime)
+    now = datetime.now(UTC)
+    ours = "ladder-lock-" + uuid.uuid4().hex[:8]
+    locked, release = threading.Event(), threading.Event()
+
+    def action() -> None:
+        with runtime.engine.begin() as conn:
+            conn.exec_driver_sql(f"SET application_name = '{ours}'")
+            store.lock_ladder(conn, "gammon42")
+            locked.set()
+            release.wait(30)
+
+    def waiting(conn: Any) -> bool:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %(name)s"
+        query += " AND wait_event_type = 'Lock'"
+        found = bool(conn.exec_driver_sql(query, {"name": ours}).scalar())
+        conn.rollback()  # the activity view is read once a transaction
+        return found
+
+    with runtime.engine.connect() as batch, runtime.engine.connect() as probe:
+        claim = batch.begin()
+        statements.claim_players(
+            batch, {("gammon42", "p1"): 1500.0, ("gammon42", "p2"): 1500.0}, now
+        )
+        thread = threading.Thread(target=action)
+        thread.start()
+        try:
+            deadline = time.monotonic() + 30
+            while not waiting(probe):
+                assert time.monotonic() < deadline and not locked.is_set()
+                time.sleep(0.02)
+            claim.commit()
+            assert locked.wait(30)
+            for player in ("p1", "p2"):
+                with pytest.raises(OperationalError, match="could not obtain lock"):
+                    with probe.begin():
+                        probe.exec_driver_sql(
+                            "SELECT 1 FROM players WHERE ladder = 'gammon42'"
+                            f" AND player_id = '{player}' FOR UPDATE NOWAIT"
+                        )
+        finally:
+            release.set()
+            thread.join(30)
