@@ -17,8 +17,9 @@ from sqlalchemy.engine import Connection
 from engine import Action, Player
 from engine.player import stored_player
 from engine.replay import RECORDED_KINDS
+from worker.store.locks import LOCK_LADDER
 from worker.store.log import STORED_LEDGER
-from worker.store.statements import PG_LOCK_LADDER, PLAYER_ROW, UNPROJECTED, chunks, write_batch
+from worker.store.statements import PLAYER_ROW, UNPROJECTED, chunks, write_batch
 from worker.store.tables import (
     event_effects,
     events,
@@ -35,11 +36,11 @@ RECORDED = sorted(str(kind) for kind in RECORDED_KINDS)  # rows that are the act
 
 def lock_ladder(conn: Connection, ladder: str) -> None:
     """Hold the ladder for a moderation action until its transaction ends: its advisory lock
-    exclusively (``statements.PG_LOCK_LADDER``: the batches of the ladder in flight commit
+    exclusively (``worker.store.locks``: the batches of the ladder in flight commit
     first, new ones wait at their claim; other ladders are not touched), then every player
     of it, in the order workers lock them (``claim_players``: sorted keys, code-point
     order), a player a batch created just before included."""
-    conn.exec_driver_sql(PG_LOCK_LADDER, {"ladder": ladder})
+    conn.exec_driver_sql(LOCK_LADDER, {"ladder": ladder})
     query = (
         select(players.c.player_id)
         .where(players.c.ladder == ladder)

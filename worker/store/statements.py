@@ -31,7 +31,7 @@ from engine import Player, PlayerKey, Windows
 from engine.needs import WindowAsk
 from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
-from worker.store import windows
+from worker.store import locks, windows
 from worker.store.driver import KEYS, Read, driver_errors, pipeline, split
 from worker.store.tables import events, game_players, links, players, rating_changes, tournaments
 from worker.store.windows import WindowFacts
@@ -161,21 +161,6 @@ _PG_WRITE_PLAYERS = (
 )
 
 
-# A ladder's advisory lock, one key per ladder: a batch holds the lock of each of its ladders
-# shared from its claim to its commit; a moderation action takes its ladder's exclusively
-# (``worker.store.moderation.lock_ladder``), so it waits for the batches in flight there to
-# commit and holds new ones at their claim. Row locks alone cannot say as much: a lock
-# statement takes the rows of its snapshot, and a player a batch created, committed while the
-# action waited for another of that batch's players, is not among them, yet the action reads
-# it next, and a later game of theirs could be scored under the action and corrected twice.
-_LADDER_KEY = "hashtextextended('ladder:' || {}, 0)"
-_PG_SHARE_LADDERS = (
-    f"SELECT pg_advisory_xact_lock_shared({_LADDER_KEY.format('l')}) "
-    "FROM unnest(%(ladders)s::text[]) AS l"
-)
-PG_LOCK_LADDER = f"SELECT pg_advisory_xact_lock({_LADDER_KEY.format('%(ladder)s')})"
-
-
 def claim_players(
     conn: Connection,
     starts: dict[PlayerKey, float],
@@ -195,7 +180,7 @@ def claim_players(
     (PostgreSQL locks every conflicting row even when the ``WHERE`` is false). Every batch
     locks in this one order, so concurrent workers queue behind each other and never
     deadlock, and creating and locking share the batch's transaction. Before it, the
-    batch's ladders' advisory locks, shared (``PG_LOCK_LADDER``): a moderation action of one
+    batch's ladders' advisory locks, shared (``worker.store.locks``): a moderation action of one
     of them holds the claim until it commits.
     """
     params = split(starts)
@@ -203,7 +188,7 @@ def claim_players(
     read = split([*starts, *extra]) if extra else params
     with pipeline(conn) as driver:  # the claim, the read of the locked rows, then ``then``
         if starts:
-            driver.execute(_PG_SHARE_LADDERS, {"ladders": sorted(set(params["ladders"]))})
+            driver.execute(locks.SHARE_LADDERS, {"ladders": sorted(set(params["ladders"]))})
             ordered = zip(params["ladders"], params["ids"], strict=True)
             driver.execute(
                 _PG_CLAIM_PLAYERS,

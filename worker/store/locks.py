@@ -1,0 +1,29 @@
+"""A ladder's advisory lock: what a moderation action holds its ladder by.
+
+One key per ladder: a worker's batch holds the lock of each of its ladders shared from its
+claim of the players to its commit (``statements.claim_players``); a moderation action takes
+its ladder's exclusively (``moderation.lock_ladder``), so it waits for the batches in flight
+there to commit and holds new ones at their claim. Row locks alone cannot say as much: a
+lock statement takes the rows of its snapshot, and a player a batch created, committed
+while the action waited for another of that batch's players, is not among them; the action
+reads that player next, and a later game of theirs could be scored under the action and
+corrected twice.
+
+The key is the schema's and the ladder's: the ladders of two deployments in one database
+(each in its own schema, as ``search_path`` chooses) do not hold each other. Shared locks
+never wait for each other, and an action takes one ladder's alone, so the order a batch
+takes its ladders' in cannot deadlock.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+_KEY: Final = "hashtextextended(current_schema() || ':ladder:' || {}, 0)"
+
+#: A batch's: each ladder of ``%(ladders)s`` (text[]) shared, until its transaction ends.
+SHARE_LADDERS: Final = (
+    f"SELECT pg_advisory_xact_lock_shared({_KEY.format('l')}) FROM unnest(%(ladders)s::text[]) l"
+)
+#: An action's: ``%(ladder)s`` exclusively, until its transaction ends.
+LOCK_LADDER: Final = f"SELECT pg_advisory_xact_lock({_KEY.format('%(ladder)s')})"
