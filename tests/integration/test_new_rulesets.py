@@ -225,15 +225,22 @@ def test_a_glicko2_free_for_all_and_a_void_of_it_verify(rt):
 @pytest.mark.parametrize("name", ["gammon42", "fibs", "prostriker"])
 def test_a_seed_ruleset_dead_letters_a_draw_and_a_team_game(rt, name):
     """SPEC 7: the seed rulesets rate 1v1 wins only; another shape is dead-lettered as
-    ``unsupported_shape``, and nobody is created."""
+    ``unsupported_shape`` with a detail that says so (not as an id conflict), and nobody
+    is created."""
     publish(
         rt,
         draw(name, "alice", "bob", 1, event_id="d-1"),
         teams(name, [(1, ["a", "b"]), (2, ["c", "d"])], 1, event_id="t-1"),
     )
     drain(rt)
-    letters = {d.event_id: d.reason for d in rt.dead_letters.page(None, limit=10)}
-    assert {"d-1": "unsupported_shape", "t-1": "unsupported_shape"} == letters
+    letters = {d.event_id: (d.reason, d.detail) for d in rt.dead_letters.page(None, limit=10)}
+    assert {
+        "d-1": ("unsupported_shape", f"ladder {name!r} ({name}) rates 1v1 wins only, not draws"),
+        "t-1": (
+            "unsupported_shape",
+            f"ladder {name!r} ({name}) rates 1v1 wins only, not team games",
+        ),
+    } == letters
     assert {} == stored_players(rt, name)
     assert {} == board(rt, name)
 

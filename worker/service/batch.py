@@ -27,7 +27,8 @@ locked, read the links again (to check they did not move meanwhile), the ids app
 meanwhile, the window counts and the moderation marks; apply the engine's decision event by
 event in memory; write audit rows, ledger rows, links, settled tournaments, the players of
 draws and team games and players; commit; then dead-letter
-the events whose id was applied before with other content, and project every touched player
+the events the engine refused (an id applied before with other content, a game of a shape
+the ladder's ruleset does not rate), and project every touched player
 into Redis (version-guarded, so a late write from a slower worker never overwrites a newer
 one).
 """
@@ -45,8 +46,9 @@ import structlog
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from engine import Decision, LadderState, Outcome, Player, Policy, Ruleset, apply, needs
+from engine import Decision, LadderState, Outcome, Player, Policy, Reason, Ruleset, apply, needs
 from engine.ladder import Event, when
+from engine.rulesets import SHAPES
 from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
 from worker import failpoints
@@ -93,13 +95,17 @@ class Settled:
 @dataclass
 class _Decided:
     """The engine's decisions on a batch: the rows to write, each event's outcome, the events
-    whose id was applied before with other content, and each receipt in event order (a
+    it dead-letters (with their ruleset), and each receipt in event order (a
     duplicate's decision in its place: its receipt repeats its original's)."""
 
     rows: Rows
     outcomes: list[Processed]
-    conflicts: list[tuple[Valid, Decision]]
+    refused: list[tuple[Valid, Decision, Ruleset]]
     receipts: list[receipts.ReceiptWrite | Decision]
+
+
+# How a refusal names a shape of game (``engine.rulesets.SHAPES``).
+_SHAPE_NAMES = {"win": "1v1 wins", "draw": "draws", "teams": "team games"}
 
 
 @dataclass
@@ -108,7 +114,7 @@ class _Written:
 
     outcomes: list[Processed]
     players: list[Player]
-    conflicts: list[tuple[Valid, Decision]]
+    refused: list[tuple[Valid, Decision, Ruleset]]
     receipts: list[receipts.ReceiptWrite]
     unprojected: dict[str, int]
 
@@ -169,8 +175,8 @@ class Service:
             return Settled(outcomes, [], [], started)
         written = self._apply_per_primary(valid, now)
         failpoints.hit("service.after_commit")
-        for item, decision in written.conflicts:
-            self._conflict(item, decision, on_invalid)
+        for item, decision, rules in written.refused:
+            self._refused(item, decision, rules, on_invalid)
         outcomes.extend(written.outcomes)
         return Settled(outcomes, written.players, written.receipts, started, written.unprojected)
 
@@ -182,22 +188,35 @@ class Service:
         log_batch(settled.outcomes, (time.perf_counter() - settled.started) * 1000)
 
     @staticmethod
-    def _conflict(
-        item: Valid, decision: Decision, on_invalid: Callable[[str | bytes, InvalidEvent], None]
+    def _refused(
+        item: Valid,
+        decision: Decision,
+        rules: Ruleset,
+        on_invalid: Callable[[str | bytes, InvalidEvent], None],
     ) -> None:
-        """SPEC 2.4 step 1: an id applied before with other content is dead-lettered."""
-        stored, sent = decision.digests
-        detail = (
-            f"event id {decision.event_id!r} was applied before with other content "
-            f"(stored payload sha256 {stored}, this one {sent})"
-        )
-        log.warning(
-            "event_id_conflict",
-            event_id=decision.event_id,
-            ladder=decision.ladder,
-            stored_digest=stored,
-            digest=sent,
-        )
+        """An event the engine dead-letters, with a detail that says why: a game of a shape
+        its ladder's ruleset does not rate (SPEC 7), or an id applied before with other
+        content (SPEC 2.4 step 1)."""
+        if decision.reason == Reason.UNSUPPORTED_SHAPE:
+            rated = " and ".join(_SHAPE_NAMES[shape] for shape in SHAPES if shape in rules.shapes)
+            shape = getattr(item.event, "shape", "")
+            detail = (
+                f"ladder {decision.ladder!r} ({rules.kind}) rates {rated} only, "
+                f"not {_SHAPE_NAMES.get(shape, shape)}"
+            )
+        else:
+            stored, sent = decision.digests
+            detail = (
+                f"event id {decision.event_id!r} was applied before with other content "
+                f"(stored payload sha256 {stored}, this one {sent})"
+            )
+            log.warning(
+                "event_id_conflict",
+                event_id=decision.event_id,
+                ladder=decision.ladder,
+                stored_digest=stored,
+                digest=sent,
+            )
         reason = str(decision.reason)
         on_invalid(
             item.raw,
@@ -230,7 +249,7 @@ class Service:
         return _Written(
             [next(outcomes[item.event.ladder]) for item in items],  # the batch's order
             [p for w in parts for p in w.players],
-            [c for w in parts for c in w.conflicts],
+            [r for w in parts for r in w.refused],
             [r for w in parts for r in w.receipts],
             {ladder: n for w in parts for ladder, n in w.unprojected.items()},
         )
@@ -287,7 +306,7 @@ class Service:
                 made = in_order(conn, decided.receipts, now, self.receipt_ttl)
                 failpoints.hit("service.before_commit")
         touched = [state.players[k] for k in sorted(state.touched)]
-        return _Written(decided.outcomes, touched, decided.conflicts, made, unprojected)
+        return _Written(decided.outcomes, touched, decided.refused, made, unprojected)
 
     def _locked_state(
         self, conn: Any, events: list[Event], now: datetime
@@ -335,7 +354,7 @@ class Service:
                         receipts.ReceiptWrite(decision.event_id, decision.ladder, body)
                     )
             elif decision.outcome == Outcome.DEAD_LETTERED:
-                decided.conflicts.append((item, decision))  # its receipt comes with its letter
+                decided.refused.append((item, decision, rules))  # its receipt comes with its letter
             else:
                 decided.receipts.append(decision)  # a duplicate: its original's, read later
             decided.outcomes.append(
