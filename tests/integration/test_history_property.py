@@ -31,8 +31,8 @@ under glicko2, after which the model rates every step before the rerate by glick
 sequences take no imports or adjustments (a rerate refuses their other scale).
 
 The new rulesets also get 1v1 draws and, in a sequence that allows them (drawn at its start),
-team and free-for-all games of three or four players. Such a sequence bans without
-``--void-since``: a ban's void does not yet find a player's games of more than two players.
+team and free-for-all games of three or four players; a ban ``--void-since`` voids the
+player's games of every shape since the instant (SPEC 5), team games included.
 
 A season close archives the board as the model has it (``ladder:{L}:season:<name>``) and
 resets it by the rule drawn (none, start, toward start by a fraction): on the seed rulesets
@@ -552,7 +552,7 @@ class Sequence:
 
     name: str
     model: Model
-    teams: bool = False  # team games allowed (and so no ban --void-since)
+    teams: bool = False  # team games allowed
     games: list[tuple[str, tuple[str, ...], datetime]] = field(default_factory=list)  # to void
     names: list[str] = field(default_factory=lambda: list(PLAYERS))
     known: set[str] = field(default_factory=set)  # players the ladder has (an action needs one)
@@ -560,6 +560,7 @@ class Sequence:
     between: int = 0  # commands that fell between two games scored while they ran
     closed: set[str] = field(default_factory=set)  # games played before a season close
     shapes: dict[str, int] = field(default_factory=dict)  # the games published, by shape
+    team_voids: int = 0  # team games a ban --void-since voided
 
     def game(self, rt: Any, data: Any, eid: str, at: datetime) -> tuple[Any, ...]:
         """Publish one game (not yet drained); its step, for the model."""
@@ -615,11 +616,13 @@ class Sequence:
         if kind == "ban":
             pid = data.draw(st.sampled_from(sorted(self.known)), label="ban")
             mine = [t for _, ids, t in self.games if pid in ids]  # games left (not archived)
-            since = None if self.teams else data.draw(st.sampled_from([None, *mine]), label="since")
+            since = data.draw(st.sampled_from([None, *mine]), label="since")
             argv = ["ban", name, pid, "--reason", "t"]
             if since is not None:
                 argv += ["--void-since", since.isoformat()]
-                model.voided |= {e for e, ids, t in self.games if pid in ids and t >= since}
+                hit = [(e, ids) for e, ids, t in self.games if pid in ids and t >= since]
+                model.voided |= {e for e, _ in hit}
+                self.team_voids += sum(1 for _, ids in hit if len(ids) > 2)
             return argv, ("ban", pid, since)
         if kind == "unban":
             pid = data.draw(st.sampled_from(sorted(self.banned)), label="unban")
@@ -721,7 +724,8 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
     counts the archive steps, ``totals["after"]`` the steps that followed one,
     ``totals["races"]`` the commands run while the worker scored, ``totals["seasons"]`` the
     season closes, ``totals["across"]`` the voids of a game before one, ``totals["draws"]``
-    and ``totals["teams"]`` the draws and team games published, ``totals[<ladder>]`` the
+    and ``totals["teams"]`` the draws and team games published, ``totals["team_voids"]`` the
+    team games a ban ``--void-since`` voided, ``totals[<ladder>]`` the
     sequences of each ladder)."""
     name = data.draw(st.sampled_from(list(RULESETS)), label="ladder")
     model = Model(name)
@@ -810,6 +814,7 @@ def sequence(rt: Any, data: Any, tmp: Path, clock: Clock, totals: dict[str, int]
     totals[name] += 1
     totals["draws"] += seq.shapes.get("draw", 0)
     totals["teams"] += seq.shapes.get("teams", 0)
+    totals["team_voids"] += seq.team_voids
     return count
 
 
@@ -830,7 +835,7 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     """
     started = time.perf_counter()
     totals = {"sequences": 0, "steps": 0, "archives": 0, "after": 0, "races": 0, "between": 0}
-    totals |= {"seasons": 0, "across": 0, "draws": 0, "teams": 0, "rerates": 0}
+    totals |= {"seasons": 0, "across": 0, "draws": 0, "teams": 0, "rerates": 0, "team_voids": 0}
     totals |= dict.fromkeys(RULESETS, 0)
     clock = Clock(monkeypatch)
 
@@ -859,6 +864,7 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     assert totals["after"] > 0  # archives were taken, and steps checked after them
     assert totals["races"] > 0  # commands ran while the worker scored
     assert totals["seasons"] > 0 and totals["draws"] > 0 and totals["teams"] > 0
+    assert totals["team_voids"] > 0  # team games voided by a ban --void-since
     assert totals["across"] > 0  # voids of games played before a season close
     assert totals["rerates"] > 0  # the club ladder re-rated under its switch
     assert all(totals[name] > 0 for name in RULESETS)  # every ruleset had sequences
@@ -868,7 +874,7 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
         f"({totals['archives']} archives, {totals['after']} steps checked after one, "
         f"{totals['seasons']} season closes, {totals['across']} voids of a game before "
         f"one, {totals['rerates']} rerates, {totals['draws']} draws, "
-        f"{totals['teams']} team games, "
+        f"{totals['teams']} team games ({totals['team_voids']} voided by a ban), "
         f"{totals['races']} commands while the worker scored, {totals['between']} of them "
         "between two of its games), "
         f"{time.perf_counter() - started:.0f} s"
