@@ -10,12 +10,11 @@ openskill.
 from __future__ import annotations
 
 import json
-import math
 import shutil
 import signal
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,15 +30,15 @@ from sqlalchemy.pool import NullPool
 from engine import network_token
 from tests.conftest import record_figure
 from tests.e2e.conftest import Cli
+from tests.e2e.invariants import check_stores
 from tests.e2e.private import PrivatePostgres
 from tests.e2e.test_reliability import kill_group, publish, spawn
 from tests.events import iso
 from tests.integration.test_privacy import everything_in_postgres, everything_in_redis
 from tests.ladders import ladder as table
 from tests.ladders import with_shipped
-from worker.ladders import load_config
 from worker.store.statements import COPY_ROWS
-from worker.store.tables import dead_letters, events, game_players, players, rating_changes
+from worker.store.tables import dead_letters, events, game_players, rating_changes
 
 ARENA, CHESS, DUEL = "arena", "chess", "duel"
 LADDERS = table(ARENA, "openskill") + table(CHESS, "glicko2")
@@ -138,67 +137,20 @@ def _seats(games: list[Game]) -> list[tuple[str, str, str, int, int, bool]]:
 
 
 def _stored_once(database_url: str, redis_url: str, config: Path, games: list[Game]) -> None:
-    """Each game stored once: one audit row, one ``game_players`` row per player and one
-    ledger row per player (all rated); each player's ledger continuous and ending at its
-    stored rating; Redis's cards and boards equal to PostgreSQL (boards ranked by the
-    ruleset's board score: openskill's mu - 3 sigma)."""
+    """Each game stored once and rated: one audit row, one ledger row per player, each
+    player's ledger continuous and ending at its stored rating, Redis's cards and boards equal
+    to PostgreSQL (boards ranked by the ruleset's board score: openskill's mu - 3 sigma;
+    ``check_stores``); and one ``game_players`` row per player, as sent."""
+    check_stores(database_url, redis_url, {(g["ladder"], g["event_id"]) for g in games}, config)
     engine = create_engine(database_url, poolclass=NullPool)
     try:
         with engine.connect() as conn:
-            audited = Counter(
-                (r.ladder, r.event_id)
-                for r in conn.execute(select(events.c.ladder, events.c.event_id))
-            )
+            outcomes = set(conn.execute(select(events.c.outcome)).scalars())
             seated = sorted(tuple(r) for r in conn.execute(select(*_SEAT_COLUMNS)))
-            ledger = (
-                conn.execute(select(rating_changes).order_by(rating_changes.c.id)).mappings().all()
-            )
-            stored = conn.execute(select(players)).mappings().all()
     finally:
         engine.dispose()
-    assert {(g["ladder"], g["event_id"]): 1 for g in games} == dict(audited)
+    assert {"rated"} == outcomes
     assert _seats(games) == seated
-    per_player = Counter((r["ladder"], r["event_id"], r["player_id"]) for r in ledger)
-    assert {(g["ladder"], g["event_id"], p): 1 for g in games for p in _players(g)} == dict(
-        per_player
-    )
-    last: dict[tuple[str, str], float] = {}
-    for row in ledger:
-        key = (row["ladder"], row["player_id"])
-        if key in last:
-            assert math.isclose(last[key], row["rating_before"], abs_tol=1e-9), (
-                key,
-                row["event_id"],
-            )
-        last[key] = row["rating_after"]
-    rules = {name: c.current for name, c in load_config(config).ladders.items()}
-    redis = Redis.from_url(redis_url, decode_responses=True)
-    try:
-        boards: dict[str, dict[str, float]] = defaultdict(dict)
-        for p in stored:
-            key = (p["ladder"], p["player_id"])
-            assert math.isclose(last[key], p["rating"], abs_tol=1e-9), key
-            card = redis.hgetall(f"ladder:{{{p['ladder']}}}:player:{p['player_id']}")
-            assert str(p["version"]) == card.get("version"), (key, card)
-            if p["listed"] and not p["linked_to"] and not p["banned"]:
-                boards[p["ladder"]][p["player_id"]] = rules[p["ladder"]].board_score(
-                    p["rating"], p["deviation"]
-                )
-        assert {g["ladder"] for g in games} == set(boards)
-        for ladder, expected in boards.items():
-            shown = dict(
-                cast(Scores, redis.zrange(f"ladder:{{{ladder}}}:rating", 0, -1, withscores=True))
-            )
-            assert expected.keys() == shown.keys(), ladder
-            for pid, score in expected.items():
-                assert math.isclose(score, shown[pid], abs_tol=1e-9), (
-                    ladder,
-                    pid,
-                    score,
-                    shown[pid],
-                )
-    finally:
-        redis.close()
 
 
 def _stream_receipts(redis_url: str) -> dict[str, list[Game]]:
