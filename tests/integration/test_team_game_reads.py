@@ -361,3 +361,40 @@ def test_an_archive_takes_the_rows_of_its_months_team_games_and_verify_replays_c
     ]
     clean(rt, "arena")
     clean(rt, "chess")
+
+
+def test_verify_finds_a_game_players_row_missing_wrong_or_of_no_team_game(rt):
+    """SPEC 6: verify "reproduces every stored number"; the rows of ``game_players`` are what
+    the games list, the history, ``ban --void-since`` and erase read a player's draws and
+    team games from, so verify holds each to the lived decision of its game (the player as
+    resolved, its team's place, the teams, whether a draw) and names a row of an event the
+    log does not hold as a draw or team game. A ladder as stored has none of these."""
+    publish(
+        rt,
+        teams("arena", [(1, ["ann", "bob"]), (2, ["cat", "dan"])], 3, event_id="t-1"),
+        draw("arena", "ann", "cat", 2, event_id="d-1"),
+        game("ann", "bob", ladder="arena", event_id="w-1", ended_at=NOW - timedelta(days=1)),
+    )
+    drain(rt)
+    config = rt.config.ladders["arena"]
+    assert [] == verify(rt.engine, None, config).mismatches
+    with rt.engine.begin() as conn:
+        conn.execute(delete(seats).where(seats.c.event_id == "t-1", seats.c.player_id == "dan"))
+        conn.execute(
+            seats.update()
+            .where(seats.c.event_id == "d-1", seats.c.player_id == "cat")
+            .values(rank=2)
+        )
+        row = conn.execute(select(seats).where(seats.c.event_id == "d-1")).mappings().first()
+        assert row is not None
+        conn.execute(seats.insert().values({**row, "event_id": "w-1", "player_id": "ann"}))
+    found = {
+        (m.event_id, m.player_id, m.field, m.stored is None, m.derived is None)
+        for m in verify(rt.engine, None, config).mismatches
+    }
+    assert {
+        ("t-1", "dan", "game_players row", True, False),  # missing
+        ("d-1", "cat", "game_players row", False, True),  # the stored row, rank 2
+        ("d-1", "cat", "game_players row", True, False),  # the row made, rank 1
+        ("w-1", "ann", "game_players row", False, True),  # of a 1v1 win
+    } == found

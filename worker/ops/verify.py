@@ -41,6 +41,7 @@ from worker.ops.keptreceipts import KeptReceipts
 from worker.ops.progress import Progress
 from worker.ops.verifycompare import check_players, compare_change
 from worker.ops.verifyreport import Advancing, LadderReport, Mismatch
+from worker.ops.verifyseats import Seats
 from worker.store import boundary, moderation, replays
 from worker.store.log import AuditRow, Logged, Recorded, count_events, event_of
 
@@ -223,13 +224,14 @@ def _replay(
     kept = None
     if receipts is not None:
         kept = KeptReceipts(*receipts, lambda *found: report.differ(Mismatch(*found)))
+    seats = Seats(engine, ladder, lambda *found: report.differ(Mismatch(*found)))
     with gcpause.paused():
         # every event after the start was processed at or after its checkpoint's instant
         # (``boundary.at`` and ``ladder archive`` refuse an instant where one was not), and
         # the recorded rows before that instant are in the checkpoint
         for entry in told.entries(engine):
             if isinstance(entry, Logged):
-                _check_event(replay, entry.row, entry.ledger, report, kept)
+                _check_event(replay, entry.row, entry.ledger, report, seats, kept)
                 if progress is not None and report.events % PROGRESS_EVERY == 0:
                     progress.advance(PROGRESS_EVERY)
             elif isinstance(entry, Action):
@@ -240,6 +242,7 @@ def _replay(
                 _check_recorded(replay, ladder, entry, report)
         if kept is not None:
             kept.flush()
+        seats.finish(told.begins if since is not None else None)
     check_players(engine, ladder, replay.state.players, report, since=since is not None)
 
 
@@ -276,6 +279,7 @@ def _check_event(
     row: AuditRow,
     stored: Sequence[Any],
     report: LadderReport,
+    seats: Seats,
     kept: KeptReceipts | None = None,
 ) -> None:
     event_id, outcome, reason, version, processed_at = (
@@ -293,6 +297,7 @@ def _check_event(
         report.differ(Mismatch(event_id, None, "payload", type(exc).__name__, None))
         return
     decision = replay.event(event, processed_at)
+    seats.event(event, decision, processed_at)
     if kept is not None:
         kept.event(row, event, *replay.moderated, processed_at)
     if (outcome, reason, version) != (decision.outcome, decision.reason, decision.ruleset_version):
