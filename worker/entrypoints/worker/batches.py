@@ -83,10 +83,20 @@ FOLLOW_ON_SECONDS = 2.0
 FOLLOW_ON_WAIT_SECONDS = 0.05
 
 
+# A batch job's meta once its own batch is done (committed and written to Redis, handed back,
+# or dead-lettered): a crash in its follow-on batches then leaves ``recover`` nothing of the
+# job's own to enqueue again (those batches are staged, and recovered as batches of their own).
+OWN_BATCH_DONE = "own_batch_done"
+
+
 def process_batch(rt: Runtime, payloads: list[str]) -> int:
     activity.set(True)
     try:
         done = _process_batch(rt, payloads)
+        job = get_current_job()
+        if job is not None:
+            job.meta[OWN_BATCH_DONE] = True
+            job.save_meta()  # type: ignore[no-untyped-call]
         return done + _follow_on(rt)
     finally:
         activity.set(False)

@@ -29,6 +29,7 @@ from rq.job import Job, JobStatus
 from rq.registry import StartedJobRegistry
 
 from worker import keys
+from worker.entrypoints.worker.batches import OWN_BATCH_DONE
 from worker.entrypoints.worker.refusals import split_failed_batches
 from worker.queue import faults
 from worker.queue.liveness import ALIVE_SECONDS
@@ -64,15 +65,23 @@ def requeue_abandoned(rt: Runtime) -> int:
         crashes = int(job.meta.get("crashes", 0)) + 1
         if job.get_status() != JobStatus.STARTED or crashes > MAX_CRASHES:
             continue  # finished meanwhile, or a poison batch: RQ's retry path takes it
-        payloads = list(job.args[0]) if job.args else []
-        rt.inbox.enqueue_batch(payloads, meta={"crashes": crashes})
+        # Its own batch done (``batches.OWN_BATCH_DONE``), the worker died in a follow-on
+        # batch, which is staged and recovered on its own: nothing of the job's to run again.
+        done = bool(job.meta.get(OWN_BATCH_DONE))
+        payloads = [] if done else list(job.args[0]) if job.args else []
+        if payloads:
+            rt.inbox.enqueue_batch(payloads, meta={"crashes": crashes})
         # RQ's Job.delete would fail on an execution record that expired with the entry.
         with rt.redis.pipeline() as pipe:
             pipe.zrem(registry.key, raw)
             pipe.delete(job.key, job.execution_registry.key)
             pipe.execute()
         log.warning(
-            "abandoned_batch_requeued", job_id=job_id, events=len(payloads), crashes=crashes
+            "abandoned_batch_requeued",
+            job_id=job_id,
+            events=len(payloads),
+            crashes=crashes,
+            own_batch_done=done,
         )
         requeued += 1
     return requeued
