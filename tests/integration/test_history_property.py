@@ -825,7 +825,7 @@ def rt(make_runtime: Any, tmp_path: Path) -> Any:
     return make_runtime(ladder_config=with_shipped(tmp_path, LADDERS))
 
 
-@pytest.mark.long
+@pytest.mark.long(minutes=10)
 def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     rt, tmp_path, monkeypatch
 ):
