@@ -31,6 +31,12 @@ except BrowserMissing as exc:  # pragma: no cover - .ci/run installs it
 
 CONSOLE = "console-token-Hg5f4d3s2a1q0w9e"
 SECONDS = 30
+# DevTools' answer to a command whose page navigated away while it ran (a form's POST).
+NAVIGATED = "Inspected target navigated or closed"
+
+
+class Navigated(Exception):
+    """A command's page navigated away while it ran."""
 
 
 class Browser:
@@ -57,6 +63,8 @@ class Browser:
             line, self.pending = self.pending.split(b"\0", 1)
             answer = json.loads(line)
             if answer.get("id") == self.last:
+                if answer.get("error", {}).get("message") == NAVIGATED:
+                    raise Navigated(method)
                 assert "error" not in answer, answer
                 result: dict[str, Any] = answer["result"]
                 return result
@@ -70,10 +78,13 @@ class Browser:
         deadline = time.monotonic() + SECONDS
         state = None
         while time.monotonic() < deadline:
-            state = self.evaluate(
-                "[location.pathname, document.readyState, window.left === undefined,"
-                " document.body && document.body.innerText]"
-            )
+            try:
+                state = self.evaluate(
+                    "[location.pathname, document.readyState, window.left === undefined,"
+                    " document.body && document.body.innerText]"
+                )
+            except Navigated:  # the page went while it was asked: ask the next one
+                continue
             if state[:3] == [path, "complete", True]:
                 return str(state[3])
             time.sleep(0.1)
