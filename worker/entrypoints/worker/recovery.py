@@ -68,7 +68,7 @@ def requeue_abandoned(rt: Runtime) -> int:
         # Its own batch done (``batches.OWN_BATCH_DONE``), the worker died in a follow-on
         # batch, which is staged and recovered on its own: nothing of the job's to run again.
         done = bool(job.meta.get(OWN_BATCH_DONE))
-        payloads = [] if done else list(job.args[0]) if job.args else []
+        payloads = list(job.args[0]) if job.args and not done else []
         if payloads:
             rt.inbox.enqueue_batch(payloads, meta={"crashes": crashes})
         # RQ's Job.delete would fail on an execution record that expired with the entry.
