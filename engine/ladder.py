@@ -26,7 +26,7 @@ from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
 from engine.fairplay import Reason as FairPlayReason
 from engine.player import Player, PlayerKey, idle_days
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.rulesets import Ruleset
+from engine.rulesets import SHAPES, Ruleset
 from engine.types import Game, PlayerState, SideChange
 from engine.windows import Windows
 
@@ -54,6 +54,7 @@ __all__ = [
     "players_again",
     "players_of",
     "unsupported",
+    "unsupported_detail",
     "when",
 ]
 
@@ -160,6 +161,17 @@ def unsupported(event: Event, rules: Ruleset) -> bool:
     """Whether the event is a game of a shape the ruleset cannot rate (SPEC 7): it is
     dead-lettered (``unsupported_shape``) and changes nothing, no player created."""
     return isinstance(event, MatchFinished) and event.shape not in rules.shapes
+
+
+# How a refusal names a shape of game (``engine.rulesets.SHAPES``).
+SHAPE_NAMES: Final[dict[str, str]] = {"win": "1v1 wins", "draw": "draws", "teams": "team games"}
+
+
+def unsupported_detail(event: Event, rules: Ruleset) -> str:
+    """Why ``unsupported``: what the ruleset rates, and what the event is (one line)."""
+    rated = " and ".join(SHAPE_NAMES[shape] for shape in SHAPES if shape in rules.shapes)
+    shape = event.shape if isinstance(event, MatchFinished) else "win"
+    return f"({rules.kind}) rates {rated} only, not {SHAPE_NAMES.get(shape, shape)}"
 
 
 def named_ids(event: Event) -> tuple[str, ...]:

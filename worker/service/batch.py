@@ -47,8 +47,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from engine import Decision, LadderState, Outcome, Player, Policy, Reason, Ruleset, apply, needs
-from engine.ladder import Event, when
-from engine.rulesets import SHAPES
+from engine.ladder import Event, unsupported_detail, when
 from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
 from worker import failpoints
@@ -102,10 +101,6 @@ class _Decided:
     outcomes: list[Processed]
     refused: list[tuple[Valid, Decision, Ruleset]]
     receipts: list[receipts.ReceiptWrite | Decision]
-
-
-# How a refusal names a shape of game (``engine.rulesets.SHAPES``).
-_SHAPE_NAMES = {"win": "1v1 wins", "draw": "draws", "teams": "team games"}
 
 
 @dataclass
@@ -198,12 +193,7 @@ class Service:
         its ladder's ruleset does not rate (SPEC 7), or an id applied before with other
         content (SPEC 2.4 step 1)."""
         if decision.reason == Reason.UNSUPPORTED_SHAPE:
-            rated = " and ".join(_SHAPE_NAMES[shape] for shape in SHAPES if shape in rules.shapes)
-            shape = getattr(item.event, "shape", "")
-            detail = (
-                f"ladder {decision.ladder!r} ({rules.kind}) rates {rated} only, "
-                f"not {_SHAPE_NAMES.get(shape, shape)}"
-            )
+            detail = f"ladder {decision.ladder!r} {unsupported_detail(item.event, rules)}"
         else:
             stored, sent = decision.digests
             detail = (
