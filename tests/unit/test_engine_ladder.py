@@ -32,6 +32,8 @@ from engine.ladder import (
     Team,
     TournamentFinished,
     on_public_board,
+    unsupported,
+    unsupported_detail,
     window_pair,
 )
 from engine.rulesets import OpenSkillRules
@@ -368,6 +370,19 @@ def test_a_team_game_decision_names_each_player_as_resolved_with_the_team_rank()
         (("eve", 1), ("bot", 1), ("fay", 3), ("gus", 2)),
     ]
     assert decisions[1].winner_id is None and decisions[2].winner_id == "ann"
+
+
+def test_a_shape_the_ruleset_does_not_rate_is_refused_with_what_it_rates() -> None:
+    """SPEC 7: "A ruleset that cannot rate a shape dead-letters it with a named reason (e.g.
+    `unsupported_shape`). The seed rulesets rate 1v1 wins only, exactly as before." The
+    dead letter's detail is the engine's: what the ruleset rates, and what the game is."""
+    draw, teams = match((1, ("a",)), (1, ("b",)), shape="draw"), match((1, ("a", "b")), (2, ("c",)))
+    assert unsupported(draw, FIBS) and unsupported(teams, G42)
+    assert "(fibs) rates 1v1 wins only, not draws" == unsupported_detail(draw, FIBS)
+    assert "(gammon42) rates 1v1 wins only, not team games" == unsupported_detail(teams, G42)
+    decision = apply(draw, LadderState(), FIBS, Policy(), NOW)
+    assert (Outcome.DEAD_LETTERED, Reason.UNSUPPORTED_SHAPE) == (decision.outcome, decision.reason)
+    assert not unsupported(draw, OpenSkillRules()) and not unsupported(game("a", "b"), G42)
 
 
 def test_a_one_on_one_win_decision_names_no_team_players() -> None:
