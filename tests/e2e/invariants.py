@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from redis import Redis
 from sqlalchemy import create_engine, select
@@ -114,3 +116,21 @@ def check_stores(
     finally:
         engine.dispose()
         redis.close()
+
+
+def streamed_receipts(
+    redis: Redis, ladder: str, published: Iterable[str], gone: set[str]
+) -> list[dict[str, Any]]:
+    """The receipt stream's bodies, checked (SPEC 5: every event gets a receipt on
+    ``ladder:receipts``): each event of ``published`` on ``ladder`` exactly one, but those
+    of ``gone`` (the games of an erased player): at most one, naming no player (an unrated
+    game's receipt names no player, and stays)."""
+    entries = cast(list[tuple[str, dict[str, str]]], redis.xrange("ladder:receipts"))
+    bodies = [json.loads(fields["receipt"]) for _, fields in entries]
+    per_event = Counter(b["event_id"] for b in bodies if b.get("ladder") == ladder)
+    assert {e: 1 for e in set(published) - gone} == {
+        e: n for e, n in per_event.items() if e not in gone
+    }
+    assert [] == [b["event_id"] for b in bodies if b["event_id"] in gone and b["players"]]
+    assert all(per_event[e] <= 1 for e in gone)
+    return bodies

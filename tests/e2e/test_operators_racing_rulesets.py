@@ -27,14 +27,14 @@ import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from redis import Redis
 from sqlalchemy import create_engine, or_, select
 
 from tests.conftest import record_figure
-from tests.e2e.invariants import check_stores
+from tests.e2e.invariants import check_stores, streamed_receipts
 from tests.e2e.test_reliability import kill_group, publish, spawn
 from tests.events import iso
 from tests.ladders import ladder as table
@@ -237,16 +237,7 @@ def test_erase_void_and_ban_while_workers_score_draws_and_team_games_lose_no_rec
     assert gone and again, "the erase ran while the id was playing: games on both sides"
     assert {"teams", "players", "winner"} <= {k for e in gone for k in by_id[e]}, "every shape"
     assert {e for e in by_id if ERASED in _named(by_id[e])} == gone | again
-    entries = cast(list[tuple[str, dict[str, str]]], redis.xrange("ladder:receipts"))
-    bodies = [json.loads(fields["receipt"]) for _, fields in entries]
-    per_event = Counter(b["event_id"] for b in bodies if b.get("ladder") == ladder)
-    # each event exactly one receipt on the stream, but those naming the erased player: none
-    # (an unrated game's receipt names no player, and stays)
-    assert {e: 1 for e in set(by_id) - gone} == {
-        e: n for e, n in per_event.items() if e not in gone
-    }
-    assert [] == [b["event_id"] for b in bodies if b["event_id"] in gone and b["players"]]
-    assert all(per_event[e] <= 1 for e in gone)
+    bodies = streamed_receipts(redis, ladder, by_id, gone)
     # no entry on the stream and no kept receipt of the erased player's games names the id
     quoted = json.dumps(ERASED)
     assert [] == [
