@@ -20,6 +20,7 @@ from engine.needs import WindowAsk
 from tests.conftest import drain, publish
 from tests.events import game
 from worker.store import partitions, statements
+from worker.store import receipts as stored_receipts
 from worker.store.driver import Read
 
 PLAYERS = 40
@@ -43,13 +44,15 @@ def _plan(runtime: Any, read: Read[Any]) -> list[dict[str, Any]]:
     return _nodes(explained[0]["Plan"])
 
 
-def _whole_reads(runtime: Any, nodes: list[dict[str, Any]]) -> list[str]:
+def _whole_reads(
+    runtime: Any, nodes: list[dict[str, Any]], logged: tuple[str, ...] = LOGGED
+) -> list[str]:
     """The tables (or partitions) of the log holding rows that the plan reads whole (an
     empty partition, a month still ahead, is no cost)."""
     scanned = {
         n["Relation Name"]
         for n in nodes
-        if n["Node Type"] == "Seq Scan" and n.get("Relation Name", "").startswith(LOGGED)
+        if n["Node Type"] == "Seq Scan" and n.get("Relation Name", "").startswith(logged)
     }
     with runtime.engine.connect() as conn:
         return sorted(
@@ -59,11 +62,9 @@ def _whole_reads(runtime: Any, nodes: list[dict[str, Any]]) -> list[str]:
         )
 
 
-def test_every_read_of_a_batch_finds_its_rows_by_an_index(runtime):
-    """The reads of a batch of a busy ladder (800 games among 40 players stored and analyzed,
-    so the planner knows the tables are not tiny): no sequential scan of the audit log or the
-    duplicate table, and the window counts read through the winner's and the loser's window
-    index."""
+def _busy_ladder(runtime: Any) -> None:
+    """800 games among 40 players stored and analyzed, so the planner knows the tables are
+    not tiny."""
     start = datetime.now(UTC) - timedelta(days=3)
     for n in range(GAMES):
         a, b = f"p{n % PLAYERS}", f"p{(n * 7 + 1) % PLAYERS}"
@@ -74,6 +75,13 @@ def test_every_read_of_a_batch_finds_its_rows_by_an_index(runtime):
     drain(runtime)
     with runtime.engine.begin() as conn:
         conn.execute(text("ANALYZE"))
+
+
+def test_every_read_of_a_batch_finds_its_rows_by_an_index(runtime):
+    """The reads of a batch of a busy ladder: no sequential scan of the audit log or the
+    duplicate table, and the window counts read through the winner's and the loser's window
+    index."""
+    _busy_ladder(runtime)
     now = datetime.now(UTC)
     ids = [f"p{n}" for n in range(10)]
     named = {"gammon42": set(ids)}
@@ -110,3 +118,26 @@ def test_every_read_of_a_batch_finds_its_rows_by_an_index(runtime):
     assert attached - needed  # months the plan could have held
     names = {n["Relation Name"] for n in planned if n.get("Relation Name", "").startswith("events")}
     assert names and names <= needed, (names, needed)
+
+
+def test_a_duplicates_receipt_reads_its_originals_ledger_rows_by_the_event(runtime):
+    """A batch with a duplicate repeats its original's numbers in the duplicate's receipt,
+    read from the ledger while the batch holds its players (``receipts.originals``): the
+    ledger rows are found by the index of the ledger by event, never by reading every ledger
+    row of the ladder (a read that grew with the ladder's history)."""
+    _busy_ladder(runtime)
+    query = stored_receipts.ledger_of([("gammon42", "g-5"), ("gammon42", "g-700")])
+    with runtime.engine.connect() as conn:
+        sql = str(query.compile(dialect=conn.dialect, compile_kwargs={"literal_binds": True}))
+        ((explained,),) = conn.execute(text("EXPLAIN (FORMAT JSON) " + sql)).all()
+        stored = conn.execute(text("SELECT count(*) FROM rating_changes")).scalar_one()
+    assert stored > GAMES // 2  # a ladder's history to read whole
+    nodes = [
+        n
+        for n in _nodes(explained[0]["Plan"])
+        if n.get("Relation Name", "").startswith("rating_changes") or "Index Name" in n
+    ]
+    used = {n.get("Index Name", "") for n in nodes}
+    assert any("event_id" in name for name in used), used
+    assert not any("player_id" in name for name in used), used
+    assert not _whole_reads(runtime, nodes, ("rating_changes",))

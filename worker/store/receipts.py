@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import Select, select, tuple_
 from sqlalchemy.engine import Connection, Engine
 
 from schemas import receipt_bodies as receipts
@@ -59,12 +59,7 @@ def originals(conn: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[s
         if not heads:
             continue
         ledger: dict[tuple[str, str], list[Any]] = {}
-        query = (
-            select(*_CHANGE_COLUMNS)
-            .where(tuple_(rating_changes.c.ladder, rating_changes.c.event_id).in_(list(heads)))
-            .order_by(rating_changes.c.id)
-        )
-        for row in conn.execute(query).mappings():
+        for row in conn.execute(ledger_of(list(heads))).mappings():
             ledger.setdefault((row["ladder"], row["event_id"]), []).append(row)
         moderated = _effects(conn, list(heads))
         for key, head in heads.items():
@@ -74,6 +69,16 @@ def originals(conn: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[s
                 made = receipts.moderated(made, *effect)
             found[key] = made
     return found
+
+
+def ledger_of(keys: list[tuple[str, str]]) -> Select[Any]:
+    """The ledger rows of these (ladder, event_id) keys, in ledger order: probes of the
+    ``rating_changes_event`` index, whatever the ladder's ledger holds."""
+    return (
+        select(*_CHANGE_COLUMNS)
+        .where(tuple_(rating_changes.c.ladder, rating_changes.c.event_id).in_(keys))
+        .order_by(rating_changes.c.id)
+    )
 
 
 def _effects(

@@ -168,6 +168,7 @@ rating_changes = Table(
     Column("deviation", Float(53), nullable=True),
     Column("volatility", Float(53), nullable=True),
     Index("rating_changes_player", "ladder", "player_id", "id"),
+    Index("rating_changes_event", "ladder", "event_id"),  # an event's rows (its receipt)
     Index("rating_changes_actions", "ladder", "id", postgresql_where=text(ACTION_ROWS)),
     postgresql_partition_by="RANGE (at)",
 )
