@@ -84,6 +84,7 @@ class Browser:
                     " document.body && document.body.innerText]"
                 )
             except Navigated:  # the page went while it was asked: ask the next one
+                time.sleep(0.1)
                 continue
             if state[:3] == [path, "complete", True]:
                 return str(state[3])
