@@ -242,3 +242,35 @@ def test_ranks_of_many_players_some_off_the_board_some_named_twice(runtime: Any)
     assert all(found[f"many-{n}"] == [rank(n), rank(1499 - n)] for n in range(750))
     assert found["again"] == [1499, None, 1, 1]
     assert key(runtime, "again") == written["again"]
+
+
+def test_duplicates_sent_after_a_void_read_the_void_and_their_stored_numbers(
+    runtime: Any,
+) -> None:
+    """SPEC 2.4 step 1 with a void (SPEC 5): the voided game sent again reads voided, with no
+    players; a later game the void re-rated, sent again, repeats its original's stored numbers
+    (its own ledger rows, read by the ledger's index by event) while its kept receipt keeps
+    the void's re-rated copy; verify agrees afterwards."""
+    from tests.integration.helpers import command
+    from worker.ops.verify import verify
+
+    first, later = game("alice", "bob", event_id="v-1"), game("alice", "carol", event_id="v-2")
+    publish(runtime, first, later)
+    drain(runtime)
+    assert 0 == command(runtime, "void", "gammon42", "v-1", "--reason", "test")
+    publish(runtime, first, later)
+    drain(runtime)
+    voided, regraded = stream(runtime)[-2:]
+    assert ("duplicate", "voided", []) == (
+        voided["outcome"],
+        voided["original_outcome"],
+        voided["players"],
+    )
+    assert regraded["outcome"] == "duplicate" and regraded["original_outcome"] == "rated"
+    (alice_first, alice_later) = ledger(runtime, "gammon42", "alice")[:2]
+    assert alice_first["event_id"] == "v-1" and alice_later["event_id"] == "v-2"
+    assert regraded["players"][0]["rating_before"] == alice_later["rating_before"] == 1516.0
+    kept = key(runtime, "v-2")
+    assert kept is not None and kept["players"][0]["rating_before"] == 1500.0  # re-rated
+    found = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    assert [] == found.mismatches
