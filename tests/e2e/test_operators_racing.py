@@ -6,6 +6,8 @@ id), voids two games and bans another player with ``--void-since``. Afterwards e
 stored once, the log verifies, the boards have no drift, every event has exactly one receipt
 on the stream but the erased player's (which are deleted: SPEC 6 "Erase": "stream entries
 (deleted, never re-appended)"), and the re-used id's new games are on the boards under its id.
+The same, with copies of games already sent published again throughout (a publisher that
+delivers at least once): each copy gets a receipt of its own and never brings the id back.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
@@ -156,6 +159,94 @@ def test_erase_void_and_ban_while_workers_score_the_same_ids_lose_no_receipt(
     assert reused == redis.zscore(f"ladder:{{{LADDER}}}:rating", ERASED)
     assert redis.zscore(f"ladder:{{{LADDER}}}:rating", pseudonym) is None
     redis.close()
+
+
+@pytest.mark.long
+def test_copies_sent_again_while_operators_act_get_a_receipt_each_and_never_the_erased_id(
+    cli, database_url, request
+):
+    """SPEC 2.4 step 1: "duplicate event_id => no effect at all"; SPEC 5: "every event gets a
+    receipt"; SPEC 6, erase: the real id leaves "receipt keys, wait lists and stream entries
+    (deleted, never re-appended)". A publisher delivering at least once sends copies of games
+    already sent, the erased player's among them, while an erase, a void and a ban run beside
+    two workers: every copy is a duplicate with a receipt of its own, none dead-lettered; no
+    stream entry or kept receipt of a game before the erase names the id; the stores agree."""
+    stream = _stream(1200)
+    redis = Redis.from_url(cli.env["REDIS_URL"], decode_responses=True)
+    engine = create_engine(database_url)
+    request.addfinalizer(engine.dispose)
+    workers = [spawn(cli.env), spawn(cli.env)]
+    sent_again: Counter[str] = Counter()
+    fed, erasing = threading.Event(), threading.Event()
+
+    def copies(upto: int) -> list[dict[str, Any]]:
+        picked = [stream[i] for i in (upto - 7, upto - 31, upto - 61) if i >= 0]
+        sent_again.update(e["event_id"] for e in picked)
+        return picked
+
+    def feed() -> None:
+        for start in range(0, len(stream), 30):
+            if start >= len(stream) - 300:
+                erasing.wait(timeout=120)
+            publish(redis, stream[start : start + 30] + copies(start))
+            time.sleep(0.1)
+        fed.set()
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        scored = _wait_scored(engine, 300)
+        # every game of the id sent so far, sent again as the erase starts
+        theirs = [e for e in stream if e["event_id"] in set(scored) and ERASED in _named(e)]
+        sent_again.update(e["event_id"] for e in theirs)
+        publish(redis, theirs)
+        try:
+            erased = cli.ladder_json("player", "erase", LADDER, ERASED, "--yes")
+        finally:
+            erasing.set()
+        scored = _wait_scored(engine, 600)
+        voided = scored[400:402]
+        cli.ladder("void", LADDER, *voided, "--reason", "while scoring")
+        publish(redis, [e for e in stream if e["event_id"] in voided])
+        sent_again.update(voided)
+        _wait_scored(engine, 800)
+        cli.ladder("ban", LADDER, BANNED, "--void-since", stream[700]["ended_at"], "--reason", "x")
+        feeder.join(timeout=120)
+        assert fed.is_set()
+    finally:
+        feeder.join(timeout=5)
+        for worker in workers:
+            kill_group(worker, signal.SIGTERM)  # stops cleanly, the event in hand kept
+    cli.ladder("worker", "--burst", timeout=120)  # what is left: every receipt written
+    assert [] == cli.ladder_json("dlq", "list")  # a copy is a duplicate, never a conflict
+    verified = cli.ladder("verify", "--json", check=False)
+    assert [] == json.loads(verified.stdout)["ladders"][LADDER]["mismatches"]
+    assert 0 == verified.returncode
+    assert 0 == cli.ladder("reconcile").returncode
+    check_stores(database_url, cli.env["REDIS_URL"], {(LADDER, e["event_id"]) for e in stream})
+    pseudonym = erased["pseudonym"]
+    with engine.connect() as conn:
+        named = or_(events.c.winner_id == pseudonym, events.c.loser_id == pseudonym)
+        gone = set(conn.execute(select(events.c.event_id).where(named)).scalars())
+    bodies = [json.loads(f["receipt"]) for _, f in cast(Stream, redis.xrange("ladder:receipts"))]
+    originals = Counter(b["event_id"] for b in bodies if b["outcome"] != "duplicate")
+    copied = Counter(b["event_id"] for b in bodies if b["outcome"] == "duplicate")
+    kept = [redis.get(f"ladder:receipt:{e}") or "" for e in sorted(gone)]
+    redis.close()
+    # each event's own receipt once, and one receipt for each copy sent again; an erased
+    # game's entries before the erase are gone, and none names the id
+    others = [e["event_id"] for e in stream if e["event_id"] not in gone]
+    assert {e: 1 for e in others} == {e: n for e, n in originals.items() if e not in gone}
+    assert {e: n for e, n in sent_again.items() if e not in gone} == {
+        e: n for e, n in copied.items() if e not in gone
+    }
+    assert [] == [b["event_id"] for b in bodies if b["event_id"] in gone and ERASED in str(b)]
+    assert all(kept) and [] == [text for text in kept if ERASED in text]
+    assert copied.keys() & gone, "copies of the erased player's games were sent and scored"
+
+
+def _named(event: dict[str, Any]) -> set[str]:
+    return {event["winner"]["player_id"], event["loser"]["player_id"]}
 
 
 @pytest.mark.long
