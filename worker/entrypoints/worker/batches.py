@@ -95,6 +95,7 @@ def process_batch(rt: Runtime, payloads: list[str]) -> int:
         done = _process_batch(rt, payloads)
         job = get_current_job()
         if job is not None:
+            failpoints.hit("jobs.before_own_batch_done")  # killed here: run again, duplicates
             job.meta[OWN_BATCH_DONE] = True
             job.save_meta()  # type: ignore[no-untyped-call]
         return done + _follow_on(rt)
