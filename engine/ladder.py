@@ -26,7 +26,7 @@ from engine.fairplay import FairPlayConfig, FairPlayFacts, verdict
 from engine.fairplay import Reason as FairPlayReason
 from engine.player import Player, PlayerKey, idle_days
 from engine.reasons import LedgerKind, Outcome, Reason
-from engine.rulesets import SHAPES, Ruleset
+from engine.rulesets import Ruleset
 from engine.types import Game, PlayerState, SideChange
 from engine.windows import Windows
 
@@ -163,15 +163,10 @@ def unsupported(event: Event, rules: Ruleset) -> bool:
     return isinstance(event, MatchFinished) and event.shape not in rules.shapes
 
 
-# How a refusal names a shape of game (``engine.rulesets.SHAPES``).
-SHAPE_NAMES: Final[dict[str, str]] = {"win": "1v1 wins", "draw": "draws", "teams": "team games"}
-
-
 def unsupported_detail(event: Event, rules: Ruleset) -> str:
     """Why ``unsupported``: what the ruleset rates, and what the event is (one line)."""
-    rated = " and ".join(SHAPE_NAMES[shape] for shape in SHAPES if shape in rules.shapes)
     shape = event.shape if isinstance(event, MatchFinished) else "win"
-    return f"({rules.kind}) rates {rated} only, not {SHAPE_NAMES.get(shape, shape)}"
+    return f"({rules.kind}) {rules.rates_only(shape)}"
 
 
 def named_ids(event: Event) -> tuple[str, ...]:

@@ -54,7 +54,7 @@ def predict(
     rating needs one. ``game``: what else the ruleset reads (fibs: the match length).
 
     ``ValueError`` for fewer than two teams, a team without players, or a team game on a
-    ruleset that rates 1v1 games only.
+    ruleset that rates none (``Ruleset.rates_only``).
     """
     if len(teams) < 2:
         raise ValueError(f"teams: a game needs at least 2 teams, got {len(teams)}")
@@ -65,7 +65,7 @@ def predict(
         change = rate(rules, teams[0][0], teams[1][0], Game() if game is None else game)
         return (change.winner.expected, change.loser.expected)
     if "teams" not in rules.shapes:
-        raise ValueError(f"the {rules.kind} ruleset rates 1v1 games only")
+        raise ValueError(f"the {rules.kind} ruleset {rules.rates_only('teams')}")
     ranks = tuple(range(1, len(teams) + 1))
     weights = [[1.0] * len(team) for team in teams]
     done = rules.rate_match(teams, ranks, weights)

@@ -257,8 +257,18 @@ def test_a_fibs_prediction_reads_the_match_length(rt, client):
         ("gammon42", ["alice", "bob,"], {}, "team 2: an empty player id in 'bob,'"),
         ("gammon42", ["alice", "bo\x07b"], {}, "team 2: 'bo\\x07b' is not a player id"),
         ("gammon42", ["alice", "b" * 129], {}, "is not a player id"),
-        ("gammon42", ["alice,bob", "carol,dan"], {}, "the gammon42 ruleset rates 1v1 games only"),
-        ("fibs", ["alice", "bob", "carol"], {}, "the fibs ruleset rates 1v1 games only"),
+        (
+            "gammon42",
+            ["alice,bob", "carol,dan"],
+            {},
+            "the gammon42 ruleset rates 1v1 wins only, not team games",
+        ),
+        (
+            "fibs",
+            ["alice", "bob", "carol"],
+            {},
+            "the fibs ruleset rates 1v1 wins only, not team games",
+        ),
         ("gammon42", ["alice", "bob"], {"match_length": 0}, "match_length: "),
     ],
 )
@@ -327,7 +337,10 @@ def test_ladder_predict_json_is_the_apis_answer(rt, client, capsys):
     [
         (["--team", "alice"], "ladder: team: give 2 to 64 teams, got 1\n"),
         ([], "ladder: team: give 2 to 64 teams, got 0\n"),
-        (["--team", "a,b", "--team", "c,d"], "ladder: the gammon42 ruleset rates 1v1 games only\n"),
+        (
+            ["--team", "a,b", "--team", "c,d"],
+            "ladder: the gammon42 ruleset rates 1v1 wins only, not team games\n",
+        ),
         (["--team", "a", "--team", "b,a"], "ladder: team: 'a' is named twice\n"),
         (["--team", "a,", "--team", "b"], "ladder: team 1: an empty player id in 'a,'\n"),
     ],

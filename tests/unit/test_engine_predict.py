@@ -189,9 +189,12 @@ def test_the_order_of_many_teams_matters_only_as_the_answers_follow_it(rules):
 @pytest.mark.parametrize("rules", SEEDS, ids=lambda r: r.kind)
 @pytest.mark.parametrize("sizes", [(2, 2), (1, 2), (1, 1, 1)], ids=["2v2", "1v2", "free-for-all"])
 def test_a_team_game_on_a_seed_ruleset_is_refused(rules, sizes):
-    """The seed rulesets rate 1v1 games only, and say so."""
+    """The seed rulesets rate 1v1 games only, and say so in the words of the dead letter of a
+    team game sent to their ladder (``Ruleset.rates_only``, as ``unsupported_detail``)."""
     teams = [[new(rules)] * size for size in sizes]
-    with pytest.raises(ValueError, match=f"^the {rules.kind} ruleset rates 1v1 games only$"):
+    with pytest.raises(
+        ValueError, match=f"^the {rules.kind} ruleset rates 1v1 wins only, not team games$"
+    ):
         predict(rules, teams)
 
 
