@@ -2,6 +2,10 @@
 worker's start-up. Absolute rates on a shared machine move by 2x from day to day; the ratio
 of two rates measured one after the other does not, so the goals are ratios.
 
+Beside each drain, what it cost in CPU per event, by process (``bench.servercpu``): on a
+machine whose cores the drains fill, the ratio of two rates is bounded by the ratio of the
+CPU they spend on an event.
+
 Two workloads: ``mixed`` (the ingest section's mix over three ladders) and ``hot`` (one
 gammon42 ladder, 20,000 ranked games among 4,000 players, ending 30 s apart).
 """
@@ -18,7 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench import env
+from bench import env, servercpu
 from bench.events import Mix, generate_hot
 
 # The hot ladder as a busy game has it: 60,000 games among 4,000 players ending 30 s apart,
@@ -38,6 +42,7 @@ def floor_rate(target: env.Target, payloads: list[str]) -> dict[str, Any]:
     """The floor drains the same payloads from a freshly reset target."""
     target.reset()
     target.publish(payloads)
+    before = servercpu.sample()
     done = subprocess.run(
         [sys.executable, "-m", "bench.floor", target.redis_url, _plain_url(target.database_url)],
         capture_output=True,
@@ -46,6 +51,7 @@ def floor_rate(target: env.Target, payloads: list[str]) -> dict[str, Any]:
         cwd=env.ROOT,
     )
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    result["cpu_us_per_event"] = servercpu.per_event(before, servercpu.sample(), len(payloads))
     return result
 
 
@@ -81,16 +87,20 @@ def against_floor(
             continue
         payloads, mix = make()
         floors: list[int] = []
+        floor_cpu: list[dict[str, int] | None] = []
         ladders: dict[int, list[dict[str, Any]]] = {n: [] for n in workers}
         for n in range(rounds):
             print(f"bench: floor, {name}, {len(payloads):,} events, round {n + 1}", flush=True)
-            floors.append(floor_rate(target, payloads)["events_per_second"])
+            drained = floor_rate(target, payloads)
+            floors.append(drained["events_per_second"])
+            floor_cpu.append(drained["cpu_us_per_event"])
             for count in workers:
                 print(f"bench: ladder, {name}, {count} worker(s), round {n + 1}", flush=True)
                 ladders[count].append(ingest(target, 0, count, None, log, (payloads, mix)))
         floor = statistics.median(floors)
         entry: dict[str, Any] = {"events": len(payloads), "floor_events_per_second": floor}
         entry["floor_rounds"] = floors
+        entry["floor_cpu_us_per_event"] = _median_cpu(floor_cpu)
         for count, runs in ladders.items():
             rates = [r["events_per_second"] for r in runs]
             rate = statistics.median(rates)
@@ -101,11 +111,20 @@ def against_floor(
                 "worker_cpu_us_per_event": statistics.median(
                     r["worker_cpu_us_per_event"] for r in runs
                 ),
+                "cpu_us_per_event": _median_cpu([r.get("cpu_us_per_event") for r in runs]),
                 "check_ok": all(r["check"]["ok"] for r in runs),
                 "problems": [p for r in runs for p in r["check"].get("problems", [])],
             }
         out[name] = entry
     return out
+
+
+def _median_cpu(rounds: list[dict[str, int] | None]) -> dict[str, int] | None:
+    """Each process's median over the rounds (``bench.servercpu``), None where not read."""
+    found = [r for r in rounds if r]
+    if not found:
+        return None
+    return {k: round(statistics.median(r[k] for r in found)) for k in found[0]}
 
 
 def startup(target: env.Target, log: Path, rounds: int = 3) -> dict[str, Any]:
@@ -191,6 +210,18 @@ def print_lines(result: dict[str, Any]) -> None:
                     f"{'ok' if run['check_ok'] else 'CHECK FAILED'})"
                 )
         print(f"against the floor, {name} ({entry['events']:,} events): " + "; ".join(parts))
+        cpu = [("floor", entry.get("floor_cpu_us_per_event"))]
+        cpu += [(count, (entry.get(count) or {}).get("cpu_us_per_event")) for count in ("1w", "2w")]
+        if all(found for _, found in cpu):
+            print(
+                "  CPU us per event (PostgreSQL + Redis + the rest = the machine; each process's "
+                "start-up included): "
+                + "; ".join(
+                    f"{label} {c['postgres']} + {c['redis']} + {c['rest']} = {c['machine']}"
+                    for label, c in cpu
+                    if c
+                )
+            )
     start = result.get("startup")
     if start:
         rounds = ", ".join(f"{s:.2f}" for s in start["rounds"])

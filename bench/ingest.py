@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
-from bench import env
+from bench import env, servercpu
 from bench.events import Mix
 from bench.plan import LADDERS
 from bench.workers import Workers, _ladder_worker
@@ -77,7 +77,9 @@ def ingest(
     payloads, mix = stream or env.generate_events(events, tag=f"w{workers}b{batch_size or 0}")
     publish_seconds = target.publish(payloads)
     run_log = log.with_name(f"ingest-{workers}-{batch_size or 0}.log")
+    before = servercpu.sample()
     wall, cpu, rss = _timed(_ladder_worker(True), workers, environ, run_log)
+    by_process = servercpu.per_event(before, servercpu.sample(), len(payloads))
     (first,) = target.sql("SELECT min(processed_at) FROM events")[0]
     last = last_event_logged(run_log)
     drain = max((last - first).total_seconds(), 1e-6) if first and last else wall
@@ -93,6 +95,7 @@ def ingest(
         "drain_seconds": round(drain, 3),
         "events_per_second": round(len(payloads) / drain),
         "worker_cpu_us_per_event": round(cpu * 1e6 / len(payloads)),
+        "cpu_us_per_event": by_process,  # by process, the workers' start-up included
         "worker_peak_rss_mib": rss,
         "check": check,
     }
