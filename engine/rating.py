@@ -54,7 +54,7 @@ def predict(
     rating needs one. ``game``: what else the ruleset reads (fibs: the match length).
 
     ``ValueError`` for fewer than two teams, a team without players, or a team game on a
-    ruleset that rates none (``Ruleset.rates_only``).
+    ruleset that does not rate team games (worded by ``Ruleset.rates_only``).
     """
     if len(teams) < 2:
         raise ValueError(f"teams: a game needs at least 2 teams, got {len(teams)}")
