@@ -38,7 +38,6 @@ from engine.types import Game, PlayerState, RatingChange, SideChange, moved
 __all__ = [
     "RULESET_KINDS",
     "SHAPES",
-    "SHAPE_NAMES",
     "FibsRules",
     "Gammon42Rules",
     "Glicko2Rules",
@@ -49,8 +48,8 @@ __all__ = [
 
 #: The shapes of a finished game (SPEC 7): a 1v1 win, a 1v1 draw, a team or free-for-all game.
 SHAPES: Final[tuple[str, ...]] = ("win", "draw", "teams")
-#: How a refusal names each shape (``Ruleset.rates_only``).
-SHAPE_NAMES: Final[dict[str, str]] = {"win": "1v1 wins", "draw": "draws", "teams": "team games"}
+# How a refusal names each shape (``Ruleset.rates_only``).
+_SHAPE_NAMES: Final[dict[str, str]] = {"win": "1v1 wins", "draw": "draws", "teams": "team games"}
 
 #: A game of teams as the rulesets rate it: each team's players' states before the game.
 Teams = Sequence[Sequence[PlayerState]]
@@ -113,8 +112,8 @@ class _Rules:
         """Why a game of ``shape`` (not in ``shapes``) is refused, in the same words wherever
         it is (a dead letter's detail, a prediction's error): what the ruleset rates, and
         what the game is."""
-        rated = " and ".join(SHAPE_NAMES[name] for name in SHAPES if name in self.shapes)
-        return f"rates {rated} only, not {SHAPE_NAMES.get(shape, shape)}"
+        rated = " and ".join(_SHAPE_NAMES[name] for name in SHAPES if name in self.shapes)
+        return f"rates {rated} only, not {_SHAPE_NAMES.get(shape, shape)}"
 
     def newcomer(self, ladder: str, player_id: str, at: datetime | None = None) -> Player:
         """A player the ladder has not seen: at the start rating, with no deviation or
