@@ -8,7 +8,9 @@ every figure is None):
 - PostgreSQL: every process named ``postgres`` (the server, its backends and workers), user and
   system time, with the children time the server collects from the backends that exited;
 - Redis: every process named ``redis-server``;
-- the machine: the busy time of ``/proc/stat`` (every process, these and the drain's own);
+- the machine: the busy time of ``/proc/stat`` (every process, these and the drain's own;
+  not the time a hypervisor gave to other machines, ``steal``, which is none of this one's
+  work);
 - the rest: the machine's less the two (the workers, or the floor script, and anything else
   the machine ran meanwhile).
 
@@ -52,10 +54,10 @@ def sample() -> Sample | None:
         for label, process in SERVERS.items():
             if name == process:  # utime, stime, cutime, cstime
                 servers[label] += sum(int(x) for x in fields[11:15]) / hertz
-    user, nice, system, _idle, _wait, irq, softirq, steal = map(
-        int, stat.read_text().splitlines()[0].split()[1:9]
+    user, nice, system, _idle, _wait, irq, softirq = map(
+        int, stat.read_text().splitlines()[0].split()[1:8]
     )
-    return Sample(servers, (user + nice + system + irq + softirq + steal) / hertz)
+    return Sample(servers, (user + nice + system + irq + softirq) / hertz)
 
 
 def per_event(before: Sample | None, after: Sample | None, events: int) -> dict[str, int] | None:
