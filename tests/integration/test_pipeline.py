@@ -309,6 +309,50 @@ def test_a_follow_on_batch_stays_staged_until_its_redis_write_is_done(runtime, m
     assert [batch.encode()] == runtime.redis.zrange(keys.STAGING_INDEX, 0, -1)
 
 
+def test_under_load_the_next_batch_is_taken_before_the_redis_write_of_the_one_before(
+    runtime, monkeypatch
+):
+    """Redis runs one command at a time: a follow-on batch large enough to be written on the
+    Redis thread has the next batch claimed before its write starts (a claim sent after it
+    would wait for the whole write); each batch is still settled in the order taken."""
+    from worker.entrypoints.worker import batches as jobs
+
+    monkeypatch.setattr(jobs, "THREADED_FROM", 1)  # every follow-on batch counts as large
+    publish(runtime, game("alice", "bob", event_id="g-0"))
+    batch, payloads = runtime.inbox.claim()
+    monkeypatch.setattr(runtime.inbox, "batch_size", 1)
+    pairs = [("carol", "dave"), ("erin", "frank"), ("gina", "hank")]
+    publish(runtime, *(game(a, b, event_id=f"g-{n}") for n, (a, b) in enumerate(pairs, 1)))
+    steps = []
+    claim, start = runtime.inbox.claim, jobs._Writing.start
+
+    def claimed():
+        taken = claim()
+        steps.append(("claim", taken and json.loads(taken[1][0])["event_id"]))
+        return taken
+
+    def writing(rt, batch, payloads, settled):
+        steps.append(("write", json.loads(payloads[0])["event_id"]))
+        return start(rt, batch, payloads, settled)
+
+    monkeypatch.setattr(runtime.inbox, "claim", claimed)
+    monkeypatch.setattr(jobs._Writing, "start", staticmethod(writing))
+    assert 4 == jobs.process_batch(runtime, payloads)
+    runtime.inbox.release(batch)
+    assert [
+        ("claim", "g-1"),
+        ("claim", "g-2"),  # before g-1's write
+        ("write", "g-1"),
+        ("claim", "g-3"),
+        ("write", "g-2"),
+        ("claim", None),
+        ("write", "g-3"),
+        ("claim", None),  # nothing left: the job ends
+    ] == steps
+    assert 0 == runtime.redis.zcard(keys.STAGING_INDEX)
+    assert {("rated", None)} == {outcome(runtime, "gammon42", f"g-{n}") for n in range(4)}
+
+
 def test_a_serving_workers_job_takes_an_event_published_while_it_waits(runtime, monkeypatch):
     """A worker that runs until stopped keeps its batch job a moment when the inbox is empty:
     an event published then is applied in that job, with no RQ job enqueued for it."""

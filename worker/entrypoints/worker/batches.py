@@ -111,25 +111,25 @@ def _follow_on(rt: Runtime) -> int:
     (``Runtime.serving``).
 
     Each batch is staged exactly as the pump stages it, so a crash loses nothing (``recover``
-    makes it a job). Once a batch is committed, its Redis write (``Service.project``) runs on
-    the process's Redis thread while this one takes, validates and commits the next batch: the
-    two wait on different servers (a batch of fewer than ``THREADED_FROM`` events is written
-    at once instead). The next batch's write starts only after it, and a batch's
-    staging list is released only once its write is done, so a crash before then leaves the
-    batch to ``recover``, whose job finds its events applied (duplicates) and writes their
-    players and receipts again. A batch that fails, or whose Redis write fails, is handed
-    over as a job of its own (which waits out an outage, or isolates the event that fails)."""
+    makes it a job). Once a batch is committed, the next is taken from the inbox, then the
+    batch's Redis write (``Service.project``) runs on the process's Redis thread while this one
+    validates and commits the next batch: the two wait on different servers (a batch of fewer
+    than ``THREADED_FROM`` events is written at once instead, and the next taken after it).
+    The next batch's write starts only after it, and a batch's staging list is released only
+    once its write is done, so a crash before then leaves the batch to ``recover``, whose job
+    finds its events applied (duplicates) and writes their players and receipts again. A
+    batch that fails, or whose Redis write fails, is handed over as a job of its own (which
+    waits out an outage, or isolates the event that fails), and so is one taken and left
+    unsettled."""
     done = 0
     writing: _Writing | None = None
+    claimed: tuple[str, list[str]] | None = None  # taken before the Redis write before it
     deadline = time.monotonic() + FOLLOW_ON_SECONDS
     try:
-        while time.monotonic() < deadline and not stopping.is_set():
-            claimed = rt.inbox.claim()
-            if claimed is None and rt.serving.is_set() and not rt.inbox.queue.count:
-                claimed = rt.inbox.claim_blocking(FOLLOW_ON_WAIT_SECONDS)
-            if claimed is None:
+        while True:
+            if claimed is None and (claimed := _next(rt, deadline, wait=True)) is None:
                 break
-            batch, payloads = claimed
+            (batch, payloads), claimed = claimed, None
             letters = refusals.Letters(rt)
             try:
                 settled = rt.service.settle(payloads, letters)
@@ -142,12 +142,29 @@ def _follow_on(rt: Runtime) -> int:
             if previous is not None and not previous.done(rt):
                 rt.inbox.hand_over(batch, payloads)  # committed: its job writes Redis again
                 break
+            if len(payloads) >= THREADED_FROM:
+                # Redis runs one command at a time: the next batch's claim, sent once this
+                # batch's write has started, would wait for the whole write.
+                claimed = _next(rt, deadline, wait=False)
             writing = _Writing.start(rt, batch, payloads, settled)
             done += len(settled.outcomes)
     finally:
         if writing is not None:
             writing.done(rt)
+        if claimed is not None:
+            rt.inbox.hand_over(*claimed)  # taken, never settled: a job of its own
     return done
+
+
+def _next(rt: Runtime, deadline: float, *, wait: bool) -> tuple[str, list[str]] | None:
+    """The next follow-on batch, staged, while the job's time lasts; ``wait``: a serving
+    worker with no other job queued waits a moment for an event (``FOLLOW_ON_WAIT_SECONDS``)."""
+    if time.monotonic() >= deadline or stopping.is_set():
+        return None
+    claimed = rt.inbox.claim()
+    if claimed is None and wait and rt.serving.is_set() and not rt.inbox.queue.count:
+        claimed = rt.inbox.claim_blocking(FOLLOW_ON_WAIT_SECONDS)
+    return claimed
 
 
 _REDIS_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ladder-redis")
