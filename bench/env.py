@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 from redis import Redis
@@ -148,16 +148,31 @@ class Target:
         return env
 
 
-def ladder_json(
-    target: Target, argv: list[str], log: Path
-) -> tuple[dict[str, Any] | None, int, float]:
+class Ran(NamedTuple):
+    """A ``ladder`` command's run (``ladder_json``): the JSON of its last output line (None
+    if there is none), its exit status, and the seconds and the CPU seconds the whole command
+    took, interpreter start-up included (the CPU is what another load on the machine moves
+    least)."""
+
+    shown: dict[str, Any] | None
+    code: int
+    seconds: float
+    cpu_seconds: float
+
+
+def ladder_json(target: Target, argv: list[str], log: Path) -> Ran:
     """Run ``ladder ARGV`` (this interpreter's) against ``target`` with its stderr appended to
-    ``log``: the JSON of its last output line (None if there is none), its exit status, and
-    the seconds the whole command took (interpreter start-up included)."""
+    ``log`` (``Ran``)."""
     import json
+    import resource
     import subprocess
     import time
 
+    def children_cpu() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
+
+    cpu = children_cpu()
     started = time.perf_counter()
     with log.open("ab") as errors:
         run = subprocess.run(
@@ -167,9 +182,9 @@ def ladder_json(
             stderr=errors,
             text=True,
         )
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, children_cpu() - cpu
     try:
         shown = json.loads(run.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return None, run.returncode, seconds
-    return (shown if isinstance(shown, dict) else None), run.returncode, seconds
+        return Ran(None, run.returncode, seconds, cpu)
+    return Ran(shown if isinstance(shown, dict) else None, run.returncode, seconds, cpu)

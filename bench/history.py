@@ -60,22 +60,20 @@ def run(
         "ingest_events_per_second": drained["events_per_second"],
         "check_ok": drained["check"]["ok"],
     }
-    shown, code, whole = env.ladder_json(target, ["verify", LADDER, "--json"], log)
-    entry = (shown or {}).get("ladders", {}).get(LADDER)
-    found["verify"] = _rate(entry, whole, code, "events")
+    ran = env.ladder_json(target, ["verify", LADDER, "--json"], log)
+    entry = (ran.shown or {}).get("ladders", {}).get(LADDER)
+    found["verify"] = _rate(ran, entry, "events")
     if entry is not None:
         found["verify"]["mismatches"] = entry["mismatch_count"]
-    argv = ["backtest", LADDER, "--set", "divisor=1600", "--json"]
-    shown, code, whole = env.ladder_json(target, argv, log)
-    found["backtest"] = _rate(shown, whole, code, "events")
+    ran = env.ladder_json(target, ["backtest", LADDER, "--set", "divisor=1600", "--json"], log)
+    found["backtest"] = _rate(ran, ran.shown, "events")
     for ruleset in RULESETS:
-        argv = ["backtest", LADDER, "--ruleset", ruleset, "--json"]
-        shown, code, whole = env.ladder_json(target, argv, log)
-        found[f"backtest_{ruleset}"] = _rate(shown, whole, code, "events")
-    shown, code, whole = void_first_game(target, LADDER, log)
-    found["void"] = _rate(shown, whole, code, "events_replayed")
-    if shown is not None:
-        found["void"]["receipts_refreshed"] = shown.get("receipts_refreshed")
+        ran = env.ladder_json(target, ["backtest", LADDER, "--ruleset", ruleset, "--json"], log)
+        found[f"backtest_{ruleset}"] = _rate(ran, ran.shown, "events")
+    ran = void_first_game(target, LADDER, log)
+    found["void"] = _rate(ran, ran.shown, "events_replayed")
+    if ran.shown is not None:
+        found["void"]["receipts_refreshed"] = ran.shown.get("receipts_refreshed")
     found["voids"] = verify_voided(target, events, players, VOIDS, log)
     plain = found["verify"].get("events_per_second")
     voided = found["voids"].get("events_per_second")
@@ -89,28 +87,37 @@ def verify_voided(
 ) -> dict[str, Any]:
     """``ladder verify`` on a ladder of ``games`` games with ``voids`` voids spread over it."""
     voided_ladder(target, games, players, voids, log)
-    shown, code, whole = env.ladder_json(target, ["verify", LADDER, "--json"], log)
-    entry = (shown or {}).get("ladders", {}).get(LADDER)
-    found = _rate(entry, whole, code, "events")
+    ran = env.ladder_json(target, ["verify", LADDER, "--json"], log)
+    entry = (ran.shown or {}).get("ladders", {}).get(LADDER)
+    found = _rate(ran, entry, "events")
     found["games"], found["voids"] = games, voids
     if entry is not None:
         found["mismatches"] = entry["mismatch_count"]
     return found
 
 
-def _rate(shown: dict[str, Any] | None, whole: float, code: int, count: str) -> dict[str, Any]:
+def _rate(ran: env.Ran, shown: dict[str, Any] | None, count: str) -> dict[str, Any]:
+    """A command's rate from ``shown`` (its JSON, or its ladder's part), and its CPU an event
+    (the whole command's, start-up included: steadier than the rate on a shared machine)."""
     if shown is None or not shown.get("seconds"):
-        return {"events": 0, "seconds": None, "exit": code}
+        return {"events": 0, "seconds": None, "exit": ran.code}
     events, seconds = int(shown[count]), float(shown["seconds"])
     rate = events / seconds
     return {
         "events": events,
         "seconds": round(seconds, 3),
-        "command_seconds": round(whole, 2),
+        "command_seconds": round(ran.seconds, 2),
         "events_per_second": round(rate),
+        "command_cpu_us_per_event": round(ran.cpu_seconds * 1e6 / events, 1) if events else None,
         "seconds_for_1m": round(GOAL_EVENTS / rate, 1),
-        "exit": code,
+        "exit": ran.code,
     }
+
+
+def _cpu(step: dict[str, Any]) -> str:
+    """The command's CPU an event, where the run measured it."""
+    cpu = step.get("command_cpu_us_per_event")
+    return "" if cpu is None else f", {cpu} us of CPU an event with start-up"
 
 
 def lines(result: dict[str, Any]) -> list[str]:
@@ -138,14 +145,16 @@ def lines(result: dict[str, Any]) -> list[str]:
         out.append(
             f"    ladder {shown}: {step['events']:,} events in {step['seconds']:.2f} s "
             f"({step['events_per_second']:,} events/s; {step['command_seconds']:.2f} s with "
-            f"start-up{extra}); 1,000,000 events at this rate: {step['seconds_for_1m']} s"
+            f"start-up{_cpu(step)}{extra}); 1,000,000 events at this rate: "
+            f"{step['seconds_for_1m']} s"
         )
     voided = found.get("voids") or {}
     if voided.get("seconds"):
         out.append(
             f"    ladder verify, {voided['voids']} voids over {voided['games']:,} games: "
             f"{voided['events']:,} events in {voided['seconds']:.2f} s "
-            f"({voided['events_per_second']:,} events/s; {voided.get('mismatches')} mismatches"
+            f"({voided['events_per_second']:,} events/s{_cpu(voided)}; "
+            f"{voided.get('mismatches')} mismatches"
             + (
                 f"; {voided['ratio_to_verify']}x the rate without voids"
                 if voided.get("ratio_to_verify")

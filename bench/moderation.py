@@ -37,7 +37,7 @@ def void(
     ((ladder, count),) = target.sql(
         "SELECT ladder, count(*) FROM events GROUP BY ladder ORDER BY count(*) DESC LIMIT 1"
     )
-    shown, code, command_seconds = void_first_game(target, ladder, log)
+    shown, code, command_seconds, _ = void_first_game(target, ladder, log)
     if shown is None:
         return {"events": 0, "seconds": None, "note": f"ladder void exited {code}"}
     seconds = shown["seconds"]
@@ -56,11 +56,8 @@ def void(
     }
 
 
-def void_first_game(
-    target: env.Target, ladder: str, log: Path
-) -> tuple[dict[str, Any] | None, int, float]:
-    """``ladder void LADDER <its first game> --json``: every later event is replayed
-    (``env.ladder_json``'s JSON, exit status and whole seconds)."""
+def void_first_game(target: env.Target, ladder: str, log: Path) -> env.Ran:
+    """``ladder void LADDER <its first game> --json``: every later event is replayed."""
     ((first,),) = target.sql(
         "SELECT event_id FROM events WHERE ladder = %s AND type = 'game.finished' "
         "ORDER BY seq LIMIT 1",

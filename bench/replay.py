@@ -14,7 +14,7 @@ def replay(target: env.Target, events: int, log: Path) -> dict[str, Any]:
     its rate is the command's own reported seconds (interpreter start-up left out, as in the
     ingest figures), and the mismatches must be 0."""
     ingest(target, events, 2, None, log)
-    shown, code, command_seconds = env.ladder_json(target, ["verify", "--json"], log)
+    shown, code, command_seconds, _ = env.ladder_json(target, ["verify", "--json"], log)
     if shown is None or not {"ladders", "events", "seconds"} <= shown.keys():
         return {"events": 0, "seconds": None, "note": f"ladder verify exited {code}"}
     ladders, checked, seconds = shown["ladders"], shown["events"], shown["seconds"]
