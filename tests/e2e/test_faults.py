@@ -326,7 +326,7 @@ def test_a_worker_killed_while_a_follow_on_batch_is_written_to_redis_loses_nothi
     cli, database_url, redis_url
 ):
     """A batch taken by a job after its own is committed in PostgreSQL, then written to Redis
-    on the worker's Redis thread while the next is committed. SIGKILL before that write: the
+    (a batch this small, on the job's own thread). SIGKILL before that write: the
     batch, still staged, is recovered as a job, which finds its events applied (duplicates)
     and writes their players and receipts; every event once, Redis equal to PostgreSQL."""
     env = {**cli.env, "LADDER_BATCH_SIZE": "1", "LADDER_JOB_TIMEOUT": "600"}
@@ -346,6 +346,37 @@ def test_a_worker_killed_while_a_follow_on_batch_is_written_to_redis_loses_nothi
         redis.close()
     check_stores(database_url, redis_url, {("gammon42", e["event_id"]) for e in events})
     record_figure(f"SIGKILL before a follow-on batch's Redis write: recovered in {seconds:.1f} s")
+
+
+def test_a_worker_killed_holding_a_batch_claimed_before_a_redis_write_loses_nothing(
+    cli, database_url, redis_url
+):
+    """Under load a job claims its next batch before the Redis write of the one before
+    starts. SIGKILL as that write begins: the written-to-be batch (committed) and the one
+    claimed after it (staged, never settled) are both recovered as jobs; every event once,
+    every receipt written, Redis equal to PostgreSQL."""
+    env = {**cli.env, "LADDER_BATCH_SIZE": "100", "LADDER_JOB_TIMEOUT": "600"}
+    events = [game(f"a{n}", f"b{n}", event_id=f"early-{n}") for n in range(300)]
+    redis = Redis.from_url(redis_url)
+    try:
+        publish(redis, events)
+        first = _spawn({**env, "LADDER_FAILPOINTS": "jobs.before_redis_write=1"}, "--burst")
+        assert -signal.SIGKILL == first.wait(timeout=60)  # at the first follow-on's write
+        assert 200 == _audited(database_url)()  # the job's own batch and the follow-on one
+        assert 0 == redis.llen(keys.INBOX)  # the third batch was claimed before the write
+        staged = [b.decode() for b in redis.zrange(keys.STAGING_INDEX, 0, -1)]
+        assert [100, 100] == sorted(redis.llen(keys.staging(b)) for b in staged)
+        killed = time.monotonic()
+        cli.ladder("worker", "--burst", timeout=120)  # recovers both (30 s grace)
+        seconds = time.monotonic() - killed
+        assert all(redis.get(keys.receipt(e["event_id"])) for e in events)
+        assert 0 == redis.zcard(keys.STAGING_INDEX)
+    finally:
+        redis.close()
+    check_stores(database_url, redis_url, {("gammon42", e["event_id"]) for e in events})
+    record_figure(
+        f"SIGKILL holding a batch claimed before a Redis write: recovered in {seconds:.1f} s"
+    )
 
 
 # -- ladder serve with PostgreSQL frozen ---------------------------------------------------

@@ -353,6 +353,34 @@ def test_under_load_the_next_batch_is_taken_before_the_redis_write_of_the_one_be
     assert {("rated", None)} == {outcome(runtime, "gammon42", f"g-{n}") for n in range(4)}
 
 
+def test_a_batch_claimed_before_a_write_that_never_starts_becomes_a_job(runtime, monkeypatch):
+    """A job stopped between the next batch's claim and the Redis write before it (its
+    timeout's alarm, say) hands the claimed batch over as a job at once, rather than leaving
+    it staged for ``recover``; the batch whose write never started stays staged for it."""
+    from worker.entrypoints.worker import batches as jobs
+
+    monkeypatch.setattr(jobs, "THREADED_FROM", 1)
+    publish(runtime, game("alice", "bob", event_id="g-0"))
+    batch, payloads = runtime.inbox.claim()
+    monkeypatch.setattr(runtime.inbox, "batch_size", 1)
+    publish(runtime, game("carol", "dave", event_id="g-1"), game("erin", "frank", event_id="g-2"))
+
+    def stopped(*_):
+        raise TimeoutError("the job's time is up")
+
+    monkeypatch.setattr(jobs._Writing, "start", staticmethod(stopped))
+    with pytest.raises(TimeoutError):
+        jobs.process_batch(runtime, payloads)
+    runtime.inbox.release(batch)
+    assert 1 == runtime.inbox.queue.count  # g-2, claimed before g-1's write
+    (left,) = runtime.redis.zrange(keys.STAGING_INDEX, 0, -1)  # g-1: committed, not written
+    assert ["g-1"] == [
+        json.loads(e)["event_id"] for e in runtime.redis.lrange(keys.staging(left.decode()), 0, -1)
+    ]
+    assert ("rated", None) == outcome(runtime, "gammon42", "g-1")
+    assert runtime.redis.get(keys.receipt("g-1")) is None
+
+
 def test_a_serving_workers_job_takes_an_event_published_while_it_waits(runtime, monkeypatch):
     """A worker that runs until stopped keeps its batch job a moment when the inbox is empty:
     an event published then is applied in that job, with no RQ job enqueued for it."""
