@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from redis import Redis
@@ -364,7 +364,7 @@ def test_a_worker_killed_holding_a_batch_claimed_before_a_redis_write_loses_noth
         assert -signal.SIGKILL == first.wait(timeout=60)  # at the first follow-on's write
         assert 200 == _audited(database_url)()  # the job's own batch and the follow-on one
         assert 0 == redis.llen(keys.INBOX)  # the third batch was claimed before the write
-        staged = [b.decode() for b in redis.zrange(keys.STAGING_INDEX, 0, -1)]
+        staged = [b.decode() for b in cast(list[bytes], redis.zrange(keys.STAGING_INDEX, 0, -1))]
         assert [100, 100] == sorted(redis.llen(keys.staging(b)) for b in staged)
         killed = time.monotonic()
         cli.ladder("worker", "--burst", timeout=120)  # recovers both (30 s grace)
