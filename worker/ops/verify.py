@@ -241,7 +241,7 @@ def _replay(
             else:
                 _check_recorded(replay, ladder, entry, report)
         if kept is not None:
-            kept.flush()
+            kept.finish()
         seats.finish(told.begins if since is not None else None)
     check_players(engine, ladder, replay.state.players, report, since=since is not None)
 

@@ -1,0 +1,108 @@
+"""``ladder verify``'s comparison of the receipts kept in Redis, beside its replay.
+
+SPEC 5: "replaying the stored events in their scoring order reproduces every stored number
+(``ladder verify``)", the receipts kept under ``ladder:receipt:<event_id>`` among them. From
+``keptreceipts.CHUNK`` receipts on, they are compared in a forked process of their own while
+the replay goes on (``keptreceipts._Beside``); a shorter history is compared in the verifying
+process by the same ``check``. Here ``CHUNK`` is 2, so three games take the forked path.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from tests.integration.test_one_history import _tamper, kept_mismatches, three_wins
+from tests.integration.test_routes import run
+from worker.ops import keptreceipts
+
+
+def checked_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[], list[int]]:
+    """Record the process each chunk is compared in; returns a reader of those pids."""
+    seen = tmp_path / "pids"
+    checking = keptreceipts.check
+
+    def check(redis: Any, part: Any, differ: Any) -> int:
+        with seen.open("a") as out:
+            out.write(f"{os.getpid()}\n")
+        return checking(redis, part, differ)
+
+    monkeypatch.setattr(keptreceipts, "check", check)
+    return lambda: [int(line) for line in seen.read_text().split()] if seen.exists() else []
+
+
+def test_a_long_history_compares_its_kept_receipts_in_a_process_of_its_own(
+    runtime, monkeypatch, tmp_path
+):
+    """Three receipts, chunks of two: both chunks (the full one and the rest) are compared
+    in one forked process, and what it finds reaches the report as the verifying process
+    would have found it: the event, the player and the field, from either chunk."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", 2)
+    pids = checked_in(monkeypatch, tmp_path)
+    three_wins(runtime)
+    assert [] == kept_mismatches(runtime)
+    beside = pids()
+    assert 2 == len(beside) and len(set(beside)) == 1 and os.getpid() not in beside
+    _tamper(runtime, "a1", 1, "rating_after", 1400.0)
+    _tamper(runtime, "a3", 0, "k", 16.0)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a1", "y", "receipt rating_after"), ("a3", "x", "receipt k")] == found
+    assert [] == multiprocessing.active_children()
+
+
+def test_a_short_history_compares_its_kept_receipts_in_the_verifying_process(
+    runtime, monkeypatch, tmp_path
+):
+    """Fewer receipts than a chunk: no process is forked for them."""
+    pids = checked_in(monkeypatch, tmp_path)
+    three_wins(runtime)
+    _tamper(runtime, "a2", 1, "rating_after", 1400.0)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a2", "z", "receipt rating_after")] == found
+    assert [os.getpid()] == pids()
+
+
+def test_an_error_comparing_beside_the_replay_is_raised_by_verify(runtime, monkeypatch):
+    """Redis gone while the forked process reads the kept copies: verify raises that error
+    (a verify that could not compare is no verify), and leaves no process behind."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", 2)
+    verifying = os.getpid()
+    checking = keptreceipts.check
+
+    def check(redis: Any, part: Any, differ: Any) -> int:
+        if os.getpid() != verifying:
+            raise RedisConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+        return checking(redis, part, differ)
+
+    monkeypatch.setattr(keptreceipts, "check", check)
+    three_wins(runtime)
+    with pytest.raises(RedisConnectionError, match="Connection refused"):
+        kept_mismatches(runtime)
+    assert [] == multiprocessing.active_children()
+
+
+def test_ladder_verify_of_every_ladder_compares_kept_receipts_beside_each_replay(
+    runtime, monkeypatch, capsys
+):
+    """``ladder verify`` of every ladder replays the ladders in processes of their own; each
+    of those forks its receipts' comparison in turn, and a kept receipt changed by hand is
+    still one mismatch of its ladder (exit status 1)."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", 2)
+    three_wins(runtime)
+    code, out = run(runtime, capsys, "verify", "--json")
+    assert 0 == code
+    assert 3 == json.loads(out)["ladders"]["gammon42"]["events"]
+    _tamper(runtime, "a2", 0, "delta", 99.0)
+    code, out = run(runtime, capsys, "verify", "--json")
+    shown = json.loads(out)["ladders"]["gammon42"]
+    assert (1, 1) == (code, shown["mismatch_count"])
+    assert ("a2", "x", "receipt delta") == tuple(
+        shown["mismatches"][0][k] for k in ("event_id", "player_id", "field")
+    )
