@@ -88,6 +88,26 @@ def test_an_error_comparing_beside_the_replay_is_raised_by_verify(runtime, monke
     assert [] == multiprocessing.active_children()
 
 
+def test_an_error_beside_the_replay_that_does_not_pickle_is_raised_in_words(runtime, monkeypatch):
+    """An error the forked process cannot send as it is (a class pickle cannot name) comes
+    back as a RuntimeError naming it and its message."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", 2)
+    verifying = os.getpid()
+
+    class Unsendable(Exception):
+        pass
+
+    def check(redis: Any, part: Any, differ: Any) -> int:
+        assert os.getpid() != verifying
+        raise Unsendable("the copies could not be read")
+
+    monkeypatch.setattr(keptreceipts, "check", check)
+    three_wins(runtime)
+    with pytest.raises(RuntimeError, match="^Unsendable: the copies could not be read$"):
+        kept_mismatches(runtime)
+    assert [] == multiprocessing.active_children()
+
+
 def test_ladder_verify_of_every_ladder_compares_kept_receipts_beside_each_replay(
     runtime, monkeypatch, capsys
 ):

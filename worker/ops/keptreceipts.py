@@ -200,6 +200,8 @@ def _check_beside(redis: Redis | RedisCluster, conn: Connection) -> None:
         conn.send(answer)
     except OSError:
         pass  # the parent is gone
+    except Exception:  # noqa: BLE001 - an error that does not pickle: sent in words
+        conn.send(RuntimeError(f"{type(answer).__name__}: {answer}"))
 
 
 def compare(event_id: str, kept: dict[str, Any], made: Mapping[str, Any], differ: Differ) -> None:
