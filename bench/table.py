@@ -117,6 +117,12 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
     return out
 
 
+def _cpu_each(step: dict[str, Any]) -> str:
+    """The command's CPU an event, where the run measured it."""
+    cpu = step.get("command_cpu_us_per_event")
+    return "" if cpu is None else f", {cpu} us of CPU an event"
+
+
 def print_table(result: dict[str, Any]) -> None:
     line = "-" * 96
     print(line)
@@ -200,7 +206,8 @@ def print_table(result: dict[str, Any]) -> None:
         print(
             f"ladder verify: {rp['events']:,} events in {_fmt(rp['seconds'], ' s')} "
             f"({_fmt(rp['events_per_second'])} events/s; "
-            f"{_fmt(rp.get('command_seconds'), ' s')} with start-up; boards checked in "
+            f"{_fmt(rp.get('command_seconds'), ' s')} with start-up"
+            f"{_cpu_each(rp)}; boards checked in "
             f"{_fmt(rp.get('redis_seconds'), ' s')} summed over ladders), "
             f"{rp.get('mismatches')} mismatches"
         )
