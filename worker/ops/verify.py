@@ -163,7 +163,9 @@ def verify(
 
     The boards are compared with PostgreSQL in a thread beside the replay: that comparison
     mostly waits for Redis and PostgreSQL, the replay mostly computes, and neither reads
-    what the other derives. Its mismatches follow the replay's in the report."""
+    what the other derives. Its mismatches follow the replay's in the report. The kept
+    receipts, from the first 1,000 on, are compared in a process beside the replay
+    (``keptreceipts``); theirs come at the end of the replay's."""
     started = time.perf_counter()
     report = LadderReport(ladder_config.name)
     with ThreadPoolExecutor(1, thread_name_prefix="ladder-verify-boards") as boards:
