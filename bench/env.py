@@ -159,6 +159,16 @@ class Ran(NamedTuple):
     seconds: float
     cpu_seconds: float
 
+    def cpu_us_per_event(self, events: int) -> float | None:
+        """The whole command's CPU an event, in microseconds (None without events)."""
+        return round(self.cpu_seconds * 1e6 / events, 1) if events else None
+
+
+def cpu_text(step: dict[str, Any]) -> str:
+    """A section's ``command_cpu_us_per_event`` as its line shows it, where it was measured."""
+    cpu = step.get("command_cpu_us_per_event")
+    return "" if cpu is None else f", {cpu} us of CPU an event with start-up"
+
 
 def ladder_json(target: Target, argv: list[str], log: Path) -> Ran:
     """Run ``ladder ARGV`` (this interpreter's) against ``target`` with its stderr appended to

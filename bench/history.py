@@ -108,16 +108,10 @@ def _rate(ran: env.Ran, shown: dict[str, Any] | None, count: str) -> dict[str, A
         "seconds": round(seconds, 3),
         "command_seconds": round(ran.seconds, 2),
         "events_per_second": round(rate),
-        "command_cpu_us_per_event": round(ran.cpu_seconds * 1e6 / events, 1) if events else None,
+        "command_cpu_us_per_event": ran.cpu_us_per_event(events),
         "seconds_for_1m": round(GOAL_EVENTS / rate, 1),
         "exit": ran.code,
     }
-
-
-def _cpu(step: dict[str, Any]) -> str:
-    """The command's CPU an event, where the run measured it."""
-    cpu = step.get("command_cpu_us_per_event")
-    return "" if cpu is None else f", {cpu} us of CPU an event with start-up"
 
 
 def lines(result: dict[str, Any]) -> list[str]:
@@ -145,7 +139,7 @@ def lines(result: dict[str, Any]) -> list[str]:
         out.append(
             f"    ladder {shown}: {step['events']:,} events in {step['seconds']:.2f} s "
             f"({step['events_per_second']:,} events/s; {step['command_seconds']:.2f} s with "
-            f"start-up{_cpu(step)}{extra}); 1,000,000 events at this rate: "
+            f"start-up{env.cpu_text(step)}{extra}); 1,000,000 events at this rate: "
             f"{step['seconds_for_1m']} s"
         )
     voided = found.get("voids") or {}
@@ -153,7 +147,7 @@ def lines(result: dict[str, Any]) -> list[str]:
         out.append(
             f"    ladder verify, {voided['voids']} voids over {voided['games']:,} games: "
             f"{voided['events']:,} events in {voided['seconds']:.2f} s "
-            f"({voided['events_per_second']:,} events/s{_cpu(voided)}; "
+            f"({voided['events_per_second']:,} events/s{env.cpu_text(voided)}; "
             f"{voided.get('mismatches')} mismatches"
             + (
                 f"; {voided['ratio_to_verify']}x the rate without voids"

@@ -37,7 +37,8 @@ def void(
     ((ladder, count),) = target.sql(
         "SELECT ladder, count(*) FROM events GROUP BY ladder ORDER BY count(*) DESC LIMIT 1"
     )
-    shown, code, command_seconds, cpu = void_first_game(target, ladder, log)
+    ran = void_first_game(target, ladder, log)
+    shown, code, command_seconds = ran.shown, ran.code, ran.seconds
     if shown is None:
         return {"events": 0, "seconds": None, "note": f"ladder void exited {code}"}
     seconds = shown["seconds"]
@@ -52,9 +53,7 @@ def void(
         "command_seconds": round(command_seconds, 2),
         "events_per_second": round(rate) if rate else None,
         # the whole command's CPU (start-up included): steadier than the rate
-        "command_cpu_us_per_event": (
-            round(cpu * 1e6 / shown["events_replayed"], 1) if shown["events_replayed"] else None
-        ),
+        "command_cpu_us_per_event": ran.cpu_us_per_event(shown["events_replayed"]),
         "projected_seconds_for_1m": round(GOAL_EVENTS / rate, 1) if rate else None,
         "exit": code,
     }
@@ -71,11 +70,6 @@ def void_first_game(target: env.Target, ladder: str, log: Path) -> env.Ran:
     return env.ladder_json(target, argv, log)
 
 
-def _cpu(found: dict[str, Any]) -> str:
-    cpu = found.get("command_cpu_us_per_event")
-    return "" if cpu is None else f"; {cpu} us of CPU an event with start-up"
-
-
 def line(found: dict[str, Any]) -> str:
     """The section's line in the bench table."""
     if not found.get("seconds"):
@@ -83,7 +77,7 @@ def line(found: dict[str, Any]) -> str:
     return (
         f"ladder void: {found['events_replayed']:,} events of {found['ladder']} replayed in "
         f"{found['seconds']:.2f} s ({found['events_per_second']:,} events/s; "
-        f"{found['players_corrected']} players corrected{_cpu(found)}); 1,000,000 events "
+        f"{found['players_corrected']} players corrected{env.cpu_text(found)}); 1,000,000 events "
         f"would take about {found['projected_seconds_for_1m']} s (goal {GOAL_SECONDS:.0f} s)"
     )
 

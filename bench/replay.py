@@ -15,7 +15,8 @@ def replay(target: env.Target, events: int, log: Path) -> dict[str, Any]:
     ingest figures), and the mismatches must be 0. Its CPU an event is the whole command's,
     steadier than the rate on a shared machine."""
     ingest(target, events, 2, None, log)
-    shown, code, command_seconds, cpu = env.ladder_json(target, ["verify", "--json"], log)
+    ran = env.ladder_json(target, ["verify", "--json"], log)
+    shown, code, command_seconds = ran.shown, ran.code, ran.seconds
     if shown is None or not {"ladders", "events", "seconds"} <= shown.keys():
         return {"events": 0, "seconds": None, "note": f"ladder verify exited {code}"}
     ladders, checked, seconds = shown["ladders"], shown["events"], shown["seconds"]
@@ -28,7 +29,7 @@ def replay(target: env.Target, events: int, log: Path) -> dict[str, Any]:
         "command_seconds": round(command_seconds, 2),
         "events_per_second": round(checked / seconds) if seconds else None,
         # the whole command's CPU (start-up, and the processes it forks, included)
-        "command_cpu_us_per_event": round(cpu * 1e6 / checked, 1) if checked else None,
+        "command_cpu_us_per_event": ran.cpu_us_per_event(checked),
         "mismatches": sum(entry["mismatch_count"] for entry in ladders.values()),
         "exit": code,
     }

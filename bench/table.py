@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bench import arrival, floorbench, history, moderation, rulesets
+from bench import arrival, env, floorbench, history, moderation, rulesets
 from bench import boards as boards_bench
 
 LATENCY_GOAL_MS = 20  # publish-to-visible p99 at 1,000 events/s, each workload
@@ -117,12 +117,6 @@ def goals(result: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
     return out
 
 
-def _cpu_each(step: dict[str, Any]) -> str:
-    """The command's CPU an event, where the run measured it."""
-    cpu = step.get("command_cpu_us_per_event")
-    return "" if cpu is None else f", {cpu} us of CPU an event"
-
-
 def print_table(result: dict[str, Any]) -> None:
     line = "-" * 96
     print(line)
@@ -207,7 +201,7 @@ def print_table(result: dict[str, Any]) -> None:
             f"ladder verify: {rp['events']:,} events in {_fmt(rp['seconds'], ' s')} "
             f"({_fmt(rp['events_per_second'])} events/s; "
             f"{_fmt(rp.get('command_seconds'), ' s')} with start-up"
-            f"{_cpu_each(rp)}; boards checked in "
+            f"{env.cpu_text(rp)}; boards checked in "
             f"{_fmt(rp.get('redis_seconds'), ' s')} summed over ladders), "
             f"{rp.get('mismatches')} mismatches"
         )
