@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,28 @@ def test_an_error_comparing_beside_the_replay_is_raised_by_verify(runtime, monke
     monkeypatch.setattr(keptreceipts, "check", check)
     three_wins(runtime)
     with pytest.raises(RedisConnectionError, match="Connection refused"):
+        kept_mismatches(runtime)
+    assert [] == multiprocessing.active_children()
+
+
+def test_the_receipts_process_killed_mid_verify_fails_verify_and_hangs_nothing(
+    runtime, monkeypatch
+):
+    """SIGKILL of the process comparing beside the replay, at its first chunk: verify does not
+    wait for an answer that will never come; it raises, saying the comparison ended without
+    one, and no process is left."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", 2)
+    verifying = os.getpid()
+    checking = keptreceipts.check
+
+    def check(redis: Any, part: Any, differ: Any) -> int:
+        if os.getpid() != verifying:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return checking(redis, part, differ)
+
+    monkeypatch.setattr(keptreceipts, "check", check)
+    three_wins(runtime)
+    with pytest.raises(RuntimeError, match="ended without an answer"):
         kept_mismatches(runtime)
     assert [] == multiprocessing.active_children()
 

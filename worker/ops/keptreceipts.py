@@ -171,7 +171,7 @@ class _Beside:
     def _answer(self) -> tuple[int, list[tuple[Any, ...]]]:
         try:
             answer = self.conn.recv()
-        except EOFError:
+        except (EOFError, OSError):  # it died: killed, or out of memory
             answer = RuntimeError("the receipts' comparison ended without an answer")
         finally:
             self.conn.close()
