@@ -322,6 +322,14 @@ def test_a_worker_killed_mid_batch_has_its_work_applied_within_60_s(
     record_figure(f"SIGKILL at {point} (job timeout 600 s): recovered in {seconds:.1f} s")
 
 
+def _killed_at_first_follow_on_write(env: dict[str, str], redis: Redis, events: Any) -> None:
+    """Publish ``events``; a burst worker is SIGKILLed as the Redis write of the first batch
+    its job takes after its own begins (``jobs.before_redis_write``)."""
+    publish(redis, events)
+    first = _spawn({**env, "LADDER_FAILPOINTS": "jobs.before_redis_write=1"}, "--burst")
+    assert -signal.SIGKILL == first.wait(timeout=60)
+
+
 def test_a_worker_killed_while_a_follow_on_batch_is_written_to_redis_loses_nothing(
     cli, database_url, redis_url
 ):
@@ -333,9 +341,7 @@ def test_a_worker_killed_while_a_follow_on_batch_is_written_to_redis_loses_nothi
     events = [game(f"f{n}", f"g{n}", event_id=f"follow-{n}") for n in range(3)]
     redis = Redis.from_url(redis_url)
     try:
-        publish(redis, events)
-        first = _spawn({**env, "LADDER_FAILPOINTS": "jobs.before_redis_write=1"}, "--burst")
-        assert -signal.SIGKILL == first.wait(timeout=60)  # at the first follow-on batch's write
+        _killed_at_first_follow_on_write(env, redis, events)
         assert 2 == _audited(database_url)()  # its own batch and the follow-on one, committed
         assert redis.get(keys.receipt("follow-1")) is None  # ... the second not in Redis
         killed = time.monotonic()
@@ -359,9 +365,7 @@ def test_a_worker_killed_holding_a_batch_claimed_before_a_redis_write_loses_noth
     events = [game(f"a{n}", f"b{n}", event_id=f"early-{n}") for n in range(300)]
     redis = Redis.from_url(redis_url)
     try:
-        publish(redis, events)
-        first = _spawn({**env, "LADDER_FAILPOINTS": "jobs.before_redis_write=1"}, "--burst")
-        assert -signal.SIGKILL == first.wait(timeout=60)  # at the first follow-on's write
+        _killed_at_first_follow_on_write(env, redis, events)
         assert 200 == _audited(database_url)()  # the job's own batch and the follow-on one
         assert 0 == redis.llen(keys.INBOX)  # the third batch was claimed before the write
         staged = [b.decode() for b in cast(list[bytes], redis.zrange(keys.STAGING_INDEX, 0, -1))]
