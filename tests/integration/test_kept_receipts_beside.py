@@ -70,20 +70,30 @@ def test_a_short_history_compares_its_kept_receipts_in_the_verifying_process(
     assert [os.getpid()] == pids()
 
 
-def test_an_error_comparing_beside_the_replay_is_raised_by_verify(runtime, monkeypatch):
-    """Redis gone while the forked process reads the kept copies: verify raises that error
-    (a verify that could not compare is no verify), and leaves no process behind."""
+def beside_fails(monkeypatch: pytest.MonkeyPatch, runtime: Any, fail: Callable[[], None]) -> None:
+    """Three games in chunks of two; ``fail`` runs where the forked process would compare
+    its first chunk (and only there)."""
     monkeypatch.setattr(keptreceipts, "CHUNK", 2)
     verifying = os.getpid()
     checking = keptreceipts.check
 
     def check(redis: Any, part: Any, differ: Any) -> int:
         if os.getpid() != verifying:
-            raise RedisConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+            fail()
         return checking(redis, part, differ)
 
     monkeypatch.setattr(keptreceipts, "check", check)
     three_wins(runtime)
+
+
+def test_an_error_comparing_beside_the_replay_is_raised_by_verify(runtime, monkeypatch):
+    """Redis gone while the forked process reads the kept copies: verify raises that error
+    (a verify that could not compare is no verify), and leaves no process behind."""
+
+    def refused() -> None:
+        raise RedisConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+
+    beside_fails(monkeypatch, runtime, refused)
     with pytest.raises(RedisConnectionError, match="Connection refused"):
         kept_mismatches(runtime)
     assert [] == multiprocessing.active_children()
@@ -95,17 +105,7 @@ def test_the_receipts_process_killed_mid_verify_fails_verify_and_hangs_nothing(
     """SIGKILL of the process comparing beside the replay, at its first chunk: verify does not
     wait for an answer that will never come; it raises, saying the comparison ended without
     one, and no process is left."""
-    monkeypatch.setattr(keptreceipts, "CHUNK", 2)
-    verifying = os.getpid()
-    checking = keptreceipts.check
-
-    def check(redis: Any, part: Any, differ: Any) -> int:
-        if os.getpid() != verifying:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return checking(redis, part, differ)
-
-    monkeypatch.setattr(keptreceipts, "check", check)
-    three_wins(runtime)
+    beside_fails(monkeypatch, runtime, lambda: os.kill(os.getpid(), signal.SIGKILL))
     with pytest.raises(RuntimeError, match="ended without an answer"):
         kept_mismatches(runtime)
     assert [] == multiprocessing.active_children()
@@ -114,18 +114,14 @@ def test_the_receipts_process_killed_mid_verify_fails_verify_and_hangs_nothing(
 def test_an_error_beside_the_replay_that_does_not_pickle_is_raised_in_words(runtime, monkeypatch):
     """An error the forked process cannot send as it is (a class pickle cannot name) comes
     back as a RuntimeError naming it and its message."""
-    monkeypatch.setattr(keptreceipts, "CHUNK", 2)
-    verifying = os.getpid()
 
     class Unsendable(Exception):
         pass
 
-    def check(redis: Any, part: Any, differ: Any) -> int:
-        assert os.getpid() != verifying
+    def unsendable() -> None:
         raise Unsendable("the copies could not be read")
 
-    monkeypatch.setattr(keptreceipts, "check", check)
-    three_wins(runtime)
+    beside_fails(monkeypatch, runtime, unsendable)
     with pytest.raises(RuntimeError, match="^Unsendable: the copies could not be read$"):
         kept_mismatches(runtime)
     assert [] == multiprocessing.active_children()
