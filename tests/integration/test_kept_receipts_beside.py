@@ -22,6 +22,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tests.integration.test_one_history import _tamper, kept_mismatches, three_wins
 from tests.integration.test_routes import run
+from worker.entrypoints.cli import main as cli
 from worker.ops import keptreceipts
 
 
@@ -100,15 +101,20 @@ def test_an_error_comparing_beside_the_replay_is_raised_by_verify(runtime, monke
 
 
 def test_the_receipts_process_killed_mid_verify_fails_verify_and_hangs_nothing(
-    runtime, monkeypatch
+    runtime, monkeypatch, capsys
 ):
     """SIGKILL of the process comparing beside the replay, at its first chunk: verify does not
     wait for an answer that will never come; it raises, saying the comparison ended without
-    one, and no process is left."""
+    one, and no process is left. ``ladder verify`` says so in one line, exit status 1."""
     beside_fails(monkeypatch, runtime, lambda: os.kill(os.getpid(), signal.SIGKILL))
-    with pytest.raises(RuntimeError, match="ended without an answer"):
+    with pytest.raises(keptreceipts.ComparisonLost, match="ended without an answer"):
         kept_mismatches(runtime)
     assert [] == multiprocessing.active_children()
+    capsys.readouterr()
+    assert 1 == cli.dispatch(runtime, cli.parser_for(["verify"]).parse_args(["verify"]))
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said[-1].startswith("ladder: the kept receipts' comparison ended")  # after progress
+    assert not any("Traceback" in line for line in said)
 
 
 def test_an_error_beside_the_replay_that_does_not_pickle_is_raised_in_words(runtime, monkeypatch):

@@ -43,6 +43,11 @@ NOT_COMPARED = ("rank_after",)
 Differ = Callable[[str, str | None, str, Any, Any], None]
 
 
+class ComparisonLost(RuntimeError):
+    """The process comparing the kept receipts beside the replay ended without an answer
+    (killed, or out of memory): this verify compared them not at all."""
+
+
 class KeptReceipts:
     """Collects what each event's receipt is made of as the moderated ladder makes it, and
     compares a chunk of them with their kept copies at a time (``finish`` compares the rest).
@@ -172,7 +177,10 @@ class _Beside:
         try:
             answer = self.conn.recv()
         except (EOFError, OSError):  # it died: killed, or out of memory
-            answer = RuntimeError("the receipts' comparison ended without an answer")
+            answer = ComparisonLost(
+                "the kept receipts' comparison ended without an answer (its process was "
+                "killed, or ran out of memory); nothing is known of them: verify again"
+            )
         finally:
             self.conn.close()
             self.process.join()

@@ -16,7 +16,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from worker.entrypoints.cli.terminal import Refused, configured_ladder, plural
+from worker.entrypoints.cli.terminal import EXIT_FAILED, Refused, configured_ladder, plural
 from worker.ops.progress import Progress
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
+    from worker.ops.keptreceipts import ComparisonLost
     from worker.ops.verify import replayed, unconfigured, verify_ladders
     from worker.store.boundary import Interleaved
 
@@ -83,6 +84,8 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
             )
         except Interleaved as exc:
             raise Refused(f"--since {args.since}: {exc}") from None
+        except ComparisonLost as exc:
+            raise Refused(str(exc), EXIT_FAILED) from None
     seconds = time.perf_counter() - started
     events = sum(r.events for r in reports)
     rate = events / seconds if seconds > 0 else 0.0
