@@ -184,35 +184,36 @@ def voided(
     }
 
 
-def from_rows(event: Mapping[str, Any], changes: Sequence[Mapping[str, Any]]) -> Receipt:
+def from_rows(event: Any, changes: Sequence[Any]) -> Receipt:
     """A receipt from the audit store: the ``events`` row and its ``rating_changes`` rows in
-    ledger order (``rank_after`` is not stored: it is the board's, read when written)."""
-    processed_at = event["processed_at"]
+    ledger order, each row's columns read as attributes (``rank_after`` is not stored: it is
+    the board's, read when written)."""
+    processed_at = event.processed_at
     return {
-        "event_id": event["event_id"],
-        "ladder": event["ladder"],
-        "type": event["type"],
-        "outcome": event["outcome"],
-        "reason": event["reason"],
-        "ruleset_version": event["ruleset_version"],
+        "event_id": event.event_id,
+        "ladder": event.ladder,
+        "type": event.type,
+        "outcome": event.outcome,
+        "reason": event.reason,
+        "ruleset_version": event.ruleset_version,
         "processed_at": processed_at.isoformat()
         if isinstance(processed_at, datetime)
         else processed_at,
         "players": [
             _uncertain(
                 {
-                    "player_id": c["player_id"],
-                    "rating_before": c["rating_before"],
-                    "rating_after": c["rating_after"],
-                    "delta": c["delta"],
-                    "k": c["k"],
-                    "expected": c["expected"],
-                    "provisional": c["provisional"],
+                    "player_id": c.player_id,
+                    "rating_before": c.rating_before,
+                    "rating_after": c.rating_after,
+                    "delta": c.delta,
+                    "k": c.k,
+                    "expected": c.expected,
+                    "provisional": c.provisional,
                     "rank_after": None,
-                    "games": c["games"],
+                    "games": c.games,
                 },
-                c.get("deviation"),
-                c.get("volatility"),
+                c.deviation,
+                c.volatility,
             )
             for c in changes
         ],

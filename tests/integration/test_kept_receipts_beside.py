@@ -19,11 +19,13 @@ from typing import Any
 
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
+from sqlalchemy import update
 
 from tests.integration.test_one_history import _tamper, kept_mismatches, three_wins
 from tests.integration.test_routes import run
 from worker.entrypoints.cli import main as cli
 from worker.ops import keptreceipts
+from worker.store.tables import rating_changes
 
 
 def checked_in(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[], list[int]]:
@@ -151,3 +153,60 @@ def test_ladder_verify_of_every_ladder_compares_kept_receipts_beside_each_replay
     assert ("a2", "x", "receipt delta") == tuple(
         shown["mismatches"][0][k] for k in ("event_id", "player_id", "field")
     )
+
+
+def _ledger_row(rt: Any, event_id: str, player_id: str, **values: Any) -> None:
+    """Change an event's ledger row in PostgreSQL (not its kept receipt)."""
+    with rt.engine.begin() as conn:
+        conn.execute(
+            update(rating_changes)
+            .where(rating_changes.c.event_id == event_id, rating_changes.c.player_id == player_id)
+            .values(**values)
+        )
+
+
+@pytest.mark.parametrize("chunk", [2, keptreceipts.CHUNK], ids=["beside", "in-process"])
+def test_a_ledger_rows_games_and_provisional_flag_are_the_replays(runtime, monkeypatch, chunk):
+    """A ledger row keeps what its event's receipt showed of the player, the games and the
+    provisional flag right after it (the receipt read from PostgreSQL once the kept copy
+    expired): verify compares both with the replay's, and a row changed by hand is a
+    mismatch naming the event, the player and the field. The kept copy, untouched, is still
+    the replay's receipt: it is not compared with the changed row."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", chunk)
+    three_wins(runtime)
+    _ledger_row(runtime, "a2", "z", games=7, provisional=True)
+    found = [
+        (m.event_id, m.player_id, m.field, m.stored, m.derived) for m in kept_mismatches(runtime)
+    ]
+    assert [("a2", "z", "games", 7, 1), ("a2", "z", "provisional", True, False)] == found
+
+
+@pytest.mark.parametrize("chunk", [2, keptreceipts.CHUNK], ids=["beside", "in-process"])
+def test_a_kept_receipt_is_the_replays_where_its_ledger_rows_are_not(runtime, monkeypatch, chunk):
+    """A ledger row changed by hand is one mismatch, of the ledger: the kept receipt, still
+    what the replay makes, is compared with the replay's receipt, not with the changed row.
+    A kept receipt changed the same way is a mismatch of its own."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", chunk)
+    three_wins(runtime)
+    _ledger_row(runtime, "a3", "w", rating_after=1400.0)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a3", "w", "rating_after")] == found
+    _tamper(runtime, "a3", 1, "rating_after", 1400.0)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a3", "w", "rating_after"), ("a3", "w", "receipt rating_after")] == found
+
+
+@pytest.mark.parametrize("chunk", [2, keptreceipts.CHUNK], ids=["beside", "in-process"])
+def test_a_ledger_row_written_before_receipts_were_kept_is_compared_by_the_replays_receipt(
+    runtime, monkeypatch, chunk
+):
+    """A row from before the ledger kept the receipt's games and provisional flag (both NULL)
+    is not compared on them, and its event's kept receipt is compared with the replay's
+    receipt: one changed by hand is found."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", chunk)
+    three_wins(runtime)
+    _ledger_row(runtime, "a1", "y", games=None, provisional=None)
+    assert [] == kept_mismatches(runtime)
+    _tamper(runtime, "a1", 1, "games", 5)
+    found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
+    assert [("a1", "y", "receipt games")] == found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
 import jsonschema
@@ -197,8 +198,9 @@ def test_a_receipt_from_the_audit_store_has_a_scored_ones_keys_in_declared_order
     state = LadderState()
     scored = receipts.scored(apply(game("o-1"), state, Gammon42Rules(), Policy(), NOW),
                              state.players, Gammon42Rules(), NOW)  # fmt: skip
-    rows = [dict(p) for p in scored["players"]]  # rating_changes' columns have the same names
-    stored = receipts.from_rows({**scored, "processed_at": NOW}, rows)
+    # rating_changes' columns have the same names (deviation and volatility NULL here)
+    rows = [SimpleNamespace(deviation=None, volatility=None, **p) for p in scored["players"]]
+    stored = receipts.from_rows(SimpleNamespace(**{**scored, "processed_at": NOW}), rows)
     assert [k for k in Receipt.__annotations__ if k in scored] == list(scored) == list(stored)
     declared = [k for k in ReceiptPlayer.__annotations__ if k in ReceiptPlayer.__required_keys__]
     assert [declared] * 2 == [list(p) for p in scored["players"]]

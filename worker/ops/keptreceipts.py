@@ -12,6 +12,14 @@ provisional flag. The rank (``rank_after``) is the board's, not the replay's, an
 compared. The keys are read in chunks, one ``MGET`` each. Most kept copies are the replay's
 receipt as the worker wrote it, ranks aside: those are told by comparing the texts, and only
 the rest are decoded and compared field by field.
+
+Where the replay's receipt is the one the stored rows make (``receipts.from_rows``: the
+event's audit row and ledger rows, each with the games and provisional flag its receipt
+showed), the receipt is made from those rows: verify compares them with the replay first
+(``_check_event``), so a kept copy equal to them is equal to the replay's. That is every event
+a void did not re-rate and whose rows verify found as the replay made them. The replay makes
+the others' receipts itself (``made_receipt``): a game a void took back or re-rated, an event
+whose rows differ from the replay's, a row written before the receipt's columns were kept.
 """
 
 from __future__ import annotations
@@ -19,13 +27,14 @@ from __future__ import annotations
 import json
 import multiprocessing
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from multiprocessing.connection import Connection
 from typing import Any
 
 from redis import Redis
 from redis.cluster import RedisCluster
+from sqlalchemy.engine import Engine
 
 from engine import Decision, LedgerChange, Replay
 from engine.ladder import Event, when
@@ -34,6 +43,7 @@ from schemas.receipt import Receipt
 from schemas.receipt_bodies import After, same_processing
 from worker import keys
 from worker.boards.receipts import encode, same_but_ranks
+from worker.store.log import AuditRow, Head, receipt_log
 
 CHUNK = 1000  # receipts read in one MGET
 FACTS = ("outcome", "reason", "ruleset_version")
@@ -49,43 +59,64 @@ class ComparisonLost(RuntimeError):
 
 
 class KeptReceipts:
-    """Collects what each event's receipt is made of as the moderated ladder makes it, and
-    compares a chunk of them with their kept copies at a time (``finish`` compares the rest).
+    """Collects, event by event, what each receipt is made of: the stored rows, or the
+    receipt the replay makes where they are not it (``event``); compares a chunk of them with
+    their kept copies at a time (``finish`` compares the rest).
 
     From the first full chunk on (``CHUNK`` receipts or more to compare), the chunks are
-    compared in a process of their own, forked then (``_Beside``): the MGETs, the receipts
-    built and their comparison take about a quarter of a verify's time, and the replay
-    keeps one core busy while the other is mostly idle. A shorter history is compared in this
-    process, by the same ``check``; either way the differences reach ``differ`` (those
+    compared in a process of their own, forked then (``_Beside``), which reads the stored rows
+    itself from where that chunk starts: the rows read, the MGETs, the receipts built and
+    their comparison take about a third of a verify's time, and the replay keeps one core
+    busy while the other is mostly idle. This process then hands it, a chunk at a time, only
+    how far the replay got and the receipts the replay made. A shorter history is compared in
+    this process, by the same ``check``; either way the differences reach ``differ`` (those
     found beside the replay when ``finish`` collects them)."""
 
-    def __init__(self, redis: Redis | RedisCluster, since: datetime, differ: Differ) -> None:
+    def __init__(
+        self,
+        redis: Redis | RedisCluster,
+        since: datetime,
+        differ: Differ,
+        engine: Engine,
+        ladder: str,
+        begins: datetime | None = None,
+    ) -> None:
+        """``begins``: every event the replay reads was processed at or after it (None: not
+        known), as ``stream_log`` takes it."""
         self.redis, self.since, self.differ, self.chunk = redis, since, differ, CHUNK
-        self.made: list[Made] = []
+        self.engine, self.ladder, self.begins = engine, ladder, begins
+        self.logged: list[tuple[Head, Sequence[Any]]] = []  # compared here: the rows
+        self.made: dict[str, Body | None] = {}  # the replay's receipts; None: not compared
+        self.counted = 0  # events to compare since the last chunk
+        self.through = 0  # the scoring number of the last event the replay read
         self.compared = 0  # kept receipts compared
         self.beside: _Beside | None = None
 
-    def event(
-        self,
-        row: Any,
-        event: Event,
-        made: Decision | None,
-        by: Replay,
-        processed_at: datetime,
-    ) -> None:
-        """The stored event ``row`` (its event, the moderated decision and its replay)."""
-        if processed_at < self.since:
+    def event(self, row: AuditRow, stored: Sequence[Any], kind: str, made: Body | None) -> None:
+        """The audit row ``row`` of an event of type ``kind``, read with its ledger rows
+        ``stored`` (``RECEIPT_LEDGER``): ``made`` is the receipt the replay makes of it
+        (``made_receipt``), or None where the stored rows make that receipt
+        (``receipts.from_rows``)."""
+        self.through = row.seq
+        if row.processed_at < self.since:
             return
-        if made is None:
-            body = receipts.voided(row[0], event.ladder, event.type, row[3], processed_at)
-            self.made.append((row[0], body))
-        else:
-            rules = by.rules_at(when(event, processed_at))
-            after = receipts.players_after(made, by.players, rules)
-            # plain tuples: built and pickled in half the time the named tuples take to pickle
-            players = tuple((tuple(a.change), a.games, a.provisional) for a in after)
-            self.made.append((row[0], (made[:_FACTS_OF_DECISION], players, processed_at)))
-        if len(self.made) >= self.chunk:
+        if made is not None:
+            self.made[row.event_id] = made
+        if self.beside is None:
+            head = (row.event_id, kind, row.outcome, row.reason, row.version, row.processed_at)
+            self.logged.append((Head(self.ladder, *head, row.seq), stored))
+        self._count()
+
+    def skip(self, row: AuditRow) -> None:
+        """An event the replay could not read (its payload is not an event): no receipt."""
+        self.through = row.seq
+        if row.processed_at >= self.since:
+            self.made[row.event_id] = None
+            self._count()
+
+    def _count(self) -> None:
+        self.counted += 1
+        if self.counted >= self.chunk:
             self._compare()
 
     def finish(self) -> None:
@@ -99,22 +130,67 @@ class KeptReceipts:
                 self.differ(*mismatch)
 
     def _compare(self) -> None:
-        part, self.made = self.made, []
-        if not part:
+        if not self.counted:
             return
-        if self.beside is None and len(part) >= self.chunk:
-            self.beside = _Beside(self.redis)
+        made, self.made, self.counted = self.made, {}, 0
+        if self.beside is None and len(self.logged) >= self.chunk:
+            after = self.logged[0][0].seq - 1  # its stored rows are read from this chunk on
+            self.beside = _Beside(self, after)
+            self.logged = []
         if self.beside is not None:
-            self.beside.send(part)
+            self.beside.send((self.through, made))
         else:
+            logged, self.logged = self.logged, []
+            part = receipts_of(self.since, logged, made)
             self.compared += check(self.redis, part, self.differ)
 
 
-# An event's receipt (a voided game's), or what ``body`` makes it of: the decision's first
-# fields (``_FACTS_OF_DECISION``), each ledger change with the player's games and provisional
-# flag right after it, and when the event was processed.
-Made = tuple[str, Receipt | tuple[tuple[Any, ...], tuple[Any, ...], datetime]]
+# An event's receipt (a voided game's, or one of the stored rows), or what ``body`` makes it
+# of: the decision's first fields (``_FACTS_OF_DECISION``), each ledger change with the
+# player's games and provisional flag right after it, and when the event was processed.
+Body = Receipt | tuple[tuple[Any, ...], tuple[Any, ...], datetime]
+Made = tuple[str, Body]  # an event id and its receipt
 _FACTS_OF_DECISION = Decision._fields.index("mode")  # event_id ... ruleset_version
+# A chunk for the process beside the replay: the last scoring number the replay read, and
+# the receipts it made (None: not compared).
+Chunk = tuple[int, dict[str, Body | None]]
+
+
+def made_receipt(row: AuditRow, event: Event, made: Decision | None, by: Replay) -> Body:
+    """The receipt of the stored event ``row`` as the replay ``by`` makes it (``made``: its
+    decision, None when voided), in the form ``check`` takes."""
+    processed_at = row.processed_at
+    if made is None:
+        return receipts.voided(row.event_id, event.ladder, event.type, row.version, processed_at)
+    rules = by.rules_at(when(event, processed_at))
+    after = receipts.players_after(made, by.players, rules)
+    # plain tuples: built and pickled in half the time the named tuples take to pickle
+    players = tuple((tuple(a.change), a.games, a.provisional) for a in after)
+    return (made[:_FACTS_OF_DECISION], players, processed_at)
+
+
+def receipts_of(
+    since: datetime,
+    logged: Iterable[tuple[Head, Sequence[Any]]],
+    made: Mapping[str, Body | None],
+) -> list[Made]:
+    """The receipt of each event of ``logged`` processed since ``since``: the replay's
+    (``made``) where it made one, else the one its stored rows make; none where ``made``
+    holds None (an event the replay could not read)."""
+    part: list[Made] = []
+    for row, stored in logged:
+        if row.processed_at < since:
+            continue
+        event_id = row.event_id
+        receipt = made.get(event_id, _STORED)
+        if receipt is _STORED:
+            receipt = receipts.from_rows(row, stored)
+        if receipt is not None:
+            part.append((event_id, receipt))
+    return part
+
+
+_STORED: Any = object()  # no receipt of the replay's: the stored rows make it
 
 
 def check(redis: Redis | RedisCluster, part: Sequence[Made], differ: Differ) -> int:
@@ -145,24 +221,28 @@ def _body(facts: tuple[Any, ...], players: tuple[Any, ...], processed_at: dateti
 
 
 class _Beside:
-    """``check`` in a forked process of its own: ``send`` hands it a chunk, ``close`` waits
-    for the last and returns how many copies it compared and the differences it found. An
-    error there (Redis gone, say) is raised here, at the next ``send`` or at ``close``."""
+    """``check`` in a forked process of its own, which reads the ladder's stored rows after
+    ``after`` itself: ``send`` hands it a ``Chunk``, ``close`` waits for the last and returns
+    how many copies it compared and the differences it found. An error there (Redis gone,
+    say) is raised here, at the next ``send`` or at ``close``."""
 
-    def __init__(self, redis: Redis | RedisCluster) -> None:
+    def __init__(self, kept: KeptReceipts, after: int) -> None:
         context = multiprocessing.get_context("fork")
         self.conn, theirs = context.Pipe()
         self.process = context.Process(
-            target=_check_beside, args=(redis, theirs), name="ladder-verify-receipts", daemon=True
+            target=_check_beside,
+            args=(kept, after, theirs),
+            name="ladder-verify-receipts",
+            daemon=True,
         )
         self.process.start()
         theirs.close()
 
-    def send(self, part: list[Made]) -> None:
+    def send(self, chunk: Chunk) -> None:
         if self.conn.poll():  # it answers before the end only to say it failed
             self._answer()
         try:
-            self.conn.send(part)
+            self.conn.send(chunk)
         except OSError:
             self._answer()
 
@@ -189,15 +269,27 @@ class _Beside:
         return answer  # type: ignore[no-any-return]
 
 
-def _check_beside(redis: Redis | RedisCluster, conn: Connection) -> None:
-    """The forked process's part: ``check`` each chunk until ``None``, then answer. Its
-    Redis client opens a connection of its own (redis-py starts its pool afresh after a
-    fork); an interrupt is the parent's to handle."""
+def _check_beside(kept: KeptReceipts, after: int, conn: Connection) -> None:
+    """The forked process's part: the ladder's stored rows after ``after``, read as the
+    replay reads them, ``check``-ed a chunk at a time as far as the replay got, until
+    ``None``; then answer. Its Redis client opens a connection of its own (redis-py starts its
+    pool afresh after a fork), its database engine too (the pooled connections are the
+    verifying process's); an interrupt is the parent's to handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    redis, engine, ladder = kept.redis, kept.engine, kept.ladder
+    engine.dispose(close=False)
     found: list[tuple[Any, ...]] = []
     compared = 0
     try:
-        while (part := conn.recv()) is not None:
+        logged = receipt_log(engine, ladder, after, since=kept.begins)
+        pending = next(logged, None)
+        while (chunk := conn.recv()) is not None:
+            through, made = chunk
+            rows = []
+            while pending is not None and pending[0].seq <= through:
+                rows.append(pending)
+                pending = next(logged, None)
+            part = receipts_of(kept.since, rows, made)
             compared += check(redis, part, lambda *mismatch: found.append(mismatch))
         answer: Any = (compared, found)
     except EOFError:

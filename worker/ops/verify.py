@@ -34,16 +34,18 @@ from redis.cluster import RedisCluster
 from sqlalchemy.engine import Engine
 
 from engine import Action, Lived, Season
+from engine.ladder import when
+from schemas import receipt_bodies as receipts
 from worker import gcpause
 from worker.ladders import LadderConfig
 from worker.ops import reconcile
-from worker.ops.keptreceipts import KeptReceipts
+from worker.ops.keptreceipts import KeptReceipts, made_receipt
 from worker.ops.progress import Progress
-from worker.ops.verifycompare import check_players, compare_change
+from worker.ops.verifycompare import check_players, compare_change, compare_shown
 from worker.ops.verifyreport import Advancing, LadderReport, Mismatch
 from worker.ops.verifyseats import Seats
 from worker.store import boundary, moderation, replays
-from worker.store.log import AuditRow, Logged, Recorded, count_events, event_of
+from worker.store.log import RECEIPT_LEDGER, AuditRow, Logged, Recorded, count_events, event_of
 
 PROGRESS_EVERY = 1000  # events between progress reports
 Kept = tuple[Redis | RedisCluster, datetime]  # receipts' Redis, oldest processing kept
@@ -225,13 +227,14 @@ def _replay(
     replay = told.lived(ladder_config.policy, ladder_config.rules_at)
     kept = None
     if receipts is not None:
-        kept = KeptReceipts(*receipts, lambda *found: report.differ(Mismatch(*found)))
+        differ = lambda *found: report.differ(Mismatch(*found))  # noqa: E731
+        kept = KeptReceipts(*receipts, differ, engine, ladder, told.begins)
     seats = Seats(engine, ladder, lambda *found: report.differ(Mismatch(*found)))
     with gcpause.paused():
         # every event after the start was processed at or after its checkpoint's instant
         # (``boundary.at`` and ``ladder archive`` refuse an instant where one was not), and
         # the recorded rows before that instant are in the checkpoint
-        for entry in told.entries(engine):
+        for entry in told.entries(engine, ledger=RECEIPT_LEDGER):
             if isinstance(entry, Logged):
                 _check_event(replay, entry.row, entry.ledger, report, seats, kept)
                 if progress is not None and report.events % PROGRESS_EVERY == 0:
@@ -293,15 +296,16 @@ def _check_event(
     )
     report.events += 1
     report.ledger_rows += len(stored)
+    differed = report.mismatch_count
     try:
         event = event_of(row)
     except (KeyError, ValueError, TypeError) as exc:
         report.differ(Mismatch(event_id, None, "payload", type(exc).__name__, None))
+        if kept is not None:
+            kept.skip(row)
         return
     decision = replay.event(event, processed_at)
     seats.event(event, decision, processed_at)
-    if kept is not None:
-        kept.event(row, event, *replay.moderated, processed_at)
     if (outcome, reason, version) != (decision.outcome, decision.reason, decision.ruleset_version):
         facts = (
             ("outcome", outcome, str(decision.outcome)),
@@ -312,17 +316,30 @@ def _check_event(
             if had != derived:
                 report.differ(Mismatch(event_id, None, name, had, derived))
     derived_rows = decision.changes
+    shown = True  # every ledger row shows the games and provisional flag the replay has
     if len(stored) == len(derived_rows):
         for kept_row, made in zip(stored, derived_rows, strict=True):
             compare_change(event_id, kept_row, made, report)
-        return
-    for index in range(max(len(stored), len(derived_rows))):
-        compare_change(
-            event_id,
-            stored[index] if index < len(stored) else None,
-            derived_rows[index] if index < len(derived_rows) else None,
-            report,
-        )
+        if stored:
+            rules = replay.rules_at(when(event, processed_at))
+            after = receipts.players_after(decision, replay.players, rules)
+            shown = compare_shown(event_id, stored, after, report)
+    else:
+        shown = False
+        for index in range(max(len(stored), len(derived_rows))):
+            compare_change(
+                event_id,
+                stored[index] if index < len(stored) else None,
+                derived_rows[index] if index < len(derived_rows) else None,
+                report,
+            )
+    if kept is not None:
+        # the kept receipt is the one the stored rows make where the replay's is the lived
+        # decision's and they showed it; else the replay makes it
+        moderated, by = replay.moderated
+        as_stored = shown and moderated is decision and report.mismatch_count == differed
+        receipt = None if as_stored else made_receipt(row, event, moderated, by)
+        kept.event(row, stored, event.type, receipt)
 
 
 def _check_season(

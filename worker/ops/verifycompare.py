@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from engine import LedgerChange, Player
+from schemas.receipt_bodies import After
 from worker.ops.rebuild import stream_players
 from worker.ops.verifyreport import LadderReport, Mismatch
 from worker.store.log import CHUNK, STORED_LEDGER
@@ -19,6 +20,7 @@ LEDGER_FIELDS = (
     *("player_id", "kind", "before", "after", "delta", "k", "expected"),
     *("deviation", "volatility"),
 )
+_STORED = len(STORED_LEDGER)  # a row's stored columns; then games and provisional
 _STATE = operator.attrgetter(*PLAYER_COLUMNS)  # a Player's stored columns, as one tuple
 
 
@@ -35,13 +37,38 @@ def compare_change(
         )
         return
     # a LedgerChange's fields are the stored columns in their order; its kind (a StrEnum)
-    # equals the stored text
-    if tuple(kept) == made:
+    # equals the stored text (a row read with what its receipt showed has two columns more)
+    kept = tuple(kept[:_STORED])
+    if kept == made:
         return
     derived = (made.player_id, made.kind.value, *made[2:])
     for name, a, b in zip(STORED_LEDGER, kept, derived, strict=True):
         if a != b:
             report.differ(Mismatch(event_id, made.player_id, name, a, b))
+
+
+def compare_shown(
+    event_id: str, kept: Sequence[Sequence[Any]], after: Sequence[After], report: LadderReport
+) -> bool:
+    """The games and provisional flag each of an event's ledger rows (``RECEIPT_LEDGER``)
+    says its receipt showed of the player, against the replay's right after the event
+    (``receipts.players_after``, one per row): what a receipt read from PostgreSQL says. A
+    row written before they were kept holds neither and is not compared. Returns whether
+    every row shows them as the replay has them."""
+    shown = True
+    for row, made in zip(kept, after, strict=True):
+        games, provisional = row[_STORED], row[_STORED + 1]
+        if games is None and provisional is None:
+            shown = False  # not kept then: nothing to compare
+            continue
+        player = made.change.player_id
+        if games != made.games:
+            report.differ(Mismatch(event_id, player, "games", games, made.games))
+            shown = False
+        if provisional != made.provisional:
+            report.differ(Mismatch(event_id, player, "provisional", provisional, made.provisional))
+            shown = False
+    return shown
 
 
 def check_players(

@@ -54,13 +54,13 @@ def originals(conn: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[s
         wanted = list(part)
         rows = conn.execute(
             select(*_EVENT_COLUMNS).where(tuple_(events.c.ladder, events.c.event_id).in_(wanted))
-        ).mappings()
-        heads = {(r["ladder"], r["event_id"]): dict(r) for r in rows}
+        )
+        heads = {(r.ladder, r.event_id): r for r in rows}
         if not heads:
             continue
         ledger: dict[tuple[str, str], list[Any]] = {}
-        for row in conn.execute(ledger_of(list(heads))).mappings():
-            ledger.setdefault((row["ladder"], row["event_id"]), []).append(row)
+        for row in conn.execute(ledger_of(list(heads))):
+            ledger.setdefault((row.ladder, row.event_id), []).append(row)
         moderated = _effects(conn, list(heads))
         for key, head in heads.items():
             made = receipts.from_rows(head, ledger.get(key, []))
