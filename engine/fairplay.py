@@ -10,10 +10,10 @@ rather than a boolean. Step 1 of SPEC 2.4 (duplicate ``event_id``) is not here: 
 audit store and means "no effect at all", not "recorded but unrated".
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final, NamedTuple, Self
 
 __all__ = [
     "FILTERS",
@@ -62,10 +62,7 @@ class FairPlayConfig:
             raise ValueError(f"pair_window_hours: must be >= 1, got {self.pair_window_hours!r}")
 
 
-@dataclass(frozen=True, slots=True)
-class FairPlayFacts:
-    """What the worker knows about one game when it decides whether to rate it."""
-
+class _FairPlayFacts(NamedTuple):
     mode: str  # "ranked" | "boosted" | "tournament"
     winner_is_bot: bool
     loser_is_bot: bool
@@ -73,11 +70,33 @@ class FairPlayFacts:
     loser_network: str | None
     pair_rated_games: int  # rated games of this pair in the window before ended_at
 
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode: must be one of {sorted(MODES)}, got {self.mode!r}")
-        if self.pair_rated_games < 0:
-            raise ValueError(f"pair_rated_games: must be >= 0, got {self.pair_rated_games!r}")
+
+class FairPlayFacts(_FairPlayFacts):
+    """What the worker knows about one game when it decides whether to rate it (a named
+    tuple, built for every game: ``engine.types``)."""
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        mode: str,
+        winner_is_bot: bool,
+        loser_is_bot: bool,
+        winner_network: str | None,
+        loser_network: str | None,
+        pair_rated_games: int,
+    ) -> "FairPlayFacts":
+        if mode not in MODES:
+            raise ValueError(f"mode: must be one of {sorted(MODES)}, got {mode!r}")
+        if pair_rated_games < 0:
+            raise ValueError(f"pair_rated_games: must be >= 0, got {pair_rated_games!r}")
+        facts = (mode, winner_is_bot, loser_is_bot, winner_network, loser_network, pair_rated_games)
+        return tuple.__new__(cls, facts)
+
+    @classmethod
+    def _make(cls, iterable: Iterable[Any]) -> Self:  # type: ignore[override]
+        """Built as the constructor builds it, checked (``_replace`` comes here too)."""
+        return cls(*iterable)
 
 
 Filter = Callable[[FairPlayFacts, FairPlayConfig], Reason | None]

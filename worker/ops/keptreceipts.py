@@ -43,7 +43,8 @@ from schemas.receipt import Receipt
 from schemas.receipt_bodies import After, same_processing
 from worker import keys
 from worker.boards.receipts import encode, same_but_ranks
-from worker.store.log import AuditRow, Head, receipt_log
+from worker.store.log import AuditRow
+from worker.store.receipts import Head, receipt_log
 
 CHUNK = 1000  # receipts read in one MGET
 FACTS = ("outcome", "reason", "ruleset_version")

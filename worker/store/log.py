@@ -86,19 +86,6 @@ class ShownLedgerRow(NamedTuple):
     provisional: bool | None
 
 
-class Head(NamedTuple):
-    """An audit row as its receipt reads it (``receipt_log``; ``receipts.from_rows``)."""
-
-    ladder: str
-    event_id: str
-    type: str
-    outcome: str
-    reason: str | None
-    ruleset_version: str | None
-    processed_at: datetime
-    seq: int
-
-
 def count_events(engine: Engine, ladder: str) -> int:
     with engine.connect() as conn:
         query = select(func.count()).select_from(events).where(events.c.ladder == ladder)
@@ -120,26 +107,10 @@ def stream_log(
     changes = read_rows(engine, ledger_query(engine, ladder, after, ledger_columns, since=since))
     audit = audit_rows(engine, ladder, after)  # both started before either is read
     made = LedgerRow if tuple(ledger_columns) == STORED_LEDGER else ShownLedgerRow
-    yield from _merged(audit, changes, made)
+    yield from merged(audit, changes, made)
 
 
-def receipt_log(
-    engine: Engine, ladder: str, after: int = 0, *, since: datetime | None = None
-) -> Iterator[tuple[Head, list[Any]]]:
-    """``stream_log`` of what the events' receipts are made of: each audit row numbered after
-    ``after`` as its receipt reads it (``Head``: no payload) with its ledger rows
-    (``ShownLedgerRow``), so much less for the server to read than the whole events."""
-    changes = read_rows(engine, ledger_query(engine, ladder, after, RECEIPT_LEDGER, since=since))
-    query = (
-        select(*(events.c[name] for name in Head._fields))
-        .where(events.c.ladder == ladder, events.c.seq > after)
-        .order_by(events.c.seq)
-    )
-    heads = (Head._make(row) for row in read_rows(engine, query, in_index_order=True))
-    yield from _merged(heads, changes, ShownLedgerRow)
-
-
-def _merged(
+def merged(
     rows: Iterable[Any], changes: Iterator[Sequence[Any]], made: Callable[..., Any]
 ) -> Iterator[tuple[Any, list[Any]]]:
     """Each of ``rows`` (audit rows in scoring order) with its ledger rows: those of

@@ -1,5 +1,8 @@
 """Receipts read back from the audit store: an ``events`` row and its ledger rows.
 
+``receipt_log`` streams what a ladder's receipts are made of, in scoring order, as
+``ladder verify`` compares the kept ones (``worker.ops.keptreceipts``).
+
 Used for a duplicate (it repeats the original's numbers) and for ``GET
 /ladders/{ladder}/events/{event_id}`` / ``ladder event``, which work after the Redis copy
 of a receipt expired. The outcome is the event's as moderation left it (its latest
@@ -11,14 +14,16 @@ which the void rewrote, while that copy is kept (``schemas.receipt_bodies.with_r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from sqlalchemy import Select, select, tuple_
 from sqlalchemy.engine import Connection, Engine
 
 from schemas import receipt_bodies as receipts
 from schemas.receipt import Receipt, ReceiptOutcome
+from worker.store.log import RECEIPT_LEDGER, ShownLedgerRow, ledger_query, merged, read_rows
 from worker.store.statements import chunks
 from worker.store.tables import event_effects, events, rating_changes
 
@@ -69,6 +74,35 @@ def originals(conn: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[s
                 made = receipts.moderated(made, *effect)
             found[key] = made
     return found
+
+
+class Head(NamedTuple):
+    """An audit row as its receipt reads it (``receipt_log``; ``receipts.from_rows``)."""
+
+    ladder: str
+    event_id: str
+    type: str
+    outcome: str
+    reason: str | None
+    ruleset_version: str | None
+    processed_at: datetime
+    seq: int
+
+
+def receipt_log(
+    engine: Engine, ladder: str, after: int = 0, *, since: datetime | None = None
+) -> Iterator[tuple[Head, list[Any]]]:
+    """``stream_log`` of what the events' receipts are made of: each audit row numbered after
+    ``after`` as its receipt reads it (``Head``: no payload) with its ledger rows
+    (``ShownLedgerRow``), so much less for the server to read than the whole events."""
+    changes = read_rows(engine, ledger_query(engine, ladder, after, RECEIPT_LEDGER, since=since))
+    query = (
+        select(*(events.c[name] for name in Head._fields))
+        .where(events.c.ladder == ladder, events.c.seq > after)
+        .order_by(events.c.seq)
+    )
+    heads = (Head._make(row) for row in read_rows(engine, query, in_index_order=True))
+    yield from merged(heads, changes, ShownLedgerRow)
 
 
 def ledger_of(keys: list[tuple[str, str]]) -> Select[Any]:

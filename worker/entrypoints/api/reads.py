@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -176,9 +176,8 @@ class Reads:
                     hours,
                 )
         if given.rating is not None:
-            state = replace(state, rating=given.rating)
-        state = replace(
-            state,
+            state = state._replace(rating=given.rating)
+        state = state._replace(
             rated_games=state.rated_games if given.games is None else given.games,
             experience=state.experience if given.experience is None else given.experience,
             recent_ranked_games=state.recent_ranked_games if recent is None else recent,

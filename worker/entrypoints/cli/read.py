@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
-from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -337,8 +336,7 @@ def _preview_side(
 
             engine = rt.databases.for_ladder(args.ladder)
             recent = recent_ranked_games(engine, args.ladder, value, datetime.now(UTC), hours)
-    state = replace(
-        state,
+    state = state._replace(
         rated_games=state.rated_games if games is None else games,
         experience=state.experience if experience is None else experience,
         recent_ranked_games=state.recent_ranked_games if recent is None else recent,
