@@ -197,7 +197,8 @@ def in_order(
                 return
 
     for event in events:
-        yield from due(*event_place(event))
+        if r < len(rows) or a < len(taken):  # none left: nothing is due before any event
+            yield from due(*event_place(event))
         yield event
     if tail:
         yield from due(None, None)

@@ -328,8 +328,7 @@ def first_processed_since(
 # -- the history: events, recorded rows and moderation actions in the one replay's order --------
 
 
-@dataclass(frozen=True, slots=True)
-class Logged:
+class Logged(NamedTuple):
     """A stored event of the history: its audit row (``audit_rows``) and its ledger rows."""
 
     row: AuditRow
@@ -384,7 +383,7 @@ def history(
     ``audit_rows`` with their ledger rows), its imports (``recorded_entries``) and its
     moderation actions and season closes (``engine.replay.placed``), in the order
     ``engine.replay.in_order`` gives every replay."""
-    events = (Logged(row, ledger) for row, ledger in logged)
+    events = map(Logged._make, logged)
     return in_order(
         events,
         recorded,
