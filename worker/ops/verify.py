@@ -225,11 +225,14 @@ def _replay(
         kept_effects = moderation.action_effects(conn, ladder) if told.actions else {}
     kept_seasons = told.season_rows
     replay = told.lived(ladder_config.policy, ladder_config.rules_at)
+
+    def differ(*found: Any) -> None:
+        report.differ(Mismatch(*found))
+
     kept = None
     if receipts is not None:
-        differ = lambda *found: report.differ(Mismatch(*found))  # noqa: E731
         kept = KeptReceipts(*receipts, differ, engine, ladder, told.begins)
-    seats = Seats(engine, ladder, lambda *found: report.differ(Mismatch(*found)))
+    seats = Seats(engine, ladder, differ)
     with gcpause.paused():
         # every event after the start was processed at or after its checkpoint's instant
         # (``boundary.at`` and ``ladder archive`` refuse an instant where one was not), and

@@ -101,7 +101,7 @@ def receipt_log(
         .where(events.c.ladder == ladder, events.c.seq > after)
         .order_by(events.c.seq)
     )
-    heads = (Head._make(row) for row in read_rows(engine, query, in_index_order=True))
+    heads = map(Head._make, read_rows(engine, query, in_index_order=True))
     yield from merged(heads, changes, ShownLedgerRow)
 
 
