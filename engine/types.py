@@ -2,9 +2,9 @@
 
 These are separate from the wire contracts in ``schemas/`` (SPEC 3) so that a contract change
 is a mapping change in the worker, never a change to the maths here. Each is a named tuple:
-immutable, typed, and the cheapest value the standard library builds, made for every rated
-game (a frozen dataclass takes three times as long to build). What the engine is given (a
-player's state, a game) checks its values as it is built.
+immutable, typed, and the cheapest value the standard library builds (a frozen dataclass
+takes several times as long), made for every rated game. What the engine is given (a
+player's state, a game) checks its values as it is built, however it is built.
 """
 
 import math
