@@ -183,15 +183,10 @@ def receipts_of(
         if row.processed_at < since:
             continue
         event_id = row.event_id
-        receipt = made.get(event_id, _STORED)
-        if receipt is _STORED:
-            receipt = receipts.from_rows(row, stored)
+        receipt = made[event_id] if event_id in made else receipts.from_rows(row, stored)
         if receipt is not None:
             part.append((event_id, receipt))
     return part
-
-
-_STORED: Any = object()  # no receipt of the replay's: the stored rows make it
 
 
 def check(redis: Redis | RedisCluster, part: Sequence[Made], differ: Differ) -> int:

@@ -175,9 +175,8 @@ class Reads:
                     datetime.now(UTC),
                     hours,
                 )
-        if given.rating is not None:
-            state = state._replace(rating=given.rating)
         state = state._replace(
+            rating=state.rating if given.rating is None else given.rating,
             rated_games=state.rated_games if given.games is None else given.games,
             experience=state.experience if given.experience is None else given.experience,
             recent_ranked_games=state.recent_ranked_games if recent is None else recent,
