@@ -14,17 +14,23 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
-from sqlalchemy import update
+from sqlalchemy import event, update
+from sqlalchemy.exc import OperationalError
 
-from tests.integration.test_one_history import _tamper, kept_mismatches, three_wins
+from tests.conftest import drain, publish
+from tests.events import game
+from tests.integration.test_one_history import T0, _tamper, kept_mismatches, three_wins
 from tests.integration.test_routes import run
 from worker.entrypoints.cli import main as cli
 from worker.ops import keptreceipts
+from worker.store import log
 from worker.store.tables import rating_changes
 
 
@@ -145,7 +151,8 @@ def test_ladder_verify_of_every_ladder_compares_kept_receipts_beside_each_replay
     three_wins(runtime)
     code, out = run(runtime, capsys, "verify", "--json")
     assert 0 == code
-    assert 3 == json.loads(out)["ladders"]["gammon42"]["events"]
+    shown = json.loads(out)["ladders"]["gammon42"]
+    assert (3, 3) == (shown["events"], shown["kept_receipts"])
     _tamper(runtime, "a2", 0, "delta", 99.0)
     code, out = run(runtime, capsys, "verify", "--json")
     shown = json.loads(out)["ladders"]["gammon42"]
@@ -210,3 +217,59 @@ def test_a_ledger_row_written_before_receipts_were_kept_is_compared_by_the_repla
     _tamper(runtime, "a1", 1, "games", 5)
     found = [(m.event_id, m.player_id, m.field) for m in kept_mismatches(runtime)]
     assert [("a1", "y", "receipt games")] == found
+
+
+def test_postgresql_ending_the_receipts_process_connection_fails_verify_in_one_line(
+    runtime, monkeypatch
+):
+    """PostgreSQL ends the connections the forked process reads the stored rows on (an
+    administrator's ``pg_terminate_backend``, a restart) while it still has rows to read:
+    verify raises the driver's error (a verify that could not compare is no verify), which
+    ``ladder verify`` says in one line, exit status 1; no process is left, and the
+    verifying process's own connections are untouched: the next verify passes."""
+    monkeypatch.setattr(keptreceipts, "CHUNK", 2)
+    monkeypatch.setattr(log, "CHUNK", 1)  # the stored rows fetched one at a time
+    verifying = os.getpid()
+    named = f"ladder-test-receipts-{verifying}"
+
+    def name_the_forked_process_connections(dialect, record, cargs, cparams):  # noqa: ANN001
+        if os.getpid() != verifying:
+            cparams["application_name"] = named
+
+    checking = keptreceipts.check
+    ended: list[int] = []  # backends ended, once
+
+    def check(redis: Any, part: Any, differ: Any) -> int:
+        if os.getpid() != verifying and not ended:  # its first chunk: ten games still to read
+            url = runtime.engine.url.set(drivername="postgresql")
+            with psycopg.connect(url.render_as_string(hide_password=False)) as admin:
+                row = admin.execute(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                    " WHERE application_name = %s AND state = 'idle in transaction'",
+                    (named,),
+                ).fetchone()
+            assert row is not None and 2 == row[0]  # the audit rows' and the ledger's readers
+            ended.append(row[0])
+        return checking(redis, part, differ)
+
+    publish(
+        runtime,
+        *(
+            game(f"p{i}", f"q{i}", event_id=f"g{i}", ended_at=T0 + timedelta(minutes=i))
+            for i in range(12)
+        ),
+    )
+    drain(runtime)
+    monkeypatch.setattr(keptreceipts, "check", check)
+    event.listen(runtime.engine, "do_connect", name_the_forked_process_connections)
+    try:
+        with pytest.raises(OperationalError, match="connection is lost") as raised:
+            kept_mismatches(runtime)
+        assert [] == multiprocessing.active_children()
+    finally:
+        event.remove(runtime.engine, "do_connect", name_the_forked_process_connections)
+    code, line = cli._ordinary_failure(raised.value, runtime)  # what ``ladder verify`` says
+    assert (1, "the database at ") == (code, (line or "")[:16])
+    assert (line or "").endswith("failed: the connection is lost")
+    monkeypatch.setattr(keptreceipts, "check", checking)
+    assert [] == kept_mismatches(runtime)

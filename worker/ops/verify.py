@@ -250,6 +250,7 @@ def _replay(
                 _check_recorded(replay, ladder, entry, report)
         if kept is not None:
             kept.finish()
+            report.kept_receipts = kept.compared
         seats.finish(told.begins if since is not None else None)
     check_players(engine, ladder, replay.state.players, report, since=since is not None)
 

@@ -38,6 +38,7 @@ class LadderReport:
     seconds: float = 0.0  # the replay and the comparison with PostgreSQL
     redis_seconds: float = 0.0  # the comparison of the boards with PostgreSQL
     since: datetime | None = None  # where a verify since an instant started (None: the start)
+    kept_receipts: int | None = None  # the receipts kept in Redis compared (None: receipts off)
 
     def differ(self, mismatch: Mismatch) -> None:
         self.mismatch_count += 1
@@ -59,6 +60,7 @@ class LadderReport:
             "events_per_second": round(self.rate),
             "redis_seconds": round(self.redis_seconds, 3),
             "since": None if self.since is None else self.since.isoformat(),
+            "kept_receipts": self.kept_receipts,
         }
 
 

@@ -101,11 +101,13 @@ def cmd_verify(rt: Runtime, args: argparse.Namespace) -> int:
     else:
         for report in reports:
             start = "" if report.since is None else f" since {report.since.isoformat()}"
+            compared = report.kept_receipts
+            receipts = "" if compared is None else f", {plural(compared, 'kept receipt')} compared"
             print(
                 f"ladder: {report.ladder}{start}: {plural(report.events, 'event')}, "
                 f"{plural(report.ledger_rows, 'ledger row')}, {plural(report.players, 'player')}: "
                 f"replayed in {report.seconds:.2f}s "
-                f"({report.rate:,.0f} events/s), boards in {report.redis_seconds:.2f}s: "
+                f"({report.rate:,.0f} events/s), boards in {report.redis_seconds:.2f}s{receipts}: "
                 f"{plural(report.mismatch_count, 'mismatch')}"
             )
             for m in report.mismatches[:SHOWN]:
