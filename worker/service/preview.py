@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engine import CUBE_VALUES, Game, PlayerState, display_rating
@@ -17,6 +18,8 @@ from schemas.errors import InvalidArgument
 from worker.boards import reader
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
     from worker.ladders import LadderConfig
 
 
@@ -127,6 +130,43 @@ def preview(
         return reader.player_state(redis, ladder_config.name, player)
 
     return rate(ladder_config, a, b, stored, cube=cube, match_length=match_length)
+
+
+def given_side(
+    ladder_config: LadderConfig,
+    player: str | None,
+    redis: reader.Client,
+    database: Engine,
+    *,
+    rating: float | None = None,
+    games: int | None = None,
+    experience: int | None = None,
+    recent: int | None = None,
+) -> Side:
+    """A side as a caller gives it: the stored player ``player`` (read from its player hash)
+    or, with None, a new player at the ruleset's start; each number given replaces the one
+    stored. A stored player's ranked games in the K window are counted from the log
+    (``database``) unless ``recent`` is given."""
+    rules = ladder_config.current
+    if player is None:
+        state = PlayerState(rules.start)
+    else:
+        state = reader.player_state(redis, ladder_config.name, player)
+        hours = rules.k_window_hours
+        if recent is None and hours is not None:
+            from worker.store.history import recent_ranked_games
+
+            now = datetime.now(UTC)
+            recent = recent_ranked_games(database, ladder_config.name, player, now, hours)
+    return Side(
+        player,
+        state._replace(
+            rating=state.rating if rating is None else rating,
+            rated_games=state.rated_games if games is None else games,
+            experience=state.experience if experience is None else experience,
+            recent_ranked_games=state.recent_ranked_games if recent is None else recent,
+        ),
+    )
 
 
 def format_preview(ladder_config: LadderConfig, found: RatingPreview) -> dict[str, str]:

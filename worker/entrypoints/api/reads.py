@@ -12,12 +12,10 @@ import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Depends, Request
 
-from engine import PlayerState
 from worker.boards import reader
 from worker.entrypoints.api.errors import NotFound, StoreUnavailable
 from worker.entrypoints.api.models import (
@@ -160,28 +158,16 @@ class Reads:
         return Prediction(**found.as_json())
 
     def _side(self, ladder: LadderConfig, given: Given) -> previews.Side:
-        rules = ladder.current
-        recent = given.recent
-        if given.player is None:
-            state = PlayerState(rules.start)
-        else:
-            state = reader.player_state(self.redis, ladder.name, given.player)
-            hours = rules.k_window_hours
-            if recent is None and hours is not None:
-                recent = history.recent_ranked_games(
-                    self.databases.for_ladder(ladder.name),
-                    ladder.name,
-                    given.player,
-                    datetime.now(UTC),
-                    hours,
-                )
-        state = state._replace(
-            rating=state.rating if given.rating is None else given.rating,
-            rated_games=state.rated_games if given.games is None else given.games,
-            experience=state.experience if given.experience is None else given.experience,
-            recent_ranked_games=state.recent_ranked_games if recent is None else recent,
+        return previews.given_side(
+            ladder,
+            given.player,
+            self.redis,
+            self.databases.for_ladder(ladder.name),
+            rating=given.rating,
+            games=given.games,
+            experience=given.experience,
+            recent=given.recent,
         )
-        return previews.Side(given.player, state)
 
     def ladder(self, name: str) -> LadderConfig:
         """The configured ladder ``name``; ``NotFound`` if there is none."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import logging
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from engine import PlayerState, display_change, display_rating
@@ -318,30 +317,22 @@ def _preview_side(
 ) -> preview.Side:
     """A given rating (``=1500``) or a stored player, with the command's overrides."""
     value: str = getattr(args, side)
-    games = getattr(args, f"{side}_games")
-    experience = getattr(args, f"{side}_experience")
-    recent = getattr(args, f"{side}_recent")
-    player_id: str | None = None
+    rating: float | None = None
     if value.startswith("="):
         try:
-            state = PlayerState(float(value[1:]))
+            rating = PlayerState(float(value[1:])).rating
         except ValueError:
             raise reader.InvalidArgument(f"{side}: {value!r} is not a finite rating") from None
-    else:
-        player_id = value
-        state = reader.player_state(rt.leaderboard_redis, args.ladder, value)
-        hours = ladder_config.current.k_window_hours
-        if recent is None and hours is not None:
-            from worker.store.history import recent_ranked_games
-
-            engine = rt.databases.for_ladder(args.ladder)
-            recent = recent_ranked_games(engine, args.ladder, value, datetime.now(UTC), hours)
-    state = state._replace(
-        rated_games=state.rated_games if games is None else games,
-        experience=state.experience if experience is None else experience,
-        recent_ranked_games=state.recent_ranked_games if recent is None else recent,
+    return preview.given_side(
+        ladder_config,
+        None if rating is not None else value,
+        rt.leaderboard_redis,
+        rt.databases.for_ladder(args.ladder),
+        rating=rating,
+        games=getattr(args, f"{side}_games"),
+        experience=getattr(args, f"{side}_experience"),
+        recent=getattr(args, f"{side}_recent"),
     )
-    return preview.Side(player_id, state)
 
 
 def _print_board(
