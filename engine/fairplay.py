@@ -10,10 +10,12 @@ rather than a boolean. Step 1 of SPEC 2.4 (duplicate ``event_id``) is not here: 
 audit store and means "no effect at all", not "recorded but unrated".
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final, NamedTuple, Self
+from typing import Final, NamedTuple
+
+from engine.types import checked_make
 
 __all__ = [
     "FILTERS",
@@ -93,10 +95,7 @@ class FairPlayFacts(_FairPlayFacts):
         facts = (mode, winner_is_bot, loser_is_bot, winner_network, loser_network, pair_rated_games)
         return tuple.__new__(cls, facts)
 
-    @classmethod
-    def _make(cls, iterable: Iterable[Any]) -> Self:  # type: ignore[override]
-        """Built as the constructor builds it, checked (``_replace`` comes here too)."""
-        return cls(*iterable)
+    _make = classmethod(checked_make)  # type: ignore[assignment]
 
 
 Filter = Callable[[FairPlayFacts, FairPlayConfig], Reason | None]

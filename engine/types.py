@@ -9,7 +9,7 @@ player's state, a game) checks its values as it is built, however it is built.
 
 import math
 from collections.abc import Iterable
-from typing import Any, NamedTuple, Self
+from typing import Any, NamedTuple
 
 __all__ = [
     "Game",
@@ -17,9 +17,16 @@ __all__ = [
     "Preview",
     "RatingChange",
     "SideChange",
+    "checked_make",
     "moved",
     "side_change",
 ]
+
+
+def checked_make(cls: Any, iterable: Iterable[Any]) -> Any:
+    """``_make`` of a named tuple whose ``__new__`` checks its values: built as the constructor
+    builds it, so checked (``_replace`` comes here too)."""
+    return cls(*iterable)
 
 
 class _PlayerState(NamedTuple):
@@ -68,10 +75,7 @@ class PlayerState(_PlayerState):
         )
         return tuple.__new__(cls, state)
 
-    @classmethod
-    def _make(cls, iterable: Iterable[Any]) -> Self:  # type: ignore[override]
-        """Built as the constructor builds it, checked (``_replace`` comes here too)."""
-        return cls(*iterable)
+    _make = classmethod(checked_make)  # type: ignore[assignment]
 
 
 class _Game(NamedTuple):
@@ -89,10 +93,7 @@ class Game(_Game):
             raise ValueError(f"match_length: must be >= 1, got {match_length!r}")
         return tuple.__new__(cls, (cube, match_length))
 
-    @classmethod
-    def _make(cls, iterable: Iterable[Any]) -> Self:  # type: ignore[override]
-        """Built as the constructor builds it, checked (``_replace`` comes here too)."""
-        return cls(*iterable)
+    _make = classmethod(checked_make)  # type: ignore[assignment]
 
 
 class SideChange(NamedTuple):
