@@ -70,8 +70,8 @@ class KeptReceipts:
     their comparison take about a third of a verify's time, and the replay keeps one core
     busy while the other is mostly idle. This process then hands it, a chunk at a time, only
     how far the replay got and the receipts the replay made. A shorter history is compared in
-    this process, by the same ``check``; either way the differences reach ``differ`` (those
-    found beside the replay when ``finish`` collects them)."""
+    this process at the end, by the same ``compare_rows``; either way the differences reach
+    ``differ`` when ``finish`` collects them."""
 
     def __init__(
         self,
@@ -86,43 +86,40 @@ class KeptReceipts:
         known), as ``stream_log`` takes it."""
         self.redis, self.since, self.differ, self.chunk = redis, since, differ, CHUNK
         self.engine, self.ladder, self.begins = engine, ladder, begins
-        self.logged: list[tuple[Head, Sequence[Any]]] = []  # compared here: the rows
+        self.first: int | None = None  # the scoring number of the first event to compare
         self.made: dict[str, Body | None] = {}  # the replay's receipts; None: not compared
         self.counted = 0  # events to compare since the last chunk
         self.through = 0  # the scoring number of the last event the replay read
         self.compared = 0  # kept receipts compared
         self.beside: _Beside | None = None
 
-    def event(self, row: AuditRow, stored: Sequence[Any], kind: str, made: Body | None) -> None:
-        """The audit row ``row`` of an event of type ``kind``, read with its ledger rows
-        ``stored`` (``RECEIPT_LEDGER``): ``made`` is the receipt the replay makes of it
-        (``made_receipt``), or None where the stored rows make that receipt
-        (``receipts.from_rows``)."""
+    def event(self, row: AuditRow, made: Body | None) -> None:
+        """The audit row ``row`` of an event the replay read: ``made`` is the receipt the
+        replay makes of it (``made_receipt``), or None where its stored rows make that
+        receipt (``receipts.from_rows``)."""
         self.through = row.seq
-        if row.processed_at < self.since:
-            return
-        if made is not None:
-            self.made[row.event_id] = made
-        if self.beside is None:
-            head = (row.event_id, kind, row.outcome, row.reason, row.version, row.processed_at)
-            self.logged.append((Head(self.ladder, *head, row.seq), stored))
-        self._count()
+        if row.processed_at >= self.since:
+            if made is not None:
+                self.made[row.event_id] = made
+            self._count(row)
 
     def skip(self, row: AuditRow) -> None:
         """An event the replay could not read (its payload is not an event): no receipt."""
         self.through = row.seq
         if row.processed_at >= self.since:
             self.made[row.event_id] = None
-            self._count()
+            self._count(row)
 
-    def _count(self) -> None:
+    def _count(self, row: AuditRow) -> None:
+        if self.first is None:
+            self.first = row.seq
         self.counted += 1
         if self.counted >= self.chunk:
-            self._compare()
+            self._compare(last=False)
 
     def finish(self) -> None:
         """Compare what is left, and collect what was compared beside the replay."""
-        self._compare()
+        self._compare(last=True)
         if self.beside is not None:
             compared, found = self.beside.close()
             self.beside = None
@@ -130,20 +127,22 @@ class KeptReceipts:
             for mismatch in found:
                 self.differ(*mismatch)
 
-    def _compare(self) -> None:
-        if not self.counted:
+    def _compare(self, *, last: bool) -> None:
+        """Hand the events counted since the last chunk on: to the process beside the replay,
+        forked at the first full chunk; a shorter history's, at the end, compared here."""
+        if not self.counted or self.first is None:
             return
-        made, self.made, self.counted = self.made, {}, 0
-        if self.beside is None and len(self.logged) >= self.chunk:
-            after = self.logged[0][0].seq - 1  # its stored rows are read from this chunk on
-            self.beside = _Beside(self, after)
-            self.logged = []
-        if self.beside is not None:
-            self.beside.send((self.through, made))
-        else:
-            logged, self.logged = self.logged, []
-            part = receipts_of(self.since, logged, made)
-            self.compared += check(self.redis, part, self.differ)
+        chunk: Chunk = (self.through, self.made)
+        self.made, self.counted = {}, 0
+        if self.beside is None and last:
+            compared, found = compare_rows(self, self.first - 1, [chunk])
+            self.compared += compared
+            for mismatch in found:
+                self.differ(*mismatch)
+            return
+        if self.beside is None:
+            self.beside = _Beside(self, self.first - 1)
+        self.beside.send(chunk)
 
 
 # An event's receipt (a voided game's, or one of the stored rows), or what ``body`` makes it
@@ -157,14 +156,22 @@ _FACTS_OF_DECISION = Decision._fields.index("mode")  # event_id ... ruleset_vers
 Chunk = tuple[int, dict[str, Body | None]]
 
 
-def made_receipt(row: AuditRow, event: Event, made: Decision | None, by: Replay) -> Body:
+def made_receipt(
+    row: AuditRow,
+    event: Event,
+    made: Decision | None,
+    by: Replay,
+    after: Sequence[After] | None = None,
+) -> Body:
     """The receipt of the stored event ``row`` as the replay ``by`` makes it (``made``: its
-    decision, None when voided), in the form ``check`` takes."""
+    decision, None when voided), in the form ``check`` takes; ``after``: the decision's
+    ``receipts.players_after`` when the caller has it already."""
     processed_at = row.processed_at
     if made is None:
         return receipts.voided(row.event_id, event.ladder, event.type, row.version, processed_at)
-    rules = by.rules_at(when(event, processed_at))
-    after = receipts.players_after(made, by.players, rules)
+    if after is None:
+        rules = by.rules_at(when(event, processed_at))
+        after = receipts.players_after(made, by.players, rules)
     # plain tuples: built and pickled in half the time the named tuples take to pickle
     players = tuple((tuple(a.change), a.games, a.provisional) for a in after)
     return (made[:_FACTS_OF_DECISION], players, processed_at)
@@ -265,29 +272,35 @@ class _Beside:
         return answer  # type: ignore[no-any-return]
 
 
-def _check_beside(kept: KeptReceipts, after: int, conn: Connection) -> None:
-    """The forked process's part: the ladder's stored rows after ``after``, read as the
-    replay reads them, ``check``-ed a chunk at a time as far as the replay got, until
-    ``None``; then answer. Its Redis client opens a connection of its own (redis-py starts its
-    pool afresh after a fork), its database engine too (the pooled connections are the
-    verifying process's); an interrupt is the parent's to handle."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    redis, engine, ladder = kept.redis, kept.engine, kept.ladder
-    engine.dispose(close=False)
+def compare_rows(
+    kept: KeptReceipts, after: int, chunks: Iterable[Chunk]
+) -> tuple[int, list[tuple[Any, ...]]]:
+    """The ladder's stored rows after ``after``, read as the replay reads them, ``check``-ed
+    a chunk at a time as far as the replay got: how many kept copies were compared, and the
+    differences found."""
     found: list[tuple[Any, ...]] = []
     compared = 0
+    logged = receipt_log(kept.engine, kept.ladder, after, since=kept.begins)
+    pending = next(logged, None)
+    for through, made in chunks:
+        rows = []
+        while pending is not None and pending[0].seq <= through:
+            rows.append(pending)
+            pending = next(logged, None)
+        part = receipts_of(kept.since, rows, made)
+        compared += check(kept.redis, part, lambda *mismatch: found.append(mismatch))
+    return compared, found
+
+
+def _check_beside(kept: KeptReceipts, after: int, conn: Connection) -> None:
+    """The forked process's part: ``compare_rows`` of each chunk the parent sends, until
+    ``None``; then answer. Its Redis client opens a connection of its own (redis-py starts
+    its pool afresh after a fork), its database engine too (the pooled connections are the
+    verifying process's); an interrupt is the parent's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    kept.engine.dispose(close=False)
     try:
-        logged = receipt_log(engine, ladder, after, since=kept.begins)
-        pending = next(logged, None)
-        while (chunk := conn.recv()) is not None:
-            through, made = chunk
-            rows = []
-            while pending is not None and pending[0].seq <= through:
-                rows.append(pending)
-                pending = next(logged, None)
-            part = receipts_of(kept.since, rows, made)
-            compared += check(redis, part, lambda *mismatch: found.append(mismatch))
-        answer: Any = (compared, found)
+        answer: Any = compare_rows(kept, after, iter(conn.recv, None))
     except EOFError:
         return  # the parent stopped (its replay failed, or it was interrupted)
     except Exception as exc:  # noqa: BLE001 - raised again in the parent

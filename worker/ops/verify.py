@@ -321,6 +321,7 @@ def _check_event(
                 report.differ(Mismatch(event_id, None, name, had, derived))
     derived_rows = decision.changes
     shown = True  # every ledger row shows the games and provisional flag the replay has
+    after = None  # the decision's changes with each player's games and flag right after it
     if len(stored) == len(derived_rows):
         for kept_row, made in zip(stored, derived_rows, strict=True):
             compare_change(event_id, kept_row, made, report)
@@ -342,8 +343,11 @@ def _check_event(
         # decision's and they showed it; else the replay makes it
         moderated, by = replay.moderated
         as_stored = shown and moderated is decision and report.mismatch_count == differed
-        receipt = None if as_stored else made_receipt(row, event, moderated, by)
-        kept.event(row, stored, event.type, receipt)
+        if as_stored:
+            kept.event(row, None)
+        else:
+            lived = after if moderated is decision else None
+            kept.event(row, made_receipt(row, event, moderated, by, lived))
 
 
 def _check_season(
