@@ -12,7 +12,8 @@ live on a clock of their own (``Clock``: the batch's, the moderation commands', 
 and the season close's), months in the past, so that an archive step can move it to the next
 month and archive every month before (``ladder archive``): every later step (a void of a game
 left, a ban, verify, backtest, reconcile) replays from the checkpoint. After every step:
-``ladder verify`` finds no mismatch (the receipts kept in Redis compared too), ``ladder
+``ladder verify`` finds no mismatch (the receipts kept in Redis compared too: every other
+sequence beside the replay, as a ladder of 1,000 receipts or more compares them), ``ladder
 reconcile`` is clean, a backtest with the stored
 parameters is the stored ladder, and the rating board equals ``Model``, written here without
 an ``engine`` import: from SPEC 2 for the seed rulesets; for glicko2 from Glickman's paper
@@ -71,7 +72,17 @@ from tests.events import game
 from tests.integration.helpers import board, card, command
 from tests.ladders import ladder, with_shipped
 from worker import keys
-from worker.ops import archiving, backtest, erase, importer, moderation, rerate, seasons, void
+from worker.ops import (
+    archiving,
+    backtest,
+    erase,
+    importer,
+    keptreceipts,
+    moderation,
+    rerate,
+    seasons,
+    void,
+)
 from worker.ops.verify import verify
 from worker.service import batch
 from worker.store import partitions
@@ -507,6 +518,14 @@ def checked(rt: Any, model: Model, since: datetime) -> None:
         sorted(model.voided),
         [m.as_json() for m in report.mismatches],
     )
+    # every kept copy of a receipt of the log since ``since`` was compared
+    with rt.engine.connect() as conn:
+        logged = conn.execute(
+            text("SELECT event_id FROM events WHERE ladder = :ladder AND processed_at >= :since"),
+            {"ladder": model.ladder, "since": since},
+        ).scalars()
+        kept = [keys.receipt(event_id) for event_id in logged]
+    assert (rt.redis.exists(*kept) if kept else 0) == report.kept_receipts, story(model)
     replayed = backtest.backtest(rt.engine, cfg, {}).as_json()["players"]
     assert {p: v["stored"] for p, v in replayed.items()} == {
         p: v["candidate"] for p, v in replayed.items()
@@ -838,6 +857,15 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     totals |= {"seasons": 0, "across": 0, "draws": 0, "teams": 0, "rerates": 0, "team_voids": 0}
     totals |= dict.fromkeys(RULESETS, 0)
     clock = Clock(monkeypatch)
+    CHUNK = keptreceipts.CHUNK  # noqa: N806 - the module's, kept before it is changed
+    forking = keptreceipts._Beside
+    totals["beside"] = 0
+
+    def beside(*args: Any) -> Any:
+        totals["beside"] += 1  # a verify forked its receipts' comparison
+        return forking(*args)
+
+    monkeypatch.setattr(keptreceipts, "_Beside", beside)
 
     @settings(
         max_examples=EXAMPLES,
@@ -850,6 +878,9 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     @given(st.data())
     def run(data: Any) -> None:
         reset(rt)
+        # every other sequence compares its kept receipts in the process beside the replay
+        # that a ladder of 1,000 receipts or more gets, from the third receipt on
+        monkeypatch.setattr(keptreceipts, "CHUNK", 3 if totals["sequences"] % 2 else CHUNK)
         try:
             totals["steps"] += sequence(rt, data, tmp_path, clock, totals)
         except Exception:
@@ -867,6 +898,7 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
     assert totals["team_voids"] > 0  # team games voided by a ban --void-since
     assert totals["across"] > 0  # voids of games played before a season close
     assert totals["rerates"] > 0  # the club ladder re-rated under its switch
+    assert totals["beside"] > 0  # verifies compared their kept receipts beside the replay
     assert all(totals[name] > 0 for name in RULESETS)  # every ruleset had sequences
     shares = ", ".join(f"{name} {totals[name]}" for name in RULESETS)
     record_figure(
@@ -876,7 +908,8 @@ def test_every_reader_agrees_with_an_independent_model_after_any_moderation(
         f"one, {totals['rerates']} rerates, {totals['draws']} draws, "
         f"{totals['teams']} team games ({totals['team_voids']} voided by a ban), "
         f"{totals['races']} commands while the worker scored, {totals['between']} of them "
-        "between two of its games), "
+        f"between two of its games; {totals['beside']} verifies with the kept receipts "
+        "compared beside the replay), "
         f"{time.perf_counter() - started:.0f} s"
     )
 
