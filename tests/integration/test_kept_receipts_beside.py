@@ -14,22 +14,25 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from redis import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from sqlalchemy import event, update
 from sqlalchemy.exc import OperationalError
 
 from tests.conftest import drain, publish
+from tests.e2e.test_outage_redis import REDIS_SERVER, PrivateRedis
 from tests.events import game
 from tests.integration.test_one_history import T0, _tamper, kept_mismatches, three_wins
 from tests.integration.test_routes import run
 from worker.entrypoints.cli import main as cli
 from worker.ops import keptreceipts
+from worker.ops.verify import verify
 from worker.store import log
 from worker.store.tables import rating_changes
 
@@ -95,17 +98,42 @@ def beside_fails(monkeypatch: pytest.MonkeyPatch, runtime: Any, fail: Callable[[
     three_wins(runtime)
 
 
-def test_an_error_comparing_beside_the_replay_is_raised_by_verify(runtime, monkeypatch):
-    """Redis gone while the forked process reads the kept copies: verify raises that error
-    (a verify that could not compare is no verify), and leaves no process behind."""
+def test_the_receipts_redis_stopping_mid_verify_fails_verify_in_one_line(
+    runtime, monkeypatch, tmp_path
+):
+    """The Redis the kept receipts are read from shuts down (a redis-server of this test's
+    own, sent ``SHUTDOWN``) as the forked process is about to read its first chunk: verify
+    raises redis-py's error (a verify that could not compare is no verify), which ``ladder
+    verify`` says in one line, exit status 1, and leaves no process behind."""
+    if REDIS_SERVER is None:
+        pytest.fail("redis-server is required for this test")
+    server = PrivateRedis(tmp_path)
+    server.start()
+    try:
+        monkeypatch.setattr(keptreceipts, "CHUNK", 2)
+        three_wins(runtime)
+        copies = Redis.from_url(server.url)
+        for key in runtime.redis.scan_iter(match="ladder:receipt:*"):
+            copies.set(key, runtime.redis.get(key) or b"")
+        verifying = os.getpid()
+        checking = keptreceipts.check
 
-    def refused() -> None:
-        raise RedisConnectionError("Error 111 connecting to redis:6379. Connection refused.")
+        def check(redis: Any, part: Any, differ: Any) -> int:
+            if os.getpid() != verifying:
+                server.stop()
+            return checking(redis, part, differ)
 
-    beside_fails(monkeypatch, runtime, refused)
-    with pytest.raises(RedisConnectionError, match="Connection refused"):
-        kept_mismatches(runtime)
-    assert [] == multiprocessing.active_children()
+        monkeypatch.setattr(keptreceipts, "check", check)
+        cfg = runtime.config.ladders["gammon42"]
+        since = datetime.now(UTC) - timedelta(days=1)
+        with pytest.raises(RedisConnectionError, match="Connection refused") as raised:
+            verify(runtime.engine, runtime.leaderboard_redis, cfg, receipts=(copies, since))
+        assert [] == multiprocessing.active_children()
+        code, line = cli._ordinary_failure(raised.value, runtime)  # what ``ladder verify`` says
+        assert (1, "Redis at ") == (code, (line or "")[:9])
+        assert (line or "").endswith("Connection refused.")
+    finally:
+        server.stop()
 
 
 def test_the_receipts_process_killed_mid_verify_fails_verify_and_hangs_nothing(
