@@ -141,7 +141,7 @@ def reads(target: env.Target, batch: int = 200) -> dict[str, Any]:
                 started = time.perf_counter()
                 driver.execute(existing.sql, existing.params).fetchall()
                 timings["duplicate_check_ms"].append((time.perf_counter() - started) * 1000)
-                facts = statements.WindowFacts([], [], [])
+                facts = statements.WindowFacts([], [], [], [])
                 started = time.perf_counter()
                 for read in windows.reads([ask], facts, now):
                     driver.execute(read.sql, read.params).fetchall()

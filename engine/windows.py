@@ -103,6 +103,15 @@ class Windows:
             at = bisect.bisect_right(times, ended_at)
             times[at:at] = [ended_at] * n
 
+    def add_ranked_times(self, ladder: str, player_id: str, times: list[datetime]) -> None:
+        """The player's ranked games that ended at ``times``, in order (copied)."""
+        own = self._own(self._ranked, (ladder, player_id))
+        if own:
+            for ended_at in times:
+                _add(own, ended_at)
+        else:
+            own.extend(times)
+
     def add_ranked_both(self, ladder: str, a: str, b: str, ended_at: datetime) -> None:
         """``add_ranked`` for both players of a game."""
         _add(self._own(self._ranked, (ladder, a)), ended_at)

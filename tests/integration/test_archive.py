@@ -223,7 +223,7 @@ def test_the_duplicate_check_and_the_window_reads_are_index_probes_of_the_months
         "gammon42", now - timedelta(hours=1), now, ["g1", "g2"], (24, 168), [("g1", "g2")], 24
     )
     first_needed = partitions.month_of(ask.since - windows.PROCESSED_MARGIN)
-    facts = statements.WindowFacts([], [], [])
+    facts = statements.WindowFacts([], [], [], [])
     with runtime.engine.connect() as conn:
         conn.exec_driver_sql("ANALYZE events; ANALYZE event_ids")
         existing = statements._existing_read([("gammon42", "h-1"), ("fibs", "e-2")])

@@ -143,3 +143,34 @@ def test_a_duplicates_receipt_reads_its_originals_ledger_rows_by_the_event(runti
     assert any("event_id" in name for name in used), used
     assert not any("player_id" in name for name in used), used
     assert not _whole_reads(runtime, nodes, ("rating_changes",))
+
+
+def test_a_workers_windows_in_memory_are_read_by_the_same_indexes(runtime):
+    """The reads of a worker that keeps its windows in memory (``windowcache``): the ladder's
+    count of writes (a row per ladder, whatever the log holds), and its players' ranked games
+    by the winner's and the loser's window index, in the months the games may be stored in
+    only."""
+    from worker.store.windowcache import WindowCache
+
+    _busy_ladder(runtime)
+    now = datetime.now(UTC)
+    ids = [f"p{n}" for n in range(10)]
+    ask = WindowAsk("gammon42", now - timedelta(minutes=10), now, ids, (168, 168), [], 24)
+    named = {"gammon42": set(ids)}
+    after = statements.after_reads(named, [], [ask], [], now, WindowCache())
+    assert after.cached is not None
+    counted, filled = after.cached.reads
+    assert [counted, filled] == after.reads[-2:]
+    for read in (counted, filled):
+        nodes = _plan(runtime, read)
+        assert not _whole_reads(runtime, nodes), read.sql
+    planned = _plan(runtime, filled)
+    used = {n.get("Index Name", "") for n in planned}
+    assert any("winner_id_ended_at" in name for name in used), used
+    assert any("loser_id_ended_at" in name for name in used), used
+    months = {partitions.partition_name("events", partitions.month_of(t)) for t in (now,)}
+    months.add(partitions.partition_name("events", partitions.month_of(ask.since - timedelta(1))))
+    names = {n["Relation Name"] for n in planned if n.get("Relation Name", "").startswith("events")}
+    assert names and names <= months | {
+        partitions.partition_name("events", partitions.next_month(partitions.month_of(now)))
+    }, (names, months)

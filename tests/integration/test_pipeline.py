@@ -444,8 +444,9 @@ def _transaction_after_writes(runtime, monkeypatch) -> list[str]:
     write = statements.write_batch
 
     def spy(conn, *args, **kwargs):
-        write(conn, *args, **kwargs)
+        counts = write(conn, *args, **kwargs)
         seen.append(conn.connection.driver_connection.info.transaction_status.name)
+        return counts
 
     monkeypatch.setattr(statements, "write_batch", spy)
     return seen

@@ -27,6 +27,7 @@ from sqlalchemy.engine import Engine
 from worker.ladders import Config, LadderConfig
 from worker.store import checkpoints, game_players, moderation, partitions, replays
 from worker.store.log import event_of
+from worker.store.windowcache import COUNT_WRITES
 
 
 class ArchiveRefused(Exception):
@@ -96,6 +97,8 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
             checkpoints.save(conn, point, now)
         game_players.delete_archived(conn, boundary)  # before the lock the detaching takes
         tables = partitions.detach(conn, before)
+        # the ladders whose windows lose games: a worker's windows in memory are read again
+        conn.exec_driver_sql(COUNT_WRITES, {"ladders": sorted(set(found) | recorded)})
     return Archived(before, made, tables)
 
 

@@ -59,6 +59,8 @@ from worker.service.rows import Rows, text
 from worker.store import partitions
 from worker.store import statements as store
 from worker.store.routes import Databases
+from worker.store.statements import AfterClaim
+from worker.store.windowcache import WindowCache
 
 log = structlog.get_logger("ladder")
 
@@ -125,15 +127,19 @@ class Service:
         projection: Projection,
         *,
         receipt_ttl: int | None = None,
+        window_cache: bool = True,
     ) -> None:
         """``receipt_ttl``: receipts are built, and kept that many seconds in Redis; None:
-        LADDER_RECEIPTS=false (the ledger still records games and provisional flags)."""
+        LADDER_RECEIPTS=false (the ledger still records games and provisional flags).
+        ``window_cache``: keep the windows of the players scored in memory, per database
+        (``worker.store.windowcache``); False: every batch reads them from the log."""
         self.intake = intake
         self.config: Config = intake.config
         self.receipt_ttl = receipt_ttl
         self.databases = databases
         self.projection = projection
         self.policies: dict[str, Policy] = {n: c.policy for n, c in self.config.ladders.items()}
+        self._windows: dict[Engine, WindowCache] | None = {} if window_cache else None
 
     # -- the batch ----------------------------------------------------------------------
 
@@ -267,8 +273,9 @@ class Service:
         """The batch on one primary: its state read and locked, the engine's decisions, the
         rows written and committed, the receipts made."""
         partitions.ready(engine, now)  # the audit log's partition for ``now``'s month
+        cache = None if self._windows is None else self._windows.setdefault(engine, WindowCache())
         with engine.begin() as conn:
-            state, unprojected = self._locked_state(conn, [item.event for item in items], now)
+            state, found = self._locked_state(conn, [item.event for item in items], now, cache)
             decided = self._decide(items, state, now)
             dirty = [p for p in state.players.values() if p.dirty]
             # A duplicate's receipt reads its original after the batch's rows are written;
@@ -282,7 +289,7 @@ class Service:
                     made = in_order(conn, decided.receipts, now, self.receipt_ttl)
                 failpoints.hit("service.before_commit")
             rows = decided.rows
-            store.write_batch(
+            counts = store.write_batch(
                 conn,
                 rows.audit,
                 rows.changes,
@@ -295,26 +302,29 @@ class Service:
             if reads_back and self.receipt_ttl is not None:  # reads_back implies receipts
                 made = in_order(conn, decided.receipts, now, self.receipt_ttl)
                 failpoints.hit("service.before_commit")
+        if cache is not None:  # committed: the batch's games join the windows in memory
+            cache.written({} if found.cached is None else found.cached.claimed, counts, rows.audit)
         touched = [state.players[k] for k in sorted(state.touched)]
-        return _Written(decided.outcomes, touched, decided.refused, made, unprojected)
+        return _Written(decided.outcomes, touched, decided.refused, made, found.unprojected)
 
     def _locked_state(
-        self, conn: Any, events: list[Event], now: datetime
-    ) -> tuple[LadderState, dict[str, int]]:
+        self, conn: Any, events: list[Event], now: datetime, cache: WindowCache | None
+    ) -> tuple[LadderState, AfterClaim]:
         """What the engine needs for ``events`` (``engine.needs``), read with their players
-        created and locked; and the moderation actions of their ladders marked not
-        projected (``Settled.unprojected``)."""
+        created and locked, its windows from ``cache`` where it keeps them; and what else the
+        reads once locked found (``AfterClaim``: the moderation actions of their ladders marked
+        not projected, ``Settled.unprojected``; the cache's use)."""
         named = needs.named(events)
         keys = {(e.ladder, e.event_id) for e in events}
         links, seen = store.before_claim(conn, named, keys)
         wanted = needs.needs(events, self._rules_for(now), self.policies, links, seen)
         after = store.after_reads(
-            named, wanted.tournaments, wanted.windows, keys - seen.keys(), now
+            named, wanted.tournaments, wanted.windows, keys - seen.keys(), now, cache
         )
         players, results = store.claim_players(
             conn, wanted.starts, now, wanted.existing, then=after.reads
         )
-        found = after.made(results)
+        found = after.made(conn, results)
         if found.links != links:
             raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
         state = LadderState(
@@ -325,7 +335,7 @@ class Service:
             windows=found.windows,
             seen=seen | found.seen,
         )
-        return state, found.unprojected
+        return state, found
 
     def _decide(self, items: list[Valid], state: LadderState, now: datetime) -> _Decided:
         """The engine's decision on each event in order, and the rows and receipts it makes."""

@@ -32,9 +32,10 @@ from engine import Player, PlayerKey, Windows
 from engine.needs import WindowAsk
 from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
-from worker.store import locks, windows
+from worker.store import locks, windowcache, windows
 from worker.store.driver import KEYS, Read, driver_errors, pipeline, split
 from worker.store.tables import events, game_players, links, players, rating_changes, tournaments
+from worker.store.windowcache import CacheUse, WindowCache
 from worker.store.windows import WindowFacts
 
 __all__ = [  # the windows' types are the batch's as much as the rest
@@ -222,6 +223,7 @@ class AfterClaim(NamedTuple):
     # the batch's ladders with a moderation action marked not projected: its newest such
     # action (its command committed, then could not write Redis; the worker heals them)
     unprojected: dict[str, int]
+    cached: CacheUse | None  # the windows kept in memory, when the batch used them
 
 
 class AfterReads(NamedTuple):
@@ -231,14 +233,23 @@ class AfterReads(NamedTuple):
     reads: list[Read[Any]]
     facts: WindowFacts
     tournaments: bool
+    cached: CacheUse | None  # the windows kept in memory, when the batch uses them
 
-    def made(self, results: Sequence[Any]) -> AfterClaim:
+    def made(self, conn: Connection, results: Sequence[Any]) -> AfterClaim:
+        """``AfterClaim`` from the reads' results; the windows taken from memory of a ladder
+        someone else wrote meanwhile are read from the log first (one more round trip)."""
+        if self.cached is not None:
+            again = self.cached.again()
+            if again:
+                _read_all(conn, again)
+            self.cached.facts(self.facts)
         return AfterClaim(
             links=results[0],
             seen=results[1],
             unprojected=results[2],
             settled=results[3] if self.tournaments else set(),
             windows=self.facts.windows(),
+            cached=self.cached,
         )
 
 
@@ -248,13 +259,16 @@ def after_reads(
     asks: Sequence[WindowAsk],
     event_keys: Iterable[tuple[str, str]],
     now: datetime,
+    cache: WindowCache | None = None,
 ) -> AfterReads:
     """The reads a batch processed at ``now`` makes once its players are locked (sent with
     the claim, ``claim_players(then=...)``, so the server runs them after its locks, in the
     batch's transaction). ``event_keys``: the batch's ids not applied before it claimed,
-    asked again (another worker may have applied one while this one waited for the locks)."""
+    asked again (another worker may have applied one while this one waited for the locks).
+    ``cache``: the worker's windows in memory, used for the asks it keeps
+    (``windowcache.cached``)."""
     tournament_keys = sorted(set(tournament_keys))
-    facts = WindowFacts([], [], [])
+    facts = WindowFacts([], [], [], [])
     reads: list[Read[Any]] = [
         _links_read(named),
         _existing_read(event_keys),
@@ -262,8 +276,12 @@ def after_reads(
     ]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
-    reads += windows.reads(asks, facts, now)
-    return AfterReads(reads, facts, bool(tournament_keys))
+    kept = [ask for ask in asks if windowcache.cached(ask)] if cache is not None else []
+    use = cache.use(kept, now) if cache is not None and kept else None
+    reads += windows.reads([ask for ask in asks if ask not in kept], facts, now)
+    if use is not None:
+        reads += use.reads
+    return AfterReads(reads, facts, bool(tournament_keys), use)
 
 
 def _read_all(conn: Connection, reads: Sequence[Read[Any]]) -> list[Any]:
@@ -304,12 +322,13 @@ def write_batch(
     *,
     seat_rows: Sequence[dict[str, Any]] = (),
     commit: bool = False,
-) -> None:
+) -> dict[str, int]:
     """Audit rows, ledger rows (in order: their ids keep each player's ledger sequence),
     new links and settled tournaments, the players of draws and team games (``seat_rows``,
     ``game_players``), then the changed players. ``commit``: end the transaction too, in the
     same round trip, where the writes go in one (the caller's own commit then finds nothing
-    left to commit; elsewhere it commits as before)."""
+    left to commit; elsewhere it commits as before). Each ladder of the audit rows counts one
+    more write (``windowcache.COUNT_WRITES``): its count after it comes back."""
     dirty = list(dirty)
     # Audit and ledger rows (and the players of draws and team games) by COPY in a large
     # batch (a round trip each), else in the one round trip that sends every other row as a
@@ -328,12 +347,17 @@ def write_batch(
         (_PG_INSERT_TOURNAMENTS, tournament_rows),
         (_PG_WRITE_PLAYERS, [_values(p, "ladder", "player_id") for p in dirty]),
     )
+    ladders = sorted({row["ladder"] for row in audit_rows})
     with pipeline(conn) as driver:
         for sql, rows in documents:
             if rows:
                 driver.execute(sql, {"rows": compact(rows)})
+        counted = (
+            driver.execute(windowcache.COUNT_WRITES, {"ladders": ladders}) if ladders else None
+        )
         if commit:
             driver.execute("COMMIT")
+    return windowcache.counts_of(counted.fetchall()) if counted is not None else {}
 
 
 # From this many audit and ledger rows on, a batch writes them by COPY: PostgreSQL takes COPY's

@@ -266,6 +266,15 @@ dead_letters = Table(
     Index("dead_letters_failed_at", "failed_at", "id"),
 )
 
+# Per ladder, how many transactions changed what its windows read: each worker batch that
+# stores events of it and each operator action on it adds one (``worker.store.windowcache``).
+ladder_writes = Table(
+    "ladder_writes",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("writes", BigInteger, nullable=False),
+)
+
 # Moderation (worker.ops.moderation): every action an operator took, in order, append-only.
 # ``after_seq`` is the scoring number of the last event stored when it was taken: a replay
 # applies it right after that event. ``details`` holds what it did (event ids, delta, ...).

@@ -39,10 +39,14 @@ class WindowFacts(NamedTuple):
     # ``WindowAsk.core``), entered as ended at the core's start, where every window holds them
     ranked_counts: list[tuple[str, str, datetime, int]]
     rated_pairs: list[tuple[str, str, str, datetime]]  # ladder, winner, loser, ended_at
+    # ladder, player, the ended_at of every ranked game in order (``worker.store.windowcache``)
+    ranked_lists: list[tuple[str, str, list[datetime]]]
 
     def windows(self) -> Windows:
         """The engine's windows from what the store found."""
         out = Windows()
+        for ladder, player_id, times in self.ranked_lists:
+            out.add_ranked_times(ladder, player_id, times)
         for ladder, player_id, ended_at in self.ranked:
             out.add_ranked(ladder, player_id, ended_at)
         for ladder, player_id, at, n in self.ranked_counts:

@@ -1,0 +1,178 @@
+"""A worker's windows kept in memory (``worker.store.windowcache``) decide every game as the
+log's windows would, whoever else writes the ladder meanwhile.
+
+SPEC 2.1: "K = 32, or 16 for a player with >= 50 ranked games in the 7 days before this game's
+end"; SPEC 2.4 step 5: "not rated once the pair already has N rated games (default 3) in the
+24 hours before ``ended_at``". Six players play hundreds of ranked games over eight days, so
+both windows decide games: two workers (each with its own memory) take turns in runs,
+operators void games between batches, and some games arrive late. ``ladder verify`` then
+replays the log with its own windows and must find every stored decision the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.conftest import drain, publish
+from tests.events import game
+from tests.integration.helpers import audit
+from worker.entrypoints.cli import moderate, read
+from worker.entrypoints.cli.main import dispatch
+from worker.ops.verify import verify
+from worker.service.batch import Service
+from worker.store.windowcache import WindowCache
+
+PLAYERS = [f"p{i}" for i in range(6)]
+START = datetime.now(UTC).replace(microsecond=0) - timedelta(days=9)
+
+
+def _worker(rt: Any, window_cache: bool = True) -> Service:
+    """Another worker's service on the same database and Redis: a memory of its own."""
+    return Service(
+        rt.intake,
+        rt.databases,
+        rt.projection,
+        receipt_ttl=rt.service.receipt_ttl,
+        window_cache=window_cache,
+    )
+
+
+def _void(rt: Any, event_id: str) -> None:
+    parser = argparse.ArgumentParser(prog="ladder")
+    commands = parser.add_subparsers(dest="command", required=True)
+    read.register(commands)
+    moderate.register(commands)
+    args = ["void", "gammon42", event_id, "--reason", "cheating", "--by", "mod"]
+    assert 0 == dispatch(rt, parser.parse_args(args))
+
+
+def _history(rt: Any, seed: int, workers: list[Service]) -> dict[str, int]:
+    """Games in batches, each batch drained by one of ``workers`` (mostly the one before),
+    a void now and then, some games late; what happened, counted."""
+    rng = random.Random(seed)
+    at = START
+    done = {"games": 0, "voids": 0, "turns": 0, "late": 0}
+    worker = workers[0]
+    scored: list[str] = []
+    while at < START + timedelta(days=8):
+        batch = []
+        for _ in range(rng.randint(1, 25)):
+            at += timedelta(minutes=rng.randint(1, 40))
+            ended = at
+            if rng.random() < 0.05:  # a game that ended up to two days before the last ones
+                ended = at - timedelta(minutes=rng.randint(60, 2880))
+                done["late"] += 1
+            winner, loser = rng.sample(PLAYERS, 2)
+            event_id = f"s{seed}-{done['games']}"
+            batch.append(game(winner, loser, event_id=event_id, ended_at=ended))
+            scored.append(event_id)
+            done["games"] += 1
+        if rng.random() < 0.3:
+            other = rng.choice([w for w in workers if w is not worker])
+            done["turns"] += other is not worker
+            worker = other
+        rt.__dict__["service"] = worker
+        publish(rt, *batch)
+        drain(rt)
+        if rng.random() < 0.08:
+            _void(rt, rng.choice(scored))
+            done["voids"] += 1
+    return done
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_two_workers_with_memories_and_voids_between_them_decide_as_the_log(runtime, seed):
+    """Every decision verify replays from the log is the one the workers stored."""
+    workers = [_worker(runtime), _worker(runtime)]
+    done = _history(runtime, seed, workers)
+    assert done["turns"] >= 5 and done["voids"] >= 2 and done["late"] >= 5, done
+    rows = audit(runtime, "gammon42")
+    reasons = {row["reason"] for row in rows}
+    assert "pair_limit" in reasons  # the pair window decided games
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    assert [] == report.mismatches
+    assert done["games"] == report.events
+
+
+def test_a_worker_reads_from_the_log_only_the_players_new_to_it(runtime, monkeypatch):
+    """One worker alone: after its first batch, its players' windows come from memory; a
+    void (another writer) makes it read them again."""
+    from worker.store import windowcache
+
+    filled: list[int] = []
+    fill = windowcache.CacheUse._fill
+
+    def counting(self: Any, asked: Any) -> Any:
+        filled.append(sum(len(ids) for ids in asked.values()))
+        return fill(self, asked)
+
+    monkeypatch.setattr(windowcache.CacheUse, "_fill", counting)
+    rt = runtime
+    at = START + timedelta(days=1)
+    publish(rt, game("p0", "p1", event_id="a1", ended_at=at))
+    drain(rt)
+    publish(rt, game("p1", "p0", event_id="a2", ended_at=at + timedelta(minutes=5)))
+    drain(rt)
+    assert [2, 0] == filled[:2]  # the claim's read, then nothing (the stale check reads none)
+    _void(rt, "a1")
+    filled.clear()
+    publish(rt, game("p0", "p1", event_id="a3", ended_at=at + timedelta(minutes=10)))
+    drain(rt)
+    assert [0, 2] == filled  # taken from memory, found stale at the claim, read again
+    report = verify(rt.engine, rt.leaderboard_redis, rt.config.ladders["gammon42"])
+    assert [] == report.mismatches
+
+
+def test_the_memory_is_per_database_and_off_when_asked(runtime):
+    """A service without the memory keeps none; with it, one per database engine."""
+    off = _worker(runtime, window_cache=False)
+    on = _worker(runtime)
+    for worker in (off, on):
+        runtime.__dict__["service"] = worker
+        publish(runtime, game("p0", "p1", ended_at=START + timedelta(days=8)))
+        drain(runtime)
+    assert off._windows is None
+    assert on._windows is not None
+    assert [runtime.databases.default] == list(on._windows)
+    assert isinstance(on._windows[runtime.databases.default], WindowCache)
+
+
+def test_a_batch_committed_between_a_claim_and_its_commit_drops_the_memory(runtime, monkeypatch):
+    """Worker B commits a game of p2 and p3 while worker A's batch (p0 and p1) is between its
+    claim and its commit: A's commit counts two writes where it read one less, so A does not
+    keep its memory of p2 and p3, and its next game between them is the pair's fourth rated
+    one in 24 hours: not rated (SPEC 2.4 step 5)."""
+    import json
+
+    from worker import failpoints
+
+    a, b = _worker(runtime), _worker(runtime)
+    at = START + timedelta(days=1)
+    runtime.__dict__["service"] = a
+    publish(runtime, *(game("p2", "p3", ended_at=at + timedelta(minutes=i)) for i in range(2)))
+    drain(runtime)
+    hit = failpoints.hit
+    raced: list[str] = []
+
+    def race(name: str) -> None:
+        if name == "service.before_commit" and not raced:
+            raced.append(name)
+            sent = game("p3", "p2", event_id="b1", ended_at=at + timedelta(minutes=5))
+            b.process([json.dumps(sent)], lambda raw, error: pytest.fail(str(error)))
+        hit(name)
+
+    monkeypatch.setattr(failpoints, "hit", race)
+    publish(runtime, game("p0", "p1", ended_at=at + timedelta(minutes=6)))
+    drain(runtime)
+    assert raced
+    publish(runtime, game("p2", "p3", event_id="a4", ended_at=at + timedelta(minutes=7)))
+    drain(runtime)
+    stored = {row["event_id"]: row["reason"] for row in audit(runtime, "gammon42")}
+    assert "pair_limit" == stored["a4"]
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    assert [] == report.mismatches
