@@ -8,6 +8,7 @@ event needs a query of its own.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -103,7 +104,7 @@ class Windows:
             at = bisect.bisect_right(times, ended_at)
             times[at:at] = [ended_at] * n
 
-    def add_ranked_times(self, ladder: str, player_id: str, times: list[datetime]) -> None:
+    def add_ranked_times(self, ladder: str, player_id: str, times: Sequence[datetime]) -> None:
         """The player's ranked games that ended at ``times``, in order (copied)."""
         own = self._own(self._ranked, (ladder, player_id))
         if own:

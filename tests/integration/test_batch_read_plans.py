@@ -157,7 +157,9 @@ def test_a_workers_windows_in_memory_are_read_by_the_same_indexes(runtime):
     ids = [f"p{n}" for n in range(10)]
     ask = WindowAsk("gammon42", now - timedelta(minutes=10), now, ids, (168, 168), [], 24)
     named = {"gammon42": set(ids)}
-    after = statements.after_reads(named, [], [ask], [], now, WindowCache())
+    cache = WindowCache()
+    cache.ladder("gammon42").fill = True  # as after a claim that found nobody else wrote
+    after = statements.after_reads(named, [], [ask], [], now, cache)
     assert after.cached is not None
     counted, filled = after.cached.reads
     assert [counted, filled] == after.reads[-2:]

@@ -99,12 +99,14 @@ def test_two_workers_with_memories_and_voids_between_them_decide_as_the_log(runt
     assert done["games"] == report.events
 
 
-def test_a_worker_reads_from_the_log_only_the_players_new_to_it(runtime, monkeypatch):
-    """One worker alone: after its first batch, its players' windows come from memory; a
-    void (another writer) makes it read them again."""
+def test_a_worker_alone_reads_its_players_into_memory_once(runtime, monkeypatch):
+    """One worker alone on a ladder: its first batch reads the windows as without memory (the
+    ladder is cold); the second finds nobody else wrote since its commit, so the third reads
+    its players into memory and the fourth reads none. A void (another writer) makes the next
+    batch read them again and the ladder turn cold until a claim finds it quiet again."""
     from worker.store import windowcache
 
-    filled: list[int] = []
+    filled: list[int] = []  # players read into memory, per read (two chances a batch)
     fill = windowcache.CacheUse._fill
 
     def counting(self: Any, asked: Any) -> Any:
@@ -112,19 +114,21 @@ def test_a_worker_reads_from_the_log_only_the_players_new_to_it(runtime, monkeyp
         return fill(self, asked)
 
     monkeypatch.setattr(windowcache.CacheUse, "_fill", counting)
-    rt = runtime
     at = START + timedelta(days=1)
-    publish(rt, game("p0", "p1", event_id="a1", ended_at=at))
-    drain(rt)
-    publish(rt, game("p1", "p0", event_id="a2", ended_at=at + timedelta(minutes=5)))
-    drain(rt)
-    assert [2, 0] == filled[:2]  # the claim's read, then nothing (the stale check reads none)
-    _void(rt, "a1")
-    filled.clear()
-    publish(rt, game("p0", "p1", event_id="a3", ended_at=at + timedelta(minutes=10)))
-    drain(rt)
-    assert [0, 2] == filled  # taken from memory, found stale at the claim, read again
-    report = verify(rt.engine, rt.leaderboard_redis, rt.config.ladders["gammon42"])
+
+    def play(n: int) -> list[int]:
+        filled.clear()
+        for i in range(n):
+            sent = game(*(("p0", "p1") if i % 2 else ("p1", "p0")), ended_at=at)
+            publish(runtime, sent)
+            drain(runtime)
+        return filled
+
+    assert [0, 0, 0, 0, 2, 0, 0, 0, 0, 0] == play(5)
+    _void(runtime, next(r["event_id"] for r in audit(runtime, "gammon42")))
+    # stale at the claim: read again (second chance); cold; quiet at its claim; filled; warm
+    assert [0, 2, 0, 0, 2, 0, 0, 0] == play(4)
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
     assert [] == report.mismatches
 
 
@@ -154,8 +158,16 @@ def test_a_batch_committed_between_a_claim_and_its_commit_drops_the_memory(runti
     a, b = _worker(runtime), _worker(runtime)
     at = START + timedelta(days=1)
     runtime.__dict__["service"] = a
-    publish(runtime, *(game("p2", "p3", ended_at=at + timedelta(minutes=i)) for i in range(2)))
+    # A alone: two batches of p2 against p3 (cold, then quiet), then one that reads p0 to p3
+    # into memory
+    for i in range(2):
+        publish(runtime, game("p2", "p3", ended_at=at + timedelta(minutes=i)))
+        drain(runtime)
+    publish(runtime, game("p2", "p0", ended_at=at + timedelta(minutes=2)))
+    publish(runtime, game("p3", "p1", ended_at=at + timedelta(minutes=3)))
     drain(runtime)
+    assert a._windows is not None
+    assert a._windows[runtime.databases.default].ladder("gammon42").warm
     hit = failpoints.hit
     raced: list[str] = []
 

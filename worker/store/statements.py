@@ -278,7 +278,8 @@ def after_reads(
         reads.append(_tournaments_read(tournament_keys))
     kept = [ask for ask in asks if windowcache.cached(ask)] if cache is not None else []
     use = cache.use(kept, now) if cache is not None and kept else None
-    reads += windows.reads([ask for ask in asks if ask not in kept], facts, now)
+    unkept = [ask for ask in asks if ask not in kept] + ([] if use is None else use.cold)
+    reads += windows.reads(unkept, facts, now)
     if use is not None:
         reads += use.reads
     return AfterReads(reads, facts, bool(tournament_keys), use)

@@ -40,7 +40,7 @@ class WindowFacts(NamedTuple):
     ranked_counts: list[tuple[str, str, datetime, int]]
     rated_pairs: list[tuple[str, str, str, datetime]]  # ladder, winner, loser, ended_at
     # ladder, player, the ended_at of every ranked game in order (``worker.store.windowcache``)
-    ranked_lists: list[tuple[str, str, list[datetime]]]
+    ranked_lists: list[tuple[str, str, Sequence[datetime]]]
 
     def windows(self) -> Windows:
         """The engine's windows from what the store found."""
