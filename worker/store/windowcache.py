@@ -17,15 +17,18 @@ transaction that makes the change. A batch reads the count once its players are 
 the claim's round trip (``claim_players``). Its own players' entries read then are exact: a
 game of a locked player was committed before the lock was granted, and no other game of
 theirs can be until this batch commits. Every other entry is exact only if nobody else wrote
-the ladder since this worker last did: the count is the one this worker's own last commit
-left. If it is not, the entries the batch took from memory are read again in a second round
-trip (still under the locks) and every other one is dropped. At its commit the batch adds its
-own count; if that makes exactly one more than it read, nobody wrote in between, and the
-batch's own ranked games join the entries; else the ladder's entries are dropped.
+the ladder since this worker last did, that is if the count is the one this worker's own
+last commit left. If it is not, the entries the batch took from memory are read again in a
+second round trip (still under the locks) and the ladder turns cold. At its commit the batch
+adds its own count; if that makes exactly one more than it read, nobody wrote in between,
+and the batch's own ranked games join the entries; else the ladder turns cold.
 
-So a single worker on a ladder (or one whose batches do not interleave with others') reads
-the log only for players new to it; workers that take turns on one ladder read it as before,
-plus the count.
+A cold ladder keeps no entries: its batches read their windows as a worker without memory
+does (``windows.reads``), and the count beside them. A cold batch's claim that finds the
+count where this worker's last commit left it makes the next batch read all its players into
+memory, and the ladder is warm again. So a worker alone on a ladder reads the log only for
+players new to it, and workers that take turns on one ladder read it as before, plus the
+count.
 """
 
 from __future__ import annotations
