@@ -6,7 +6,9 @@ is cyclic) or lives as long as the process, so a collection finds almost nothing
 - ``paused`` switches the collector off for a block and back on after, if it was on: a
   replay keeps a ladder state that grows with every player and window entry, and the
   collector would walk that state again and again (on a million events, a quarter of a
-  backtest's time).
+  backtest's time). A worker's batch (``Service.settle``) holds its rows, decisions and
+  players until it commits, and the collector walked them a few times each on their way to
+  the oldest generation, to free nothing; paused, what a batch leaves is collected after it.
 - ``pause_start_up`` / ``started``: the ``ladder`` console script (``worker.entrypoints.cli.
   launch``) pauses the collector while the program starts up. Starting up allocates about
   100,000 objects that live as long as the process (modules, classes, SQLAlchemy's,

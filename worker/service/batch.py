@@ -50,7 +50,7 @@ from engine import Decision, LadderState, Outcome, Player, Policy, Reason, Rules
 from engine.ladder import Event, unsupported_detail, when
 from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
-from worker import failpoints
+from worker import failpoints, gcpause
 from worker.boards.projection import Projection
 from worker.ladders import Config
 from worker.service.duplicate_receipts import in_order
@@ -159,7 +159,16 @@ class Service:
         on_invalid: Callable[[str | bytes, InvalidEvent], None],
     ) -> Settled:
         """The batch committed in PostgreSQL and its refusals dead-lettered; what Redis is to
-        be told of it (``project``) comes back."""
+        be told of it (``project``) comes back. The cyclic garbage collector is paused while
+        it runs (``gcpause.paused``)."""
+        with gcpause.paused():
+            return self._settle(raws, on_invalid)
+
+    def _settle(
+        self,
+        raws: Iterable[str | bytes],
+        on_invalid: Callable[[str | bytes, InvalidEvent], None],
+    ) -> Settled:
         started = time.perf_counter()
         now = datetime.now(UTC)
         outcomes: list[Processed] = []
@@ -273,7 +282,9 @@ class Service:
         """The batch on one primary: its state read and locked, the engine's decisions, the
         rows written and committed, the receipts made."""
         partitions.ready(engine, now)  # the audit log's partition for ``now``'s month
-        cache = None if self._windows is None else self._windows.setdefault(engine, WindowCache())
+        cache = None if self._windows is None else self._windows.get(engine)
+        if cache is None and self._windows is not None:
+            cache = self._windows[engine] = WindowCache()
         with engine.begin() as conn:
             state, found = self._locked_state(conn, [item.event for item in items], now, cache)
             decided = self._decide(items, state, now)

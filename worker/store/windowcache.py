@@ -79,8 +79,9 @@ GROUP BY a.ladder, k.id
 
 # Entries are cut to the batch's earliest window once they hold 3 days more than it needs.
 _PRUNE_AFTER = timedelta(days=3)
-#: At most this many players' entries per ladder (beyond it, the ladder's are dropped).
-LIMIT = 250_000
+#: At most this many players' entries per ladder (beyond it, the ladder's are dropped): a
+#: player with a week of games holds a few kilobytes.
+LIMIT = 100_000
 
 
 def cached(ask: WindowAsk) -> bool:
