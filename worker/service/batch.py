@@ -36,7 +36,6 @@ one).
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -55,6 +54,7 @@ from worker.boards.projection import Projection
 from worker.ladders import Config
 from worker.service.duplicate_receipts import in_order
 from worker.service.intake import Intake, Valid
+from worker.service.outcomes import Processed, log_batch
 from worker.service.rows import Rows, text
 from worker.store import partitions
 from worker.store import statements as store
@@ -65,17 +65,6 @@ from worker.store.windowcache import WindowCache
 log = structlog.get_logger("ladder")
 
 CONFLICT_RETRIES = 5
-
-
-@dataclass(frozen=True)
-class Processed:
-    """What happened to one event: logged, and returned to callers and tests."""
-
-    event_id: str | None
-    ladder: str | None
-    outcome: str  # an engine.Outcome
-    reason: str | None = None  # an engine.Reason
-    duration_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -374,32 +363,6 @@ class Service:
                 )
             )
         return decided
-
-
-def log_batch(outcomes: list[Processed], duration_ms: float) -> None:
-    """One ``batch`` line at INFO: the batch's events counted by outcome, and by ladder,
-    outcome and reason (what the metrics count); each event's own line is at DEBUG."""
-    per_event_ms = round(duration_ms / max(len(outcomes), 1), 3)
-    for outcome in outcomes:
-        log.debug(
-            "event",
-            event_id=outcome.event_id,
-            ladder=outcome.ladder,
-            outcome=outcome.outcome,
-            reason=outcome.reason,
-            duration_ms=per_event_ms,
-        )
-    counts = Counter((o.ladder, o.outcome, o.reason) for o in outcomes)
-    log.info(
-        "batch",
-        events=len(outcomes),
-        duration_ms=round(duration_ms, 3),
-        outcomes=dict(Counter(o.outcome for o in outcomes)),
-        counts=[
-            {"ladder": ladder, "outcome": outcome, "reason": reason, "events": n}
-            for (ladder, outcome, reason), n in counts.items()
-        ],
-    )
 
 
 class _LinksMoved(Exception):

@@ -23,9 +23,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from psycopg.types.json import Jsonb
-from sqlalchemy import JSON, String, Table
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import String, Table
 from sqlalchemy.engine import Connection
 
 from engine import Player, PlayerKey, Windows
@@ -33,7 +31,9 @@ from engine.needs import WindowAsk
 from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
 from worker.store import locks, windowcache, windows
-from worker.store.driver import KEYS, Read, driver_errors, pipeline, split
+from worker.store.copying import DIALECT as _DIALECT
+from worker.store.copying import copy_into, copy_rows
+from worker.store.driver import KEYS, Read, pipeline, split
 from worker.store.tables import events, game_players, links, players, rating_changes, tournaments
 from worker.store.windowcache import CacheUse, WindowCache
 from worker.store.windows import WindowFacts
@@ -53,7 +53,6 @@ __all__ = [  # the windows' types are the batch's as much as the rest
     "write_batch",
 ]
 PLAYER_COLUMNS = STATE_FIELDS  # the players columns besides the key: the engine Player's fields
-_DIALECT: Any = postgresql.dialect()  # type: ignore[no-untyped-call]
 
 
 def _read_as(table: Table, column: str) -> str:
@@ -365,53 +364,13 @@ def write_batch(
 # text rows for 60-80 % of what the same rows cost it in a JSON document (measured, 20 batches
 # of 1,000 events: audit 32 -> 20 us a row, ledger 23 -> 18 us an event, commits included).
 # COPY cannot go in a pipeline, so a small batch (the usual one at low rates, where a round trip
-# weighs more than the rows) keeps the one-round-trip JSON insert. COPY's binary format (each
-# column's type below) spares psycopg formatting each value as text (20,000 ledger rows: 62 ->
-# 7 ms of the worker's CPU).
+# weighs more than the rows) keeps the one-round-trip JSON insert (``worker.store.copying``:
+# COPY's binary format).
 COPY_ROWS = 200
-_BINARY = {"VARCHAR": "varchar", "TIMESTAMP WITH TIME ZONE": "timestamptz", "INTEGER": "int4"}
-_BINARY |= {"FLOAT": "float8", "BOOLEAN": "bool", "JSONB": "jsonb", "BIGINT": "int8"}
-
-
-class _CopyInto(NamedTuple):
-    """A table's COPY statement, its columns, their types and which of them hold JSON."""
-
-    table: str
-    statement: str
-    columns: tuple[str, ...]
-    types: list[str]
-    json_columns: frozenset[str]
-
-
-def _copy_into(table: Table, columns: tuple[str, ...]) -> _CopyInto:
-    return _CopyInto(
-        table.name,
-        f"COPY {table.name} ({', '.join(columns)}) FROM STDIN (FORMAT BINARY)",
-        columns,
-        [_BINARY[str(table.c[c].type.compile(dialect=_DIALECT)).split("(")[0]] for c in columns],
-        frozenset(c for c in columns if isinstance(table.c[c].type, JSON)),
-    )
-
-
-_COPY_AUDIT = _copy_into(events, AUDIT_COLUMNS)
-_COPY_LEDGER = _copy_into(rating_changes, LEDGER_COLUMNS)
-_COPY_SEATS = _copy_into(game_players, SEAT_COLUMNS)
-
-
-def _copy(conn: Connection, into: _CopyInto, rows: list[dict[str, Any]]) -> None:
-    """COPY ``rows`` (dicts keyed by column, as the JSON inserts take them) in their order:
-    ``seq`` and ``id`` number them as they were scored. A JSON column's value goes as its
-    JSON text; a text too long for its column is refused, as by the inserts."""
-    if not rows:
-        return
-    columns, json_columns = into.columns, into.json_columns
-    with driver_errors(conn) as driver, driver.cursor() as cursor:
-        with cursor.copy(into.statement) as copy:
-            copy.set_types(into.types)
-            for row in rows:
-                copy.write_row(
-                    [Jsonb(row[c], compact) if c in json_columns else row[c] for c in columns]
-                )
+_COPY_AUDIT = copy_into(events, AUDIT_COLUMNS)
+_COPY_LEDGER = copy_into(rating_changes, LEDGER_COLUMNS)
+_COPY_SEATS = copy_into(game_players, SEAT_COLUMNS)
+_copy = copy_rows  # a name of this module's: the tests watch what write_batch copies
 
 
 def _values(record: Player, ladder_key: str, id_key: str) -> dict[str, Any]:

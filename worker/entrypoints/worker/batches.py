@@ -37,7 +37,8 @@ from worker.bootstrap import Runtime
 from worker.entrypoints.worker import refusals
 from worker.ops import reconcile
 from worker.queue import faults
-from worker.service.batch import Processed, Settled
+from worker.service.batch import Settled
+from worker.service.outcomes import Processed
 
 log = structlog.get_logger("ladder")
 

@@ -23,7 +23,7 @@ from schemas import InvalidEvent
 from worker import keys
 from worker.bootstrap import Runtime
 from worker.queue import faults
-from worker.service.batch import Processed
+from worker.service.outcomes import Processed
 from worker.store.letters import guess_ids
 
 log = structlog.get_logger("ladder")
