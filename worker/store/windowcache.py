@@ -246,7 +246,7 @@ class CacheUse:
             self.reads.append(fill)
 
     def _counted(self, rows: Sequence[Any]) -> None:
-        counts = {ladder: int(n) for ladder, n in rows}
+        counts = counts_of(rows)
         self.claimed = {ladder: counts.get(ladder, 0) for ladder in self._ladders}
 
     def _fill(self, asked: Mapping[str, Sequence[str]]) -> Read[None] | None:
@@ -321,5 +321,5 @@ class CacheUse:
 
 
 def counts_of(rows: Iterable[Any]) -> dict[str, int]:
-    """``COUNT_WRITES``'s rows as {ladder: count}."""
+    """``COUNT_WRITES``'s (or the claim's read of the counts') rows as {ladder: count}."""
     return {ladder: int(n) for ladder, n in rows}
