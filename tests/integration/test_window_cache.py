@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import argparse
 import random
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from tests.conftest import drain, publish
 from tests.events import game
-from tests.integration.helpers import audit
+from tests.integration.helpers import audit, ledger, outcome
+from tests.integration.test_archive import _Clock
 from worker.entrypoints.cli import moderate, read
 from worker.entrypoints.cli.main import dispatch
+from worker.ops.archiving import archive
 from worker.ops.verify import verify
 from worker.service.batch import Service
 from worker.store.windowcache import WindowCache
@@ -188,3 +190,64 @@ def test_a_batch_committed_between_a_claim_and_its_commit_drops_the_memory(runti
     assert "pair_limit" == stored["a4"]
     report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
     assert [] == report.mismatches
+
+
+def _played(rt: Any, clock: _Clock, at: datetime, *games: tuple[str, str, str]) -> None:
+    """One batch processed at ``at``: each (event id, winner, loser) a game that ended then."""
+    clock.at(at)
+    publish(rt, *(game(w, lo, event_id=e, ended_at=at) for e, w, lo in games))
+    drain(rt)
+
+
+def _october(rt: Any, clock: _Clock, side: str) -> None:
+    """``side``'s players on the last days of October, in five batches (for a worker with
+    memory alone on the ladder: cold, quiet, filled, warm, warm): {side}2 plays 50 ranked
+    games on the 27th (two against each of 25 opponents) and one more at 23:30 on the 31st;
+    {side}0 and {side}1 three rated games from 23:00."""
+    a, b, c = (f"{side}{n}" for n in range(3))
+    many = [(f"{side}-k{n}", c, f"{side}x{n // 2}") for n in range(50)]
+    _played(rt, clock, datetime(2026, 10, 27, tzinfo=UTC), *many)
+    eve = datetime(2026, 10, 31, 23, tzinfo=UTC)
+    for n, (w, lo) in enumerate([(a, b), (b, a), (a, b)]):
+        _played(rt, clock, eve + timedelta(minutes=10 * n), (f"{side}-p{n}", w, lo))
+    _played(rt, clock, eve + timedelta(minutes=30), (f"{side}-k50", c, f"{side}x0"))
+
+
+def _november(rt: Any, clock: _Clock, side: str) -> dict[str, Any]:
+    """``side``'s batch half an hour into November: {side}1 beats {side}0 (the pair's fourth
+    game in 24 hours) and {side}2 beats {side}3, a new opponent; its decisions."""
+    a, b, c = (f"{side}{n}" for n in range(3))
+    nov = datetime(2026, 11, 1, 0, 30, tzinfo=UTC)
+    _played(rt, clock, nov, (f"{side}-pair", b, a), (f"{side}-k", c, f"{side}3"))
+    return {
+        "the pair's fourth game": outcome(rt, "gammon42", f"{side}-pair"),
+        "its K": [row["k"] for row in ledger(rt, "gammon42", a)],
+        "K of the player with 50 games": [row["k"] for row in ledger(rt, "gammon42", c)],
+    }
+
+
+def test_a_warm_worker_decides_after_an_archive_as_a_worker_without_memory(runtime, monkeypatch):
+    """SPEC 2.1: "K = 32, or 16 for a player with >= 50 ranked games in the 7 days before this
+    game's end"; SPEC 2.4 step 5: "not rated once the pair already has N rated games (default
+    3) in the 24 hours before ``ended_at``". ``ladder archive --before 2026-11`` detaches
+    October's games from the log while November's first games still have them in both
+    windows: a worker that held them in memory across the archive decides those games as a
+    worker without memory does on the same history (the archive counts a write of the
+    ladder, so the warm worker reads its players' windows again)."""
+    clock = _Clock(monkeypatch)
+    warm, cold = _worker(runtime), _worker(runtime, window_cache=False)
+    runtime.__dict__["service"] = cold
+    _october(runtime, clock, "c")
+    runtime.__dict__["service"] = warm
+    _october(runtime, clock, "w")
+    assert warm._windows is not None
+    assert warm._windows[runtime.databases.default].ladder("gammon42").warm
+    made = datetime(2026, 11, 1, 0, 10, tzinfo=UTC)
+    (point,) = archive(runtime.engine, runtime.config, date(2026, 11, 1), now=made).checkpoints
+    # October's games are still in November's windows (the checkpoint keeps them)
+    assert (3, 51) == (len(point.rated_pairs["w0", "w1"]), len(point.ranked["w2"]))
+    decided = _november(runtime, clock, "w")  # the first write after the archive
+    runtime.__dict__["service"] = cold
+    # not compared with verify: its replay starts from the checkpoint, whose windows keep
+    # October's games, where the log both workers read holds them no more
+    assert _november(runtime, clock, "c") == decided
