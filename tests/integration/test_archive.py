@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -17,7 +19,7 @@ from tests.events import game, link, tournament
 from worker.ops.archiving import ArchiveRefused, archive
 from worker.ops.verify import verify
 from worker.service import batch
-from worker.store import partitions
+from worker.store import locks, partitions
 from worker.store.tables import checkpoint_players, checkpoints, event_ids, events
 
 PLAYERS = [f"p{i}" for i in range(8)]
@@ -307,3 +309,43 @@ def test_a_void_after_an_archive_replays_from_the_checkpoint(runtime, monkeypatc
     assert reconcile.check(runtime.engine, runtime.leaderboard_redis, cfg).clean
     replayed = backtest(runtime.engine, cfg, {})
     assert replayed.players and all(s == c for s, c in replayed.players.values())
+
+
+def test_an_archive_waits_for_a_batch_of_its_ladder_in_flight(runtime, monkeypatch):
+    """A batch reads its windows from the log and from the ladder's checkpoint
+    (``windows.archived``) while it holds its ladder, from its claim to its commit: the
+    archive holds the ladder as a moderation action does, so it waits for such a batch, and
+    the batch reads both before the archive (and one that claims later, both after it)."""
+    clock = _Clock(monkeypatch)
+    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
+    clock.real()
+    finished: list[object] = []
+
+    def archiving() -> None:
+        try:
+            finished.append(archive(runtime.engine, runtime.config, date(2026, 11, 1)))
+        except Exception as exc:  # the test's thread reports it
+            finished.append(exc)
+
+    with runtime.engine.connect() as batch_conn:
+        batch_conn.exec_driver_sql(locks.SHARE_LADDERS, {"ladders": ["gammon42"]})
+        key = batch_conn.exec_driver_sql(
+            "SELECT hashtextextended(current_schema() || ':ladder:gammon42', 0)"
+        ).scalar_one()
+        thread = threading.Thread(target=archiving)
+        thread.start()
+        waiting = 0
+        deadline = time.monotonic() + 30
+        while not finished and not waiting and time.monotonic() < deadline:
+            time.sleep(0.05)
+            with runtime.engine.connect() as conn:
+                waiting = conn.exec_driver_sql(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                    " AND ((classid::bigint << 32) | objid::bigint) = %(key)s",
+                    {"key": key},
+                ).scalar_one()
+        assert (1, []) == (waiting, finished)  # held at the ladder's lock
+        batch_conn.rollback()
+    thread.join(60)
+    assert [] == [r for r in finished if isinstance(r, Exception)]
+    assert len(finished) == 1

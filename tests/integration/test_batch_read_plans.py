@@ -176,3 +176,37 @@ def test_a_workers_windows_in_memory_are_read_by_the_same_indexes(runtime):
     assert names and names <= months | {
         partitions.partition_name("events", partitions.next_month(partitions.month_of(now)))
     }, (names, months)
+
+
+# (batch processed at, its games' first end): is the archived read sent? (``windows.archived``)
+ARCHIVED_READ_SENT = [
+    (datetime(2026, 11, 20, tzinfo=UTC), datetime(2026, 11, 20, tzinfo=UTC), False),
+    (datetime(2026, 11, 9, 1, tzinfo=UTC), datetime(2026, 11, 9, 1, tzinfo=UTC), False),
+    (datetime(2026, 11, 8, 23, tzinfo=UTC), datetime(2026, 11, 8, 23, tzinfo=UTC), True),
+    (datetime(2026, 11, 1, 1, tzinfo=UTC), datetime(2026, 11, 1, 1, tzinfo=UTC), True),
+    (datetime(2026, 11, 20, tzinfo=UTC), datetime(2026, 10, 2, tzinfo=UTC), True),  # a late game
+    (datetime(2026, 11, 30, 23, tzinfo=UTC), datetime(2026, 11, 30, 23, tzinfo=UTC), True),
+]
+
+
+def test_a_batch_reads_archived_games_only_where_an_archive_can_have_left_them(runtime):
+    """An archive's boundary is the first of a month no later than the archive's (a clock a
+    day ahead included), and its games ended at most minutes after it: a batch whose windows
+    (a week) all open after that sends no read of them; one that may need them sends one,
+    which for a ladder without a checkpoint reads ``checkpoints`` only, never the log."""
+    from worker.store import windows
+
+    ids = ["p1", "p2"]
+    for now, first, sent in ARCHIVED_READ_SENT:
+        ask = WindowAsk("gammon42", first, first, ids, (168, 168), [("p1", "p2")], 24)
+        facts = statements.WindowFacts([], [], [], [])
+        reads = windows.archived([ask], facts, now)
+        assert sent == bool(reads), (now, first)
+        after = statements.after_reads({"gammon42": set(ids)}, [], [ask], [], now)
+        assert sent == any(read.sql == windows._PG_ARCHIVED for read in after.reads)
+    _busy_ladder(runtime)
+    (read,) = windows.archived([ask], facts, now)
+    relations = {n["Relation Name"] for n in _plan(runtime, read) if "Relation Name" in n}
+    assert {"checkpoints"} == relations
+    with runtime.engine.connect() as conn:
+        assert [] == conn.exec_driver_sql(read.sql, read.params).fetchall()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 
 from bench.events import generate
 from tests.conftest import drain, publish
@@ -90,3 +90,26 @@ def test_links_prizes_and_a_season_reset_replay_exactly(runtime):
     reports = verify_all(runtime)
     assert {name: [] for name in reports} == {n: r.mismatches for n, r in reports.items()}
     assert reports["prostriker"].ledger_rows >= 7  # 3 games x 2, the adoption, the resets
+
+
+def test_a_ledger_row_stored_beside_an_events_derived_ones_is_reported(runtime):
+    """SPEC 5: replaying the stored events "reproduces every stored number": a ledger row of a
+    game that the replay derives no row for (one written by hand) is a mismatch that names
+    the event, the player and the row, and verify goes on to the end."""
+    publish(runtime, game("a", "b", event_id="g1"), game("b", "a", event_id="g2"))
+    drain(runtime)
+    columns = [c for c in rating_changes.columns if c.name != "id"]
+    with runtime.engine.begin() as conn:
+        conn.execute(
+            insert(rating_changes).from_select(
+                [c.name for c in columns],
+                select(*columns).where(
+                    rating_changes.c.event_id == "g1", rating_changes.c.player_id == "a"
+                ),
+            )
+        )
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    found = [(m.event_id, m.player_id, m.field, m.derived) for m in report.mismatches]
+    assert [("g1", "a", "ledger row", None)] == found
+    assert "a" == report.mismatches[0].stored["player_id"]
+    assert 2 == report.events

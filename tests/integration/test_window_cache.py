@@ -231,9 +231,10 @@ def test_a_warm_worker_decides_after_an_archive_as_a_worker_without_memory(runti
     game's end"; SPEC 2.4 step 5: "not rated once the pair already has N rated games (default
     3) in the 24 hours before ``ended_at``". ``ladder archive --before 2026-11`` detaches
     October's games from the log while November's first games still have them in both
-    windows: a worker that held them in memory across the archive decides those games as a
-    worker without memory does on the same history (the archive counts a write of the
-    ladder, so the warm worker reads its players' windows again)."""
+    windows: the windows count them from the checkpoint, so a worker that held them in memory
+    across the archive and a worker without memory both decide those games as verify's replay
+    from the checkpoint does (the pair's fourth game in 24 hours not rated, K 16 for the
+    player with 51 games in the week)."""
     clock = _Clock(monkeypatch)
     warm, cold = _worker(runtime), _worker(runtime, window_cache=False)
     runtime.__dict__["service"] = cold
@@ -247,7 +248,48 @@ def test_a_warm_worker_decides_after_an_archive_as_a_worker_without_memory(runti
     # October's games are still in November's windows (the checkpoint keeps them)
     assert (3, 51) == (len(point.rated_pairs["w0", "w1"]), len(point.ranked["w2"]))
     decided = _november(runtime, clock, "w")  # the first write after the archive
+    assert {  # the ledger's rows of November (October's months are archived)
+        "the pair's fourth game": ("unrated", "pair_limit"),
+        "its K": [],
+        "K of the player with 50 games": [16],
+    } == decided
     runtime.__dict__["service"] = cold
-    # not compared with verify: its replay starts from the checkpoint, whose windows keep
-    # October's games, where the log both workers read holds them no more
     assert _november(runtime, clock, "c") == decided
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    assert [] == report.mismatches
+    assert 4 == report.events  # November's only: the replay starts from the checkpoint
+
+
+def test_a_game_that_ended_before_an_archive_and_arrives_after_it_counts_the_archived_games(
+    runtime, monkeypatch
+):
+    """SPEC 2.1: "K = 32, or 16 for a player with >= 50 ranked games in the 7 days before this
+    game's end"; SPEC 2.4 step 5: "not rated once the pair already has N rated games (default
+    3) in the 24 hours before ``ended_at``". Games that ended on October's last evening and
+    reach the worker after ``ladder archive --before 2026-11`` count October's archived games
+    in their windows, as verify's replay from the checkpoint does; and so do the next games of
+    the player with 51, while the worker reads its players into memory again and then takes
+    them from it."""
+    clock = _Clock(monkeypatch)
+    _october(runtime, clock, "l")
+    made = datetime(2026, 11, 1, 0, 10, tzinfo=UTC)
+    archive(runtime.engine, runtime.config, date(2026, 11, 1), now=made)
+    late = datetime(2026, 10, 31, 23, 40, tzinfo=UTC)  # after the pair's three and l2's 51st
+    clock.at(datetime(2026, 11, 1, 0, 30, tzinfo=UTC))
+    publish(
+        runtime,
+        game("l1", "l0", event_id="l-pair", ended_at=late),
+        game("l2", "l3", event_id="l-k", ended_at=late + timedelta(minutes=1)),
+    )
+    drain(runtime)
+    assert ("unrated", "pair_limit") == outcome(runtime, "gammon42", "l-pair")
+    # the worker's memory: read again (the archive wrote the ladder), cold, filled, then taken
+    for n in range(4, 8):
+        at = made + timedelta(minutes=10 * n)
+        _played(runtime, clock, at, (f"l-nov{n}", "l2", f"l{n}"))
+    assert [16] * 5 == [row["k"] for row in ledger(runtime, "gammon42", "l2")]
+    memory = runtime.service._windows[runtime.databases.default].ladder("gammon42")
+    assert memory.warm and "l2" in memory.entries
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    assert [] == report.mismatches
+    assert 6 == report.events  # the games processed after the archive

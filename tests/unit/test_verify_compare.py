@@ -15,7 +15,7 @@ import pytest
 from engine import LedgerChange, LedgerKind
 from worker.ops.verifycompare import LEDGER_FIELDS, compare_change
 from worker.ops.verifyreport import LadderReport
-from worker.store.log import STORED_LEDGER, LedgerRow
+from worker.store.log import STORED_LEDGER, LedgerRow, ShownLedgerRow
 
 MADE = LedgerChange("p1", LedgerKind.GAME, 1500.0, 1512.0, 12.0, 32.0, 0.5, 150.0, 0.06)
 STORED = ("p1", "game", 1500.0, 1512.0, 12.0, 32.0, 0.5, 150.0, 0.06)
@@ -45,3 +45,9 @@ def test_a_row_stored_without_a_derived_change_and_the_other_way_round():
     row = dict(zip(LEDGER_FIELDS, STORED, strict=True))
     assert [("e1", "p1", "ledger row", row, None)] == found(STORED, None)
     assert [("e1", "p1", "ledger row", None, row)] == found(None, MADE)
+
+
+def test_a_row_read_with_what_its_receipt_showed_and_no_derived_change_is_one_mismatch():
+    """A row read in ``RECEIPT_LEDGER``'s columns (verify's) names its stored columns only."""
+    row = dict(zip(LEDGER_FIELDS, STORED, strict=True))
+    assert [("e1", "p1", "ledger row", row, None)] == found(ShownLedgerRow(*STORED, 3, True), None)

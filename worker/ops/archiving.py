@@ -26,6 +26,7 @@ from sqlalchemy.engine import Engine
 
 from worker.ladders import Config, LadderConfig
 from worker.store import checkpoints, game_players, moderation, partitions, replays
+from worker.store.locks import LOCK_LADDER
 from worker.store.log import event_of
 from worker.store.windowcache import COUNT_WRITES
 
@@ -93,6 +94,11 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
         last, count = found.get(ladder, (0, 0))
         made.append(checkpoint(engine, ladder_config, boundary, last, count))
     with engine.begin() as conn:
+        # each ladder held as a moderation action holds it (``worker.store.locks``): a batch
+        # reads its windows from the log and from the checkpoint (``windows.archived``) all
+        # before the archive or all after it, never the log after and the checkpoint before
+        for ladder in sorted(set(found) | recorded):
+            conn.exec_driver_sql(LOCK_LADDER, {"ladder": ladder})
         for point in made:
             checkpoints.save(conn, point, now)
         game_players.delete_archived(conn, boundary)  # before the lock the detaching takes

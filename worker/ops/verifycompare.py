@@ -124,7 +124,9 @@ def _since(state: tuple[Any, ...], changed: bool) -> tuple[Any, ...]:
 
 
 def _ledger(row: Sequence[Any] | None) -> dict[str, Any] | None:
-    return None if row is None else dict(zip(LEDGER_FIELDS, row, strict=True))
+    """A stored ledger row's stored columns by name (a row read with what its receipt showed,
+    ``RECEIPT_LEDGER``, has two columns more: not the ledger's change, not compared here)."""
+    return None if row is None else dict(zip(LEDGER_FIELDS, row[:_STORED], strict=True))
 
 
 def _derived_ledger(change: LedgerChange | None) -> dict[str, Any] | None:

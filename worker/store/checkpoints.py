@@ -122,6 +122,8 @@ def save(conn: Connection, checkpoint: Checkpoint, now: datetime) -> None:
     ladder = checkpoint.ladder
     conn.execute(delete(checkpoints).where(checkpoints.c.ladder == ladder))
     conn.execute(delete(checkpoint_players).where(checkpoint_players.c.ladder == ladder))
+    # ``ranked`` and ``rated_pairs`` are read in SQL too, by the workers' windows
+    # (``worker.store.windows.archived``): their shapes are theirs as much as ``load``'s
     state = {
         "links": checkpoint.links,
         "settled": sorted(checkpoint.settled),

@@ -265,7 +265,8 @@ def after_reads(
     batch's transaction). ``event_keys``: the batch's ids not applied before it claimed,
     asked again (another worker may have applied one while this one waited for the locks).
     ``cache``: the worker's windows in memory, used for the asks it keeps
-    (``windowcache.cached``)."""
+    (``windowcache.cached``); the archived games of every ask are read beside them
+    (``windows.archived``)."""
     tournament_keys = sorted(set(tournament_keys))
     facts = WindowFacts([], [], [], [])
     reads: list[Read[Any]] = [
@@ -278,6 +279,7 @@ def after_reads(
     kept = [ask for ask in asks if windowcache.cached(ask)] if cache is not None else []
     use = cache.use(kept, now) if cache is not None and kept else None
     unkept = [ask for ask in asks if ask not in kept] + ([] if use is None else use.cold)
+    reads += windows.archived(asks, facts, now)  # every ask's, from memory or not
     reads += windows.reads(unkept, facts, now)
     if use is not None:
         reads += use.reads

@@ -8,7 +8,9 @@ any other ask is read from the log each batch (``worker.store.windows``).
 What an entry holds: every ranked game of one player, not voided, that ended at or after
 its ``since``, as the log held them (the rated ones with their opponent), read by the same
 index scans as ``windows.reads`` with no upper end (a game stored earlier may have ended after
-this batch's games).
+this batch's games). The games an archive took out of the log are never held: each batch reads
+those its windows count from the ladder's checkpoint (``windows.archived``), whether its
+players' games come from memory or from the log, and the two never share a game.
 
 When it is true: ``ladder_writes`` counts, per ladder, the transactions that changed what a
 window reads; every batch that stores a ladder's events adds one (``write_batch``), and so

@@ -12,18 +12,26 @@ batch's time plus the margin: the planner then leaves every other month's partit
 (a bound read from the asks document is known only as the read runs, and every month's
 partition was planned in every batch: with a year of months, 1.3-1.7 ms of planning a batch
 where 0.35-0.43 ms is left, measured).
+
+Archived games (``ladder archive``) are no longer in the log, but the windows after the
+boundary count them (SPEC 2.1 counts every ranked game in the week, 2.4 every rated game of the
+pair in the day), as verify's replay from the checkpoint does: the checkpoint keeps the games
+still inside a window (``checkpoints.Checkpoint.ranked``, ``rated_pairs``), and ``archived``
+reads those of the asked players and pairs from it, beside the log's (the two are disjoint:
+the log holds the events processed from the boundary on, the checkpoint those before it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from engine import Windows
 from engine.needs import WindowAsk
 from worker.jsontext import compact
 from worker.store.driver import Read
+from worker.store.partitions import month_of
 
 # A game is never processed this long before it ended (the parser refuses an ``ended_at``
 # over 5 minutes ahead of the worker's clock; a day covers clocks that differ).
@@ -39,7 +47,8 @@ class WindowFacts(NamedTuple):
     # ``WindowAsk.core``), entered as ended at the core's start, where every window holds them
     ranked_counts: list[tuple[str, str, datetime, int]]
     rated_pairs: list[tuple[str, str, str, datetime]]  # ladder, winner, loser, ended_at
-    # ladder, player, the ended_at of every ranked game in order (``worker.store.windowcache``)
+    # ladder, player, the ended_at of ranked games in order: all of the player's in memory
+    # (``worker.store.windowcache``), or the archived ones of a checkpoint (``archived``)
     ranked_lists: list[tuple[str, str, Sequence[datetime]]]
 
     def windows(self) -> Windows:
@@ -197,6 +206,74 @@ def reads(asks: Sequence[WindowAsk], facts: WindowFacts, now: datetime) -> list[
         ]
         reads.append(Read(_PG_RATED_PAIRS, {"asks": compact(asked), **bounds}, pairs))
     return reads
+
+
+# The checkpoint's games in the windows (``archived``), all ladders at once: per ask, its
+# ladder's checkpoint if its boundary is late enough to matter (an archived game was processed
+# before the boundary, so it ended at most 5 minutes after it: ``PROCESSED_MARGIN`` covers
+# that); a primary-key probe of ``checkpoints``, where a ladder without one, or with an older
+# one, ends the read. Then each asked player's ranked games, a key of ``state -> 'ranked'``,
+# and the rated games of the asked pairs (``pairs``: {a: [b, ...]}, a < b, as the checkpoint
+# keeps them), found in one pass over ``state -> 'rated_pairs'``; the times inside the ask's
+# windows only, in order. The checkpoint's games were decided by the replay that made it, each
+# counted as it left it: an archived event is out of the log and out of moderation's reach.
+_ARCHIVED_TIMES = """ARRAY(SELECT t.at::timestamptz FROM jsonb_array_elements_text({times}) AS t(at)
+  WHERE t.at::timestamptz >= a.since AND t.at::timestamptz < a.until ORDER BY 1)"""
+_PG_ARCHIVED = f"""
+WITH a AS MATERIALIZED (
+  SELECT a.ladder, a.since, a.until, a.ids, a.pairs::jsonb AS pairs,
+    c.state -> 'ranked' AS ranked, c.state -> 'rated_pairs' AS rated
+  FROM json_to_recordset(%(asks)s::json) AS a(ladder text, since timestamptz,
+       until timestamptz, ids json, pairs json)
+  JOIN checkpoints c ON c.ladder = a.ladder AND c.before > a.since - {_MARGIN})
+SELECT a.ladder, k.id, NULL, {_ARCHIVED_TIMES.format(times="a.ranked -> k.id")}
+FROM a CROSS JOIN LATERAL json_array_elements_text(a.ids) AS k(id)
+WHERE a.ranked ? k.id
+UNION ALL
+SELECT a.ladder, e.pair ->> 0, e.pair ->> 1, {_ARCHIVED_TIMES.format(times="e.pair -> 2")}
+FROM a CROSS JOIN LATERAL jsonb_array_elements(a.rated) AS e(pair)
+WHERE (a.pairs -> (e.pair ->> 0)) ? (e.pair ->> 1)
+"""
+
+
+def archived(asks: Sequence[WindowAsk], facts: WindowFacts, now: datetime) -> list[Read[None]]:
+    """The read of the archived games the windows of ``asks`` count (``_PG_ARCHIVED``) of a
+    batch processed at ``now``; their times go into ``facts``. None when every window opens
+    a margin after the latest boundary an archive can have recorded (``ladder archive``'s
+    boundary is the first of a month no later than its own: that of ``now``, or of a clock a
+    margin ahead): so a batch reads nothing more for most of a month, and in its first days
+    (or for a game that ended long before it arrived) one probe of ``checkpoints`` per
+    ladder, in the claim's round trip."""
+    month = month_of(now + PROCESSED_MARGIN)
+    latest = datetime(month.year, month.month, 1, tzinfo=UTC) + PROCESSED_MARGIN
+    asked = [ask for ask in asks if ask.since < latest]
+    if not asked:
+        return []
+
+    def found(rows: Sequence[Any]) -> None:
+        for ladder, a, b, times in rows:
+            if not times:
+                continue
+            if b is None:
+                facts.ranked_lists.append((ladder, a, times))
+            else:
+                facts.rated_pairs.extend((ladder, a, b, at) for at in times)
+
+    document: list[dict[str, Any]] = []
+    for ask in asked:
+        pairs: dict[str, list[str]] = {}
+        for a, b in sorted(ask.pairs):
+            pairs.setdefault(a, []).append(b)
+        document.append(
+            {
+                "ladder": ask.ladder,
+                "since": ask.since.isoformat(),
+                "until": ask.last.isoformat(),
+                "ids": sorted(set(ask.ranked_ids)),
+                "pairs": pairs,
+            }
+        )
+    return [Read(_PG_ARCHIVED, {"asks": compact(document)}, found)]
 
 
 def folds_pairs(ask: WindowAsk) -> bool:
