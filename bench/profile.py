@@ -36,6 +36,9 @@ from bench import env
 # timed on the thread that ran it, and its CPU is that thread's (``time.thread_time``).
 SETTLE = "job body: Service.settle (validation, PostgreSQL, dead letters)"
 PROJECT = "Redis write: Service.project (boards and receipts, then the batch line)"
+# the next batch's validation, while the commit travels: inside write_batch (and so inside the
+# PostgreSQL work), counted once, in the validation above
+AHEAD = "      of which the next batch validated meanwhile (batches._Ahead)"
 TIMERS: list[tuple[str, str, str]] = [
     ("burst drain (run_burst)", "worker.entrypoints.worker.runner", "run_burst"),
     ("inbox pump (claim + enqueue)", "worker.queue.inbox", "Inbox.pump_once"),
@@ -72,6 +75,7 @@ TIMERS: list[tuple[str, str, str]] = [
         "worker.store.statements",
         "write_batch",
     ),
+    (AHEAD, "worker.entrypoints.worker.batches", "_Ahead.__call__"),
     (PROJECT, "worker.service.batch", "Service.project"),
     ("  Redis pipeline (Projection.write)", "worker.boards.projection", "Projection.write"),
     ("claim of a follow-on batch (Inbox.claim)", "worker.queue.inbox", "Inbox.claim"),
@@ -137,6 +141,7 @@ def timer_breakdown(totals: dict[str, list[float]], events: int) -> dict[str, An
         parts = (
             stage["  validation and stored form (Intake.valid)"]
             + stage["  PostgreSQL work (_apply_with_retries)"]
+            - stage[AHEAD]
         )
         row["  rest of settle (outcomes, dead letters)"] = round((settle - parts) * per, 1)
         drain = stage["burst drain (run_burst)"]

@@ -223,11 +223,11 @@ def test_a_follow_on_batch_that_fails_becomes_a_job_of_its_own(runtime, monkeypa
     real = runtime.service.settle
     calls = []
 
-    def flaky(raws, on_invalid):
+    def flaky(raws, on_invalid, **given):
         calls.append(list(raws))
         if len(calls) == 2:
             raise OperationalError("SELECT 1", {}, Exception("server closed the connection"))
-        return real(raws, on_invalid)
+        return real(raws, on_invalid, **given)
 
     monkeypatch.setattr(runtime.service, "settle", flaky)
     assert 1 == jobs.process_batch(runtime, payloads)
@@ -313,8 +313,10 @@ def test_under_load_the_next_batch_is_taken_before_the_redis_write_of_the_one_be
     runtime, monkeypatch
 ):
     """Redis runs one command at a time: a follow-on batch large enough to be written on the
-    Redis thread has the next batch claimed before its write starts (a claim sent after it
-    would wait for the whole write); each batch is still settled in the order taken."""
+    Redis thread has the batch after the next claimed before its write starts (a claim sent
+    after it would wait for the whole write), the next one having been claimed before it
+    settled (its events are validated while the batch before commits); each batch is still
+    settled in the order taken."""
     from worker.entrypoints.worker import batches as jobs
 
     monkeypatch.setattr(jobs, "THREADED_FROM", 1)  # every follow-on batch counts as large
@@ -341,11 +343,13 @@ def test_under_load_the_next_batch_is_taken_before_the_redis_write_of_the_one_be
     runtime.inbox.release(batch)
     assert [
         ("claim", "g-1"),
-        ("claim", "g-2"),  # before g-1's write
+        ("claim", "g-2"),  # before g-1 settles: validated while g-1 commits
+        ("claim", "g-3"),  # before g-1's write
         ("write", "g-1"),
-        ("claim", "g-3"),
+        ("claim", None),  # after g-2's commit
         ("write", "g-2"),
-        ("claim", None),
+        ("claim", None),  # before g-3 settles
+        ("claim", None),  # after g-3's commit
         ("write", "g-3"),
         ("claim", None),  # nothing left: the job ends
     ] == steps

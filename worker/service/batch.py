@@ -45,16 +45,16 @@ import structlog
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from engine import Decision, LadderState, Outcome, Player, Policy, Reason, Ruleset, apply, needs
-from engine.ladder import Event, unsupported_detail, when
+from engine import Decision, LadderState, Outcome, Player, Policy, Ruleset, apply, needs
+from engine.ladder import Event, when
 from schemas import InvalidEvent
 from schemas import receipt_bodies as receipts
 from worker import failpoints, gcpause
 from worker.boards.projection import Projection
 from worker.ladders import Config
 from worker.service.duplicate_receipts import in_order
-from worker.service.intake import Intake, Valid
-from worker.service.outcomes import Processed, log_batch
+from worker.service.intake import Intake, Prepared, Valid
+from worker.service.outcomes import Processed, log_batch, refused
 from worker.service.rows import Rows, text
 from worker.store import partitions
 from worker.store import statements as store
@@ -142,40 +142,51 @@ class Service:
         self.project(settled)
         return settled.outcomes
 
+    def prepare(self, raws: Iterable[str | bytes]) -> Prepared:
+        """The batch's events validated at the time now (``Intake.prepare``): no store is read
+        or written."""
+        return self.intake.prepare(raws, datetime.now(UTC))
+
     def settle(
         self,
-        raws: Iterable[str | bytes],
+        raws: Iterable[str | bytes] | Prepared,
         on_invalid: Callable[[str | bytes, InvalidEvent], None],
+        *,
+        meanwhile: Callable[[], None] | None = None,
     ) -> Settled:
         """The batch committed in PostgreSQL and its refusals dead-lettered; what Redis is to
-        be told of it (``project``) comes back. The cyclic garbage collector is paused while
-        it runs (``gcpause.paused``)."""
+        be told of it (``project``) comes back. ``raws``: its raw events, or them already
+        validated (``prepare``). ``meanwhile``: called once, while the batch's last
+        writes and its commit travel to PostgreSQL and back (work that needs neither store).
+        The cyclic garbage collector is paused while it runs (``gcpause.paused``)."""
         with gcpause.paused():
-            return self._settle(raws, on_invalid)
+            started = time.perf_counter()
+            prepared = raws if isinstance(raws, Prepared) else self.prepare(raws)
+            return self._settle(prepared, on_invalid, started, meanwhile)
 
     def _settle(
         self,
-        raws: Iterable[str | bytes],
+        prepared: Prepared,
         on_invalid: Callable[[str | bytes, InvalidEvent], None],
+        started: float,
+        meanwhile: Callable[[], None] | None,
     ) -> Settled:
-        started = time.perf_counter()
-        now = datetime.now(UTC)
+        now = prepared.now
         outcomes: list[Processed] = []
-        valid: list[Valid] = []
-        for raw in raws:
-            try:
-                valid.append(self.intake.valid(raw, now))
-            except InvalidEvent as exc:
-                on_invalid(raw, exc)
-                outcomes.append(
-                    Processed(exc.event_id, exc.ladder, str(Outcome.DEAD_LETTERED), exc.reason)
-                )
+        for raw, exc in prepared.invalid:
+            on_invalid(raw, exc)
+            outcomes.append(
+                Processed(exc.event_id, exc.ladder, str(Outcome.DEAD_LETTERED), exc.reason)
+            )
+        valid = prepared.valid
         if not valid:
+            if meanwhile is not None:
+                meanwhile()
             return Settled(outcomes, [], [], started)
-        written = self._apply_per_primary(valid, now)
+        written = self._apply_per_primary(valid, now, meanwhile)
         failpoints.hit("service.after_commit")
         for item, decision, rules in written.refused:
-            self._refused(item, decision, rules, on_invalid)
+            refused(item, decision, rules, on_invalid)
         outcomes.extend(written.outcomes)
         return Settled(outcomes, written.players, written.receipts, started, written.unprojected)
 
@@ -186,38 +197,9 @@ class Service:
             self.projection.write(settled.players, self.config, settled.receipts)
         log_batch(settled.outcomes, (time.perf_counter() - settled.started) * 1000)
 
-    @staticmethod
-    def _refused(
-        item: Valid,
-        decision: Decision,
-        rules: Ruleset,
-        on_invalid: Callable[[str | bytes, InvalidEvent], None],
-    ) -> None:
-        """An event the engine dead-letters, with a detail that says why: a game of a shape
-        its ladder's ruleset does not rate (SPEC 7), or an id applied before with other
-        content (SPEC 2.4 step 1)."""
-        if decision.reason == Reason.UNSUPPORTED_SHAPE:
-            detail = f"ladder {decision.ladder!r} {unsupported_detail(item.event, rules)}"
-        else:
-            stored, sent = decision.digests
-            detail = (
-                f"event id {decision.event_id!r} was applied before with other content "
-                f"(stored payload sha256 {stored}, this one {sent})"
-            )
-            log.warning(
-                "event_id_conflict",
-                event_id=decision.event_id,
-                ladder=decision.ladder,
-                stored_digest=stored,
-                digest=sent,
-            )
-        reason = str(decision.reason)
-        on_invalid(
-            item.raw,
-            InvalidEvent(reason, detail, event_id=decision.event_id, ladder=decision.ladder),
-        )
-
-    def _apply_per_primary(self, items: list[Valid], now: datetime) -> _Written:
+    def _apply_per_primary(
+        self, items: list[Valid], now: datetime, meanwhile: Callable[[], None] | None
+    ) -> _Written:
         """Each primary's part of the batch in its own transaction, one after the other.
 
         A part holds every event of its ladders, and a ladder's event ids, links, players and
@@ -225,10 +207,10 @@ class Service:
         parts committed leaves those applied and the rest not; the batch tried again finds
         the committed parts' events already applied (duplicates, which change nothing)."""
         if not self.databases.routes:  # one primary: the batch's one transaction
-            return self._apply_with_retries(self.databases.default, items, now)
+            return self._apply_with_retries(self.databases.default, items, now, meanwhile)
         groups = self.databases.grouped(dict.fromkeys(item.event.ladder for item in items))
         if len(groups) == 1:
-            return self._apply_with_retries(groups[0][0], items, now)
+            return self._apply_with_retries(groups[0][0], items, now, meanwhile)
         parts: list[_Written] = []
         outcomes: dict[str, Iterator[Processed]] = {}  # each part's, in its events' order
         for index, (engine, ladders) in enumerate(groups):
@@ -236,7 +218,10 @@ class Service:
                 failpoints.hit("service.between_primaries")
             named = set(ladders)
             part = self._apply_with_retries(
-                engine, [item for item in items if item.event.ladder in named], now
+                engine,
+                [item for item in items if item.event.ladder in named],
+                now,
+                meanwhile if index == len(groups) - 1 else None,
             )
             parts.append(part)
             outcomes.update(dict.fromkeys(ladders, iter(part.outcomes)))
@@ -253,11 +238,24 @@ class Service:
         ladders = self.config.ladders
         return lambda event: ladders[event.ladder].rules_at(when(event, now))
 
-    def _apply_with_retries(self, engine: Engine, items: list[Valid], now: datetime) -> _Written:
-        """Conflicts between concurrent workers (deadlock, duplicate insert) are retried here."""
+    def _apply_with_retries(
+        self,
+        engine: Engine,
+        items: list[Valid],
+        now: datetime,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> _Written:
+        """Conflicts between concurrent workers (deadlock, duplicate insert) are retried here;
+        ``meanwhile`` runs in the first attempt that reaches its last writes."""
+        pending = [meanwhile] if meanwhile is not None else []
+
+        def once() -> None:
+            if pending:
+                pending.pop()()
+
         for attempt in range(CONFLICT_RETRIES):
             try:
-                return self._apply(engine, items, now)
+                return self._apply(engine, items, now, once)
             except (IntegrityError, _LinksMoved):
                 if attempt == CONFLICT_RETRIES - 1:
                     raise
@@ -267,7 +265,9 @@ class Service:
             time.sleep(0.01 * (2**attempt))
         raise AssertionError("unreachable")
 
-    def _apply(self, engine: Engine, items: list[Valid], now: datetime) -> _Written:
+    def _apply(
+        self, engine: Engine, items: list[Valid], now: datetime, meanwhile: Callable[[], None]
+    ) -> _Written:
         """The batch on one primary: its state read and locked, the engine's decisions, the
         rows written and committed, the receipts made."""
         partitions.ready(engine, now)  # the audit log's partition for ``now``'s month
@@ -298,6 +298,7 @@ class Service:
                 rows.tournaments,
                 seat_rows=rows.seats,
                 commit=not reads_back,
+                meanwhile=meanwhile,
             )
             if reads_back and self.receipt_ttl is not None:  # reads_back implies receipts
                 made = in_order(conn, decided.receipts, now, self.receipt_ttl)

@@ -10,6 +10,7 @@ digest tells a duplicate from an ``event_id`` conflict (``schemas.records``).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -29,6 +30,17 @@ class Valid:
     raw: str | bytes
     payload: dict[str, Any]
     event: Event
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A batch's events validated (``Intake.prepare``), before it is settled: each valid
+    event's stored form, each invalid one with its reason, in arrival order; ``now``: the
+    time they were validated at, which the batch is then applied at."""
+
+    now: datetime
+    valid: list[Valid]
+    invalid: list[tuple[str | bytes, InvalidEvent]]
 
 
 class Intake:
@@ -73,6 +85,18 @@ class Intake:
         """The event's stored payload and engine event (InvalidEvent if it has none)."""
         payload = records.stored_payload(self.parse(raw, now), self.network_key)
         return Valid(raw, payload, records.engine_event(payload, records.digest(payload)))
+
+    def prepare(self, raws: Iterable[str | bytes], now: datetime) -> Prepared:
+        """A batch's events validated at ``now``, and nothing else done: no store is read or
+        written (``Service.settle`` takes it, and dead-letters its invalid events)."""
+        valid: list[Valid] = []
+        invalid: list[tuple[str | bytes, InvalidEvent]] = []
+        for raw in raws:
+            try:
+                valid.append(self.valid(raw, now))
+            except InvalidEvent as exc:
+                invalid.append((raw, exc))
+        return Prepared(now, valid, invalid)
 
     def _signature_problem(self, obj: Any) -> str | None:
         return verify(

@@ -1,11 +1,18 @@
-"""What happened to each event of a batch (``Processed``), and the batch's log line."""
+"""What happened to each event of a batch (``Processed``), the dead letter of an event the
+engine refuses (``refused``), and the batch's log line."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
+
+from engine import Decision, Reason, Ruleset
+from engine.ladder import unsupported_detail
+from schemas import InvalidEvent
+from worker.service.intake import Valid
 
 log = structlog.get_logger("ladder")
 
@@ -44,4 +51,35 @@ def log_batch(outcomes: list[Processed], duration_ms: float) -> None:
             {"ladder": ladder, "outcome": outcome, "reason": reason, "events": n}
             for (ladder, outcome, reason), n in counts.items()
         ],
+    )
+
+
+def refused(
+    item: Valid,
+    decision: Decision,
+    rules: Ruleset,
+    on_invalid: Callable[[str | bytes, InvalidEvent], None],
+) -> None:
+    """An event the engine dead-letters, with a detail that says why: a game of a shape
+    its ladder's ruleset does not rate (SPEC 7), or an id applied before with other
+    content (SPEC 2.4 step 1)."""
+    if decision.reason == Reason.UNSUPPORTED_SHAPE:
+        detail = f"ladder {decision.ladder!r} {unsupported_detail(item.event, rules)}"
+    else:
+        stored, sent = decision.digests
+        detail = (
+            f"event id {decision.event_id!r} was applied before with other content "
+            f"(stored payload sha256 {stored}, this one {sent})"
+        )
+        log.warning(
+            "event_id_conflict",
+            event_id=decision.event_id,
+            ladder=decision.ladder,
+            stored_digest=stored,
+            digest=sent,
+        )
+    reason = str(decision.reason)
+    on_invalid(
+        item.raw,
+        InvalidEvent(reason, detail, event_id=decision.event_id, ladder=decision.ladder),
     )

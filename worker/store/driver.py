@@ -7,6 +7,7 @@ or beside others in one round trip (``worker.store.statements.after_reads``).
 
 from __future__ import annotations
 
+import select
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +59,14 @@ def pipeline(conn: Connection) -> Iterator[Any]:
     raised as by ``driver_errors``."""
     with driver_errors(conn) as driver, driver.pipeline():
         yield driver
+
+
+def sent(driver: Any) -> None:
+    """Everything queued on ``driver`` (a connection in pipeline mode) written to the
+    server's socket, without waiting for any result: the server runs it meanwhile."""
+    pgconn = driver.pgconn
+    while pgconn.flush():
+        select.select([], [pgconn.socket], [])
 
 
 @contextmanager

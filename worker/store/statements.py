@@ -19,7 +19,7 @@ COPY of a large batch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -33,7 +33,7 @@ from worker.jsontext import compact
 from worker.store import locks, windowcache, windows
 from worker.store.copying import DIALECT as _DIALECT
 from worker.store.copying import copy_into, copy_rows
-from worker.store.driver import KEYS, Read, pipeline, split
+from worker.store.driver import KEYS, Read, pipeline, sent, split
 from worker.store.tables import events, game_players, links, players, rating_changes, tournaments
 from worker.store.windowcache import CacheUse, WindowCache
 from worker.store.windows import WindowFacts
@@ -324,6 +324,7 @@ def write_batch(
     *,
     seat_rows: Sequence[dict[str, Any]] = (),
     commit: bool = False,
+    meanwhile: Callable[[], None] | None = None,
 ) -> dict[str, int]:
     """Audit rows, ledger rows (in order: their ids keep each player's ledger sequence),
     new links and settled tournaments, the players of draws and team games (``seat_rows``,
@@ -359,6 +360,9 @@ def write_batch(
         )
         if commit:
             driver.execute("COMMIT")
+        if meanwhile is not None:
+            sent(driver)
+            meanwhile()
     return windowcache.counts_of(counted.fetchall()) if counted is not None else {}
 
 

@@ -24,6 +24,7 @@ import signal
 import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -38,6 +39,7 @@ from worker.entrypoints.worker import refusals
 from worker.ops import reconcile
 from worker.queue import faults
 from worker.service.batch import Settled
+from worker.service.intake import Prepared
 from worker.service.outcomes import Processed
 
 log = structlog.get_logger("ladder")
@@ -112,49 +114,84 @@ def _follow_on(rt: Runtime) -> int:
     (``Runtime.serving``).
 
     Each batch is staged exactly as the pump stages it, so a crash loses nothing (``recover``
-    makes it a job). Once a batch is committed, the next is taken from the inbox, then the
+    makes it a job). Once a batch is committed, a batch is taken from the inbox, then the
     batch's Redis write (``Service.project``) runs on the process's Redis thread while this one
-    validates and commits the next batch: the two wait on different servers (a batch of fewer
-    than ``THREADED_FROM`` events is written at once instead, and the next taken after it).
-    The next batch's write starts only after it, and a batch's staging list is released only
-    once its write is done, so a crash before then leaves the batch to ``recover``, whose job
-    finds its events applied (duplicates) and writes their players and receipts again. A
-    batch that fails, or whose Redis write fails, is handed over as a job of its own (which
-    waits out an outage, or isolates the event that fails), and so is one taken and left
-    unsettled."""
+    commits the next batch: the two wait on different servers (a batch of fewer than
+    ``THREADED_FROM`` events is written at once instead, and the next taken after it). The
+    batch taken so is the one after the next: the next was taken before its predecessor
+    settled, and its events validated while that one's last writes and COMMIT travelled to
+    PostgreSQL and back (validation reads and writes no store; its invalid events are
+    dead-lettered when their own batch is settled). The next batch's write starts only after
+    it, and a batch's staging list is released only once its write is done, so a crash before
+    then leaves the batch to ``recover``, whose job finds its events applied (duplicates) and
+    writes their players and receipts again. A batch that fails, or whose Redis write fails,
+    is handed over as a job of its own (which waits out an outage, or isolates the event that
+    fails), and so is each one taken and left unsettled."""
     done = 0
     writing: _Writing | None = None
-    claimed: tuple[str, list[str]] | None = None  # taken before the Redis write before it
+    # taken, not yet settled, in order (at most two: the next, validated while the batch
+    # before it committed, and the one after it)
+    held: deque[tuple[tuple[str, list[str]], Prepared | None]] = deque()
     deadline = time.monotonic() + FOLLOW_ON_SECONDS
     try:
         while True:
-            if claimed is None and (claimed := _next(rt, deadline, wait=True)) is None:
-                break
-            (batch, payloads), claimed = claimed, None
+            if not held:
+                if (claimed := _next(rt, deadline, wait=True)) is None:
+                    break
+                held.append((claimed, None))
+            (batch, payloads), prepared = held.popleft()
+            threaded = len(payloads) >= THREADED_FROM
+            if threaded and not held and (claimed := _next(rt, deadline, wait=False)):
+                held.append((claimed, None))
+            # the next batch's events validated while this one's commit travels
+            ahead = _Ahead(rt, held[0][0][1]) if held and held[0][1] is None else None
             letters = refusals.Letters(rt)
             try:
-                settled = rt.service.settle(payloads, letters)
+                settled = rt.service.settle(
+                    payloads if prepared is None else prepared,
+                    letters,
+                    meanwhile=None if ahead is None else ahead,
+                )
                 letters.flush()
             except Exception as exc:
                 log.warning("follow_on_batch_failed", error=faults.said(exc))
                 rt.inbox.hand_over(batch, payloads)
                 break
+            if ahead is not None and ahead.prepared is not None:
+                held[0] = (held[0][0], ahead.prepared)
             previous, writing = writing, None
             if previous is not None and not previous.done(rt):
                 rt.inbox.hand_over(batch, payloads)  # committed: its job writes Redis again
                 break
-            if len(payloads) >= THREADED_FROM:
+            if threaded and len(held) < 2:
                 # Redis runs one command at a time: the next batch's claim, sent once this
                 # batch's write has started, would wait for the whole write.
-                claimed = _next(rt, deadline, wait=False)
+                if (claimed := _next(rt, deadline, wait=False)) is not None:
+                    held.append((claimed, None))
             writing = _Writing.start(rt, batch, payloads, settled)
             done += len(settled.outcomes)
     finally:
         if writing is not None:
             writing.done(rt)
-        if claimed is not None:
+        for claimed, _ in held:
             rt.inbox.hand_over(*claimed)  # taken, never settled: a job of its own
     return done
+
+
+class _Ahead:
+    """The next batch's events validated while the batch before it commits
+    (``Service.settle``'s ``meanwhile``)."""
+
+    def __init__(self, rt: Runtime, payloads: list[str]) -> None:
+        self.rt = rt
+        self.payloads = payloads
+        self.prepared: Prepared | None = None
+
+    def __call__(self) -> None:
+        try:
+            self.prepared = self.rt.service.prepare(self.payloads)
+        except Exception as exc:  # the batch is validated again when it is settled
+            log.warning("validation_ahead_failed", error=faults.said(exc, 300))
 
 
 def _next(rt: Runtime, deadline: float, *, wait: bool) -> tuple[str, list[str]] | None:
