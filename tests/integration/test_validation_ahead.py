@@ -137,3 +137,30 @@ def test_the_work_meanwhile_runs_while_the_server_commits(runtime):
     raws = [json.dumps(game(f"p{n}", f"q{n}", event_id=f"m-{n}")) for n in range(300)]
     runtime.service.settle(raws, lambda raw, exc: None, meanwhile=meanwhile)
     assert [300] == visible
+
+
+def test_the_jobs_timeout_during_the_validation_ahead_ends_the_job_and_loses_nothing(
+    runtime, monkeypatch
+):
+    """RQ's timeout, raised while the next batch is validated, is not taken for a fault of
+    the validation: the job stops taking batches, hands over the ones it holds, and every
+    event is applied once those jobs run."""
+    from rq.timeouts import JobTimeoutException
+
+    from tests.conftest import drain
+
+    valid = runtime.service.intake.valid
+    fired: list[str] = []
+
+    def timed_out(raw: str | bytes, now: Any) -> Any:
+        if json.loads(raw)["event_id"] == "g-3" and not fired:
+            fired.append("g-3")
+            raise JobTimeoutException("Task exceeded maximum timeout value (180 seconds)")
+        return valid(raw, now)
+
+    monkeypatch.setattr(runtime.service.intake, "valid", timed_out)
+    ids = _three_batches(runtime, monkeypatch)
+    assert ["g-3"] == fired
+    assert runtime.inbox.queue.count  # what the job held, handed over
+    drain(runtime)
+    assert {("rated", None)} == {outcome(runtime, "gammon42", e) for e in ids}

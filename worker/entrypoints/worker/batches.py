@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import structlog
 from rq import get_current_job
+from rq.timeouts import BaseTimeoutException
 
 from worker import failpoints
 from worker.bootstrap import Runtime
@@ -190,6 +191,8 @@ class _Ahead:
     def __call__(self) -> None:
         try:
             self.prepared = self.rt.service.prepare(self.payloads)
+        except BaseTimeoutException:  # the job's time is up: not this batch's fault
+            raise
         except Exception as exc:  # the batch is validated again when it is settled
             log.warning("validation_ahead_failed", error=faults.said(exc, 300))
 
