@@ -61,6 +61,21 @@ def _validations(rt: Any, monkeypatch: Any) -> Counter[str]:
     return seen
 
 
+def _raising_once(rt: Any, monkeypatch: Any, event_id: str, error: Exception) -> list[str]:
+    """The first validation of ``event_id`` raises ``error``; the list names it once it has."""
+    valid = rt.service.intake.valid
+    raised: list[str] = []
+
+    def once(raw: str | bytes, now: Any) -> Any:
+        if json.loads(raw)["event_id"] == event_id and not raised:
+            raised.append(event_id)
+            raise error
+        return valid(raw, now)
+
+    monkeypatch.setattr(rt.service.intake, "valid", once)
+    return raised
+
+
 def test_each_event_of_a_batch_validated_ahead_is_validated_once_and_applied(runtime, monkeypatch):
     seen = _validations(runtime, monkeypatch)
     ids = _three_batches(runtime, monkeypatch)
@@ -102,16 +117,7 @@ def test_a_batch_whose_validation_ahead_fails_is_validated_again_when_it_is_sett
     itself) costs nothing but the time: the batch is validated again, as any batch is, when
     its turn comes."""
     seen = _validations(runtime, monkeypatch)
-    counted = runtime.service.intake.valid
-    failed: list[str] = []
-
-    def once_broken(raw: str | bytes, now: Any) -> Any:
-        if json.loads(raw)["event_id"] == "g-3" and not failed:
-            failed.append("g-3")
-            raise MemoryError("validation ahead lost")
-        return counted(raw, now)
-
-    monkeypatch.setattr(runtime.service.intake, "valid", once_broken)
+    failed = _raising_once(runtime, monkeypatch, "g-3", MemoryError("validation ahead lost"))
     ids = _three_batches(runtime, monkeypatch)
     assert ["g-3"] == failed
     assert 1 == seen["g-3"]  # its second validation, in its own settle
@@ -149,16 +155,8 @@ def test_the_jobs_timeout_during_the_validation_ahead_ends_the_job_and_loses_not
 
     from tests.conftest import drain
 
-    valid = runtime.service.intake.valid
-    fired: list[str] = []
-
-    def timed_out(raw: str | bytes, now: Any) -> Any:
-        if json.loads(raw)["event_id"] == "g-3" and not fired:
-            fired.append("g-3")
-            raise JobTimeoutException("Task exceeded maximum timeout value (180 seconds)")
-        return valid(raw, now)
-
-    monkeypatch.setattr(runtime.service.intake, "valid", timed_out)
+    timeout = JobTimeoutException("Task exceeded maximum timeout value (180 seconds)")
+    fired = _raising_once(runtime, monkeypatch, "g-3", timeout)
     ids = _three_batches(runtime, monkeypatch)
     assert ["g-3"] == fired
     assert runtime.inbox.queue.count  # what the job held, handed over
