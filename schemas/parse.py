@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any, Final, get_args, get_origin
 
 import msgspec
@@ -219,9 +220,12 @@ def _json_type(model: type[msgspec.Struct], name: str) -> str:
     return "array" if get_origin(kind) is list else "object"
 
 
+@cache
 def _nested(model: type[msgspec.Struct]) -> dict[str, tuple[type[msgspec.Struct], bool]]:
     """The fields of ``model`` whose type is a Struct or a list of Structs (or either or
-    None): the Struct, and whether it is a list's."""
+    None): the Struct, and whether it is a list's. Worked out once per model (an invalid
+    event's path is walked field by field: 1,000 invalid events asked it 6,000 times),
+    and only read."""
     out = {}
     for field in struct_fields(model):
         kind = bare_type(field.type)[0]
