@@ -20,6 +20,7 @@ POINTS = (
     "service.between_primaries",
     "service.after_commit",
     "jobs.before_redis_write",
+    "jobs.validating_ahead",
     "jobs.before_own_batch_done",
     "runner.before_loop",
 )

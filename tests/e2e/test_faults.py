@@ -383,6 +383,30 @@ def test_a_worker_killed_holding_a_batch_claimed_before_a_redis_write_loses_noth
     )
 
 
+def test_a_worker_killed_while_it_validates_the_next_batch_during_a_commit_loses_nothing(
+    cli, database_url, redis_url
+):
+    """Under load a job sends a batch's COMMIT and validates the next batch before reading the
+    answer. SIGKILL then: the batch is committed or not (the server may finish it after the
+    worker is gone), the next one staged and never settled; both are recovered as jobs, and
+    every event is applied once, every receipt written, Redis equal to PostgreSQL."""
+    env = {**cli.env, "LADDER_BATCH_SIZE": "100", "LADDER_JOB_TIMEOUT": "600"}
+    events = [game(f"v{n}", f"w{n}", event_id=f"ahead-{n}") for n in range(300)]
+    redis = Redis.from_url(redis_url)
+    try:
+        publish(redis, events)
+        first = _spawn({**env, "LADDER_FAILPOINTS": "jobs.validating_ahead=1"}, "--burst")
+        assert -signal.SIGKILL == first.wait(timeout=60)
+        assert 0 == redis.llen(keys.INBOX)  # the next batch was taken before the kill
+        assert redis.zcard(keys.STAGING_INDEX) == 2  # the one committing and the next
+        cli.ladder("worker", "--burst", timeout=120)  # recovers both (30 s grace)
+        assert all(redis.get(keys.receipt(e["event_id"])) for e in events)
+        assert 0 == redis.zcard(keys.STAGING_INDEX)
+    finally:
+        redis.close()
+    check_stores(database_url, redis_url, {("gammon42", e["event_id"]) for e in events})
+
+
 # -- ladder serve with PostgreSQL frozen ---------------------------------------------------
 
 

@@ -189,6 +189,7 @@ class _Ahead:
         self.prepared: Prepared | None = None
 
     def __call__(self) -> None:
+        failpoints.hit("jobs.validating_ahead")  # killed here: its COMMIT sent, no answer read
         try:
             self.prepared = self.rt.service.prepare(self.payloads)
         except BaseTimeoutException:  # the job's time is up: not this batch's fault
