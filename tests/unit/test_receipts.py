@@ -9,13 +9,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import jsonschema
+import pytest
 
 from engine import FibsRules, Gammon42Rules, LadderState, Outcome, Policy, apply
 from engine.ladder import GameFinished, Side
 from schemas import export
 from schemas import receipt_bodies as receipts
 from schemas.receipt import OUTCOMES, Receipt, ReceiptPlayer
-from worker.boards.receipts import template
+from worker.boards.receipts import pack, template
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 SCHEMA = json.loads((export.JSON_DIR / "receipt.v1.json").read_text(encoding="utf-8"))
@@ -130,6 +131,16 @@ def test_the_text_marks_each_player_rank_after_with_one_control_byte() -> None:
     assert [p["rank_after"] for p in joined["players"]] == [7, 7]
     assert joined["players"][1]["player_id"] == "y\x01rank"
     assert all(p["rank_after"] is None for p in body["players"])  # the body is left as it was
+
+
+def test_the_fields_go_to_the_script_as_one_text_each_ended_by_a_control_byte() -> None:
+    """receipts.lua reads its fields from one argument, each ended by \\x02 (never in JSON
+    text, nor in an id); a field that held one would be read as two, and is refused."""
+    fields = ["write 2 3 4 2 0", '{"a":"\x01"}', "alice", "zoë"]
+    assert pack(fields) == "write 2 3 4 2 0\x02" + '{"a":"\x01"}\x02alice\x02zoë\x02'
+    assert pack(fields).split("\x02")[:-1] == fields
+    with pytest.raises(ValueError, match="x02"):
+        pack(["write 2 3 4 1 0", "{}", "al\x02ice"])
 
 
 def test_the_text_keeps_every_number_and_name_as_the_body_has_them() -> None:

@@ -2,12 +2,13 @@
 -- KEYS: 1 the stream ladder:receipts; then the keys the receipts name by position: receipt
 -- keys ladder:receipt:<event_id>, wait lists ladder:receipt-wait:<event_id> and, when the
 -- boards live on this Redis, the ladders' rating boards.
--- ARGV: 1 ttl, 2 maxlen, 3 wait seconds, then one group per receipt:
---   "mode key wait board players healed" (positions in KEYS, 0: none; board 0: the ranks
---   are given), the receipt's JSON text with a \1 byte where each player's rank_after goes
---   (JSON text never holds a raw control byte), when healed the original's receipt cut the
---   same way, for a duplicate its ladder and processed_at (the original's), then per player
---   its id (read the rank here) or its rank as text (given).
+-- ARGV: 1 ttl, 2 maxlen, 3 wait seconds, 4 the receipts: fields each ended by a \2 byte
+-- (one argument, not thousands: the client packs and Redis hands over one string). Per
+-- receipt: "mode key wait board players healed" (positions in KEYS, 0: none; board 0: the
+-- ranks are given), the receipt's JSON text with a \1 byte where each player's rank_after
+-- goes, when healed the original's receipt cut the same way, for a duplicate its ladder and
+-- processed_at (the original's), then per player its id (read the rank here) or its rank as
+-- text (given). JSON text never holds a raw control byte, nor does an id (the client checks).
 -- The text is filled in here, never decoded (cjson would round numbers to 14 digits).
 -- rank_after is the standard competition rank (1 + players with a higher score), null for
 -- a player not on the rating board.
@@ -19,35 +20,35 @@
 -- (MAXLEN ~) and onto its wait list, which expires WAIT seconds later.
 -- The ranks are read first, for the whole call: one ZMSCORE per board (in chunks) for the
 -- players it names, one ZCOUNT per distinct score (the boards do not change in between).
-local ttl, maxlen, wait = ARGV[1], ARGV[2], ARGV[3]
+local ttl, maxlen, wait, packed = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local stream = KEYS[1]
 local CHUNK = 1000
+local find, sub = string.find, string.sub
 local receipts = {}
 local asked = {} -- board position -> {ids in order, set of ids}
 
-local i = 4
-while i <= #ARGV do
-  local mode, k, w, b, n, healed = string.match(ARGV[i], '^(%S+) (%d+) (%d+) (%d+) (%d+) (%d)$')
+local at = 1
+local function field()
+  local stop = find(packed, '\2', at, true)
+  local text = sub(packed, at, stop - 1)
+  at = stop + 1
+  return text
+end
+
+while at <= #packed do
+  local mode, k, w, b, n, healed = string.match(field(), '^(%S+) (%d+) (%d+) (%d+) (%d+) (%d)$')
   local r = {mode = mode, k = tonumber(k), w = tonumber(w), b = tonumber(b), n = tonumber(n),
-             text = ARGV[i + 1]}
-  local at = i + 2
-  if healed == '1' then
-    r.heal = ARGV[at]
-    at = at + 1
-  end
-  if mode == 'duplicate' then
-    r.ladder, r.processed_at = ARGV[at], ARGV[at + 1]
-    at = at + 2
-  end
-  r.first = at
+             text = field(), players = {}}
+  if healed == '1' then r.heal = field() end
+  if mode == 'duplicate' then r.ladder, r.processed_at = field(), field() end
+  for p = 1, r.n do r.players[p] = field() end
   if r.b > 0 and r.n > 0 then
     local wanted = asked[r.b]
     if not wanted then
       wanted = {ids = {}, seen = {}}
       asked[r.b] = wanted
     end
-    for p = 0, r.n - 1 do
-      local id = ARGV[at + p]
+    for _, id in ipairs(r.players) do
       if not wanted.seen[id] then
         wanted.seen[id] = true
         wanted.ids[#wanted.ids + 1] = id
@@ -55,7 +56,6 @@ while i <= #ARGV do
     end
   end
   receipts[#receipts + 1] = r
-  i = at + r.n
 end
 
 local ranks = {} -- board position -> {id -> rank text}
@@ -82,21 +82,27 @@ for b, wanted in pairs(asked) do
   ranks[b] = found
 end
 
+-- The text with the n values of filled in its \1 bytes, in order.
+local function fill(template, filled, n)
+  if n == 0 then return template end
+  local parts, from = {}, 1
+  for p = 1, n do
+    local slot = find(template, '\1', from, true)
+    parts[2 * p - 1] = sub(template, from, slot - 1)
+    parts[2 * p] = filled[p]
+    from = slot + 1
+  end
+  parts[2 * n + 1] = sub(template, from)
+  return table.concat(parts)
+end
+
 local count = 0
 for _, r in ipairs(receipts) do
   local n = r.n
   local filled = {}
   for p = 1, n do
-    local given = ARGV[r.first + p - 1]
+    local given = r.players[p]
     filled[p] = r.b == 0 and given or ranks[r.b][given]
-  end
-  local function fill(template)
-    if n == 0 then return template end
-    local p = 0
-    return (string.gsub(template, '\1', function()
-      p = p + 1
-      return filled[p]
-    end))
   end
   local k, w = r.k, r.w
   local healing = r.heal and k > 0 and redis.call('EXISTS', KEYS[k]) == 0
@@ -114,14 +120,14 @@ for _, r in ipairs(receipts) do
       end
     end
   end
-  local body = fill(r.text)
+  local body = fill(r.text, filled, n)
   if k > 0 then
     if r.mode == 'write' then
       redis.call('SET', KEYS[k], body, 'EX', ttl)
     elseif r.mode == 'dead_letter' then
       redis.call('SET', KEYS[k], body, 'EX', ttl, 'NX')
     elseif healing then
-      body = fill(r.heal)
+      body = fill(r.heal, filled, n)
       redis.call('SET', KEYS[k], body, 'EX', ttl)
     end
   end

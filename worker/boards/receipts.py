@@ -47,6 +47,16 @@ def template(body: Mapping[str, Any]) -> str:
     return text.replace(_SLOT_TEXT, "\x01") if players else text
 
 
+def pack(fields: list[str]) -> str:
+    """The fields as the script reads them: each ended by a \\x02 byte. None holds one: JSON
+    text escapes control characters and an id cannot have them (``schemas.events``); a
+    field that did would be read as two, so it is refused here."""
+    packed = "\x02".join(fields) + "\x02"
+    if packed.count("\x02") != len(fields):
+        raise ValueError("a receipt field holds a \\x02 byte")
+    return packed
+
+
 class ReceiptSink:
     """``settle_seconds``: how long an operator action that rewrites kept receipts waits for
     the workers' batches in flight to write theirs first (the job timeout)."""
@@ -89,7 +99,7 @@ class ReceiptSink:
                 found = positions[key] = len(script_keys)
             return found
 
-        args: list[str | int] = [self.ttl, self.maxlen, self.wait_seconds]
+        fields: list[str] = []
         for receipt in receipts:
             k = w = b = 0
             if receipt.event_id is not None:
@@ -99,17 +109,18 @@ class ReceiptSink:
             if players and boards_here and receipt.ladder is not None:
                 b = position(keys.rating(receipt.ladder))
             healed = receipt.heal is not None
-            args.append(f"{receipt.mode} {k} {w} {b} {len(players)} {1 if healed else 0}")
-            args.append(template(receipt.body))
+            fields.append(f"{receipt.mode} {k} {w} {b} {len(players)} {1 if healed else 0}")
+            fields.append(template(receipt.body))
             if receipt.heal is not None:
-                args.append(template(receipt.heal))
+                fields.append(template(receipt.heal))
             if receipt.mode == DUPLICATE:  # its ranks are the original's, from the kept copy
-                args += [receipt.ladder or "", str(receipt.body["processed_at"])]
+                fields += [receipt.ladder or "", str(receipt.body["processed_at"])]
             if b:
-                args += players
+                fields += players
             else:
                 given = ranks or {}
-                args += [given.get((receipt.ladder or "", pid), "null") for pid in players]
+                fields += [given.get((receipt.ladder or "", pid), "null") for pid in players]
+        args = [self.ttl, self.maxlen, self.wait_seconds, pack(fields)]
         return run(self._script, client, script_keys, args)
 
 
