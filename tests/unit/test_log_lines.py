@@ -53,3 +53,29 @@ def test_three_processes_logging_to_one_file_write_only_whole_json_lines(tmp_pat
         except ValueError:
             broken.append(line)
     assert [] == broken[:3], f"{len(broken)} of {len(lines)} lines are not whole JSON lines"
+
+
+BATCH = r"""
+import sys
+from worker.observability import logs
+from worker.service.outcomes import Processed, log_batch
+
+logs.configure(sys.argv[1])
+log_batch([Processed("e-1", "gammon42", "rated"), Processed("e-2", "gammon42", "unrated")], 3.0)
+"""
+
+
+def test_each_event_has_its_line_at_debug_and_the_batch_one_at_info() -> None:
+    """The ``batch`` line counts the batch's events at INFO; each event's own ``event`` line is
+    written at DEBUG only (at INFO the loop over the events is not run)."""
+    lines = {}
+    for level in ("DEBUG", "INFO"):
+        ran = subprocess.run(
+            [sys.executable, "-c", BATCH, level], capture_output=True, text=True, timeout=60
+        )
+        assert 0 == ran.returncode, ran.stderr
+        lines[level] = [json.loads(line) for line in ran.stderr.splitlines()]
+    assert ["event", "event", "batch"] == [line["event"] for line in lines["DEBUG"]]
+    assert ["e-1", "e-2"] == [line["event_id"] for line in lines["DEBUG"][:2]]
+    assert ["batch"] == [line["event"] for line in lines["INFO"]]
+    assert {"rated": 1, "unrated": 1} == lines["INFO"][0]["outcomes"]

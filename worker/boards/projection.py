@@ -212,8 +212,8 @@ class BoardRows:
         return [pid, str(version), on_board, score, public, on_boosted, fields, active, since]
 
 
-def as_row(record: Player) -> PlayerRow:
-    return tuple(getattr(record, c) for c in STORED_FIELDS)
+as_row: Callable[[Player], PlayerRow] = operator.attrgetter(*STORED_FIELDS)
+"""A player as a stored row (``STORED_FIELDS`` in order), read in one C call."""
 
 
 def frozen_rules(ladder_config: LadderConfig) -> LadderConfig:

@@ -3,6 +3,7 @@ engine refuses (``refused``), and the batch's log line."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ def log_batch(outcomes: list[Processed], duration_ms: float) -> None:
     """One ``batch`` line at INFO: the batch's events counted by outcome, and by ladder,
     outcome and reason (what the metrics count); each event's own line is at DEBUG."""
     per_event_ms = round(duration_ms / max(len(outcomes), 1), 3)
-    for outcome in outcomes:
+    for outcome in outcomes if log.is_enabled_for(logging.DEBUG) else ():
         log.debug(
             "event",
             event_id=outcome.event_id,
