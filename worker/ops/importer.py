@@ -201,7 +201,7 @@ def _import_file(
                 report.seconds = (datetime.now(UTC) - started).total_seconds()
                 return report  # leaving the block rolls the transaction back
             report.imported = counts.created + staging.write(report.event_id, start, moment)
-        staging.commit()
+        staging.commit(moment)
         report.committed = True
         # Every chunk created at once: the prepared rows are those of every imported player;
         # else the boards are read back from PostgreSQL.

@@ -38,7 +38,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
@@ -256,6 +256,11 @@ class Service:
         for attempt in range(CONFLICT_RETRIES):
             try:
                 return self._apply(engine, items, now, once)
+            except _ImportedSince as exc:  # started again after that import: it comes first
+                if attempt == CONFLICT_RETRIES - 1:
+                    raise
+                now = max(datetime.now(UTC), exc.at + timedelta(microseconds=1))
+                continue
             except (IntegrityError, _LinksMoved):
                 if attempt == CONFLICT_RETRIES - 1:
                     raise
@@ -328,6 +333,8 @@ class Service:
         found = after.made(conn, results)
         if found.links != links:
             raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
+        if found.imported is not None:
+            raise _ImportedSince(found.imported)
         state = LadderState(
             players=players,
             links=links,
@@ -368,6 +375,16 @@ class Service:
 
 class _LinksMoved(Exception):
     """A link was committed between reading links and locking players."""
+
+
+class _ImportedSince(Exception):
+    """An import of the batch's ladders taken ``at`` or after the batch's instant committed
+    before the batch held its players (``worker.store.imported``): a replay would place the
+    batch's events before it, so the batch starts again at a later instant."""
+
+    def __init__(self, at: datetime) -> None:
+        super().__init__(at)
+        self.at = at
 
 
 def _is_conflict(exc: DBAPIError) -> bool:

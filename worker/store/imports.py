@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from engine import Imported, LedgerKind
 from engine.player import STORED_FIELDS
-from worker.store import cursor
+from worker.store import cursor, imported
 from worker.store.statements import PLAYER_ROW
 from worker.store.tables import imported_players, players
 
@@ -346,8 +346,10 @@ class Staging:
             )
         return created
 
-    def commit(self) -> None:
+    def commit(self, at: datetime) -> None:
+        """Mark the ladder imported ``at`` (``worker.store.imported``), and commit."""
         assert self._conn is not None
+        self._driver.execute(imported.MARK, {"ladder": self.ladder, "at": at})
         self._conn.commit()
 
 

@@ -30,7 +30,7 @@ from engine import Player, PlayerKey, Windows
 from engine.needs import WindowAsk
 from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
-from worker.store import locks, windowcache, windows
+from worker.store import imported, locks, windowcache, windows
 from worker.store.copying import DIALECT as _DIALECT
 from worker.store.copying import copy_into, copy_rows
 from worker.store.driver import KEYS, Read, pipeline, sent, split
@@ -223,6 +223,9 @@ class AfterClaim(NamedTuple):
     # action (its command committed, then could not write Redis; the worker heals them)
     unprojected: dict[str, int]
     cached: CacheUse | None  # the windows kept in memory, when the batch used them
+    # the latest import of the batch's ladders taken at or after the batch's instant, if any
+    # (``worker.store.imported``: the batch is to start again, later)
+    imported: datetime | None = None
 
 
 class AfterReads(NamedTuple):
@@ -246,7 +249,8 @@ class AfterReads(NamedTuple):
             links=results[0],
             seen=results[1],
             unprojected=results[2],
-            settled=results[3] if self.tournaments else set(),
+            imported=results[3],
+            settled=results[4] if self.tournaments else set(),
             windows=self.facts.windows(),
             cached=self.cached,
         )
@@ -273,6 +277,7 @@ def after_reads(
         _links_read(named),
         _existing_read(event_keys),
         Read(UNPROJECTED, {"ladders": sorted(named)}, dict),
+        imported.since(named, now),
     ]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))

@@ -275,6 +275,14 @@ ladder_writes = Table(
     Column("writes", BigInteger, nullable=False),
 )
 
+# The instant of each ladder's latest import (``worker.store.imported``, migration 0017).
+ladder_imports = Table(
+    "ladder_imports",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("imported_at", UTCDateTime(), nullable=False),
+)
+
 # Moderation (worker.ops.moderation): every action an operator took, in order, append-only.
 # ``after_seq`` is the scoring number of the last event stored when it was taken: a replay
 # applies it right after that event. ``details`` holds what it did (event ids, delta, ...).
