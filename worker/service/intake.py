@@ -130,7 +130,7 @@ class Intake:
 def _cut(exc: InvalidEvent) -> InvalidEvent:
     """``exc`` without its traceback and the exceptions it was raised from: their frames lead
     back to ``prepare``'s, whose batch would then live until the collector finds the cycle
-    (a batch validated ahead lives past a collection and waits for an older generation's:
-    measured, the worker's peak memory 145 -> 327 MiB on the ingest mix)."""
+    (a batch validated ahead lives past a collection and waits for an older generation's;
+    the worker's peak memory it cost is in bench/results/notes/2026-12-07-validation-ahead.md)."""
     exc.__traceback__ = exc.__context__ = exc.__cause__ = None
     return exc

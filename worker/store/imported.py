@@ -35,9 +35,10 @@ WHERE ladder = ANY(%(ladders)s) AND imported_at >= %(now)s
 
 def since(ladders: Iterable[str], now: datetime) -> Read[datetime | None]:
     """The latest import of ``ladders`` taken at or after ``now``; None if there is none
-    (a primary-key probe per ladder)."""
+    (a primary-key probe per ladder; ``max`` answers one row, NULL when none matched)."""
 
     def make(rows: Sequence[Any]) -> datetime | None:
-        return rows[0][0] if rows else None
+        latest: datetime | None = rows[0][0]
+        return latest
 
     return Read(_SINCE, {"ladders": sorted(set(ladders)), "now": now}, make)
