@@ -6,7 +6,7 @@ ladder's state." A replay places an import's rows before the events processed af
 instant it was taken; a batch takes its instant when its events are validated, which under
 load is while the batch before it commits. A batch validated before an import that holds its
 players only after the import committed scores them from the imported ratings: it starts again
-at an instant after the import's (``worker.store.imported``), so the replay agrees.
+at an instant after the import's (``worker.store.marks``), so the replay agrees.
 """
 
 from __future__ import annotations

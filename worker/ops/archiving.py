@@ -10,7 +10,14 @@ in the database as a table of its own, ``archived_events_2025_11``, for the oper
 (``pg_dump -t``) and drop. ``event_ids`` keeps the archived ids, so an archived event sent
 again is still a duplicate.
 
-Refused (nothing changed): a boundary after the current month; a ladder with archived events
+Before it reads the log, the archive marks every ladder with its boundary (``mark``,
+``worker.store.marks``): a worker's batch validated before the boundary and stored after the
+log was read would land in an archived month without being in its checkpoint; with the mark it
+starts again at an instant on or after the boundary, and an import taken before the boundary
+is refused at its commit.
+
+Refused (nothing changed but the marks, which hold back only what is placed before the
+boundary, already past): a boundary after the current month; a ladder with archived events
 that is not configured; a ladder whose events on both sides of the boundary interleave in
 scoring order (an event processed before the boundary scored after one processed after it,
 which only a batch straddling the boundary's instant can do: archive a month earlier).
@@ -25,7 +32,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from worker.ladders import Config, LadderConfig
-from worker.store import checkpoints, game_players, moderation, partitions, replays
+from worker.store import checkpoints, game_players, marks, moderation, partitions, replays
 from worker.store.locks import LOCK_LADDER
 from worker.store.log import event_of
 from worker.store.windowcache import COUNT_WRITES
@@ -60,6 +67,7 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
             f"--before {before:%Y-%m} is after the current month: only past months are archived"
         )
     boundary = datetime(before.year, before.month, 1, tzinfo=UTC)
+    mark(engine, config, boundary)
     with engine.connect() as conn:
         found = {
             str(r[0]): (int(r[1]), int(r[2]))
@@ -106,6 +114,20 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
         # the ladders whose windows lose games: a worker's windows in memory are read again
         conn.exec_driver_sql(COUNT_WRITES, {"ladders": sorted(set(found) | recorded)})
     return Archived(before, made, tables)
+
+
+def mark(engine: Engine, config: Config, boundary: datetime) -> None:
+    """Mark every ladder of the database and of ``config`` archived at ``boundary``
+    (``worker.store.marks``), holding each exclusively as a moderation action does: the
+    batches and imports that hold one commit first, and every later batch validated before the
+    boundary finds the mark and takes an instant on or after it, every later import taken
+    before it is refused. Nothing placed before the boundary is stored after this returns, so
+    the log the checkpoints read holds every row they must count."""
+    with engine.begin() as conn:
+        ladders = sorted(set(config.ladders) | set(moderation.stored_ladders(conn)))
+        for ladder in ladders:  # in the batches' order (sorted): they hold theirs shared
+            conn.exec_driver_sql(LOCK_LADDER, {"ladder": ladder})
+        conn.exec_driver_sql(marks.ARCHIVED, {"ladders": ladders, "before": boundary})
 
 
 def checkpoint(

@@ -201,7 +201,14 @@ def _import_file(
                 report.seconds = (datetime.now(UTC) - started).total_seconds()
                 return report  # leaving the block rolls the transaction back
             report.imported = counts.created + staging.write(report.event_id, start, moment)
-        staging.commit(moment)
+        try:
+            staging.commit(moment)
+        except imports.ArchivedMeanwhile as exc:
+            raise ImportRefused(
+                f"{path}: ladder {ladder_config.name} was archived before "
+                f"{exc.before:%Y-%m} while the import ran, after its instant "
+                f"{moment.isoformat()}: nothing was imported; import the file again"
+            ) from None
         report.committed = True
         # Every chunk created at once: the prepared rows are those of every imported player;
         # else the boards are read back from PostgreSQL.

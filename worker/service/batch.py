@@ -256,7 +256,7 @@ class Service:
         for attempt in range(CONFLICT_RETRIES):
             try:
                 return self._apply(engine, items, now, once)
-            except _ImportedSince as exc:  # started again after that import: it comes first
+            except _Marked as exc:  # started again after that import or archive: it comes first
                 if attempt == CONFLICT_RETRIES - 1:
                     raise
                 now = max(datetime.now(UTC), exc.at + timedelta(microseconds=1))
@@ -333,8 +333,8 @@ class Service:
         found = after.made(conn, results)
         if found.links != links:
             raise _LinksMoved()  # a link committed meanwhile: redo with the new lock set
-        if found.imported is not None:
-            raise _ImportedSince(found.imported)
+        if found.marked is not None:
+            raise _Marked(found.marked)
         state = LadderState(
             players=players,
             links=links,
@@ -377,10 +377,11 @@ class _LinksMoved(Exception):
     """A link was committed between reading links and locking players."""
 
 
-class _ImportedSince(Exception):
-    """An import of the batch's ladders taken ``at`` or after the batch's instant committed
-    before the batch held its players (``worker.store.imported``): a replay would place the
-    batch's events before it, so the batch starts again at a later instant."""
+class _Marked(Exception):
+    """An import of the batch's ladders taken ``at`` or after the batch's instant, or an archive
+    whose boundary is just after ``at``, committed before the batch held its players
+    (``worker.store.marks``): a replay would place the batch's events before the import, an
+    archive's checkpoint would miss them, so the batch starts again at a later instant."""
 
     def __init__(self, at: datetime) -> None:
         super().__init__(at)

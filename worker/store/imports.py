@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from engine import Imported, LedgerKind
 from engine.player import STORED_FIELDS
-from worker.store import cursor, imported
+from worker.store import cursor, locks, marks
 from worker.store.statements import PLAYER_ROW
 from worker.store.tables import imported_players, players
 
@@ -127,6 +127,9 @@ class Staging:
     def __enter__(self) -> Staging:
         self._conn = self.engine.connect()
         self._conn.begin()
+        # the ladder held shared, as a batch holds it, until the commit: an archive marks it
+        # (``worker.store.marks``) before the import writes a row or after it commits
+        self._driver.execute(locks.SHARE_LADDERS, {"ladders": [self.ladder]})
         self._driver.execute(
             "CREATE TEMPORARY TABLE import_lines (line int8 PRIMARY KEY, player_id text NOT NULL,"
             " rating float8 NOT NULL, rated_games int4 NOT NULL, experience int4 NOT NULL,"
@@ -347,10 +350,23 @@ class Staging:
         return created
 
     def commit(self, at: datetime) -> None:
-        """Mark the ladder imported ``at`` (``worker.store.imported``), and commit."""
+        """Mark the ladder imported ``at`` (``worker.store.marks``), and commit. Raises
+        ``ArchivedMeanwhile`` (nothing committed) when an archive's boundary is after ``at``:
+        the import's rows would land in an archived month."""
         assert self._conn is not None
-        self._driver.execute(imported.MARK, {"ladder": self.ladder, "at": at})
+        before = marks.archived_since(self._driver, self.ladder, at)
+        if before is not None:
+            raise ArchivedMeanwhile(before)
+        self._driver.execute(marks.IMPORTED, {"ladder": self.ladder, "at": at})
         self._conn.commit()
+
+
+class ArchivedMeanwhile(Exception):
+    """The ladder was archived through a boundary after the import's instant."""
+
+    def __init__(self, before: datetime) -> None:
+        super().__init__(before)
+        self.before = before
 
 
 def imported_rows(

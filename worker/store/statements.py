@@ -30,7 +30,7 @@ from engine import Player, PlayerKey, Windows
 from engine.needs import WindowAsk
 from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
 from worker.jsontext import compact
-from worker.store import imported, locks, windowcache, windows
+from worker.store import locks, marks, windowcache, windows
 from worker.store.copying import DIALECT as _DIALECT
 from worker.store.copying import copy_into, copy_rows
 from worker.store.driver import KEYS, Read, pipeline, sent, split
@@ -223,9 +223,9 @@ class AfterClaim(NamedTuple):
     # action (its command committed, then could not write Redis; the worker heals them)
     unprojected: dict[str, int]
     cached: CacheUse | None  # the windows kept in memory, when the batch used them
-    # the latest import of the batch's ladders taken at or after the batch's instant, if any
-    # (``worker.store.imported``: the batch is to start again, later)
-    imported: datetime | None = None
+    # the latest mark of the batch's ladders at or after the batch's instant, if any (an
+    # import's instant, an archive's boundary: ``worker.store.marks``): it starts again, later
+    marked: datetime | None = None
 
 
 class AfterReads(NamedTuple):
@@ -249,7 +249,7 @@ class AfterReads(NamedTuple):
             links=results[0],
             seen=results[1],
             unprojected=results[2],
-            imported=results[3],
+            marked=results[3],
             settled=results[4] if self.tournaments else set(),
             windows=self.facts.windows(),
             cached=self.cached,
@@ -277,7 +277,7 @@ def after_reads(
         _links_read(named),
         _existing_read(event_keys),
         Read(UNPROJECTED, {"ladders": sorted(named)}, dict),
-        imported.since(named, now),
+        marks.since(named, now),
     ]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))

@@ -275,12 +275,19 @@ ladder_writes = Table(
     Column("writes", BigInteger, nullable=False),
 )
 
-# The instant of each ladder's latest import (``worker.store.imported``, migration 0017).
+# What a batch's instant must come after (``worker.store.marks``): the instant of each ladder's
+# latest import (migration 0017) and the boundary of its latest archive (migration 0018).
 ladder_imports = Table(
     "ladder_imports",
     metadata,
     Column("ladder", LadderName, primary_key=True),
     Column("imported_at", UTCDateTime(), nullable=False),
+)
+ladder_archives = Table(
+    "ladder_archives",
+    metadata,
+    Column("ladder", LadderName, primary_key=True),
+    Column("before", UTCDateTime(), nullable=False),
 )
 
 # Moderation (worker.ops.moderation): every action an operator took, in order, append-only.

@@ -1,4 +1,4 @@
-"""``ladder_imports``: per ladder, the instant of its latest import (``worker.store.imported``).
+"""``ladder_imports``: per ladder, the instant of its latest import (``worker.store.marks``).
 A replay places an import's rows before the events processed after that instant, so a batch
 that finds an import at or after its own instant once it holds its players takes a later one.
 

@@ -1,0 +1,129 @@
+"""An archive and a worker's batch (or an import) placed just before its boundary.
+
+SPEC: "Audit and ledger tables are partitioned by month; `ladder archive --before YYYY-MM`
+detaches old partitions and verify then starts from the recorded checkpoint." The checkpoint
+is the replay of every row before the boundary, made before the months are detached. A batch
+takes its instant when its events are validated, before it holds its players; one validated
+in the last moment of a month and stored once the archive had read the log would land in an
+archived month without being in its checkpoint. An archive first marks its ladders with its
+boundary, holding each as a moderation action does: a batch that finds the mark once it holds
+its players starts again at an instant on or after the boundary, and an import taken before
+it is refused at its commit.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, text
+
+from tests.events import game
+from tests.integration.test_archive import _Clock, _month_of_games, _verified
+from tests.integration.test_import import GOOD, write
+from worker.ops import archiving, importer
+from worker.ops.archiving import archive
+from worker.store.tables import events, ladder_archives
+
+BOUNDARY = datetime(2026, 11, 1, tzinfo=UTC)
+LAST_MOMENT = BOUNDARY - timedelta(milliseconds=100)
+
+
+def _while_checkpointing(monkeypatch: pytest.MonkeyPatch, action: Any) -> list[Any]:
+    """``action`` runs once, after the archive made its first checkpoint and before it holds
+    its ladders to save them: the moment a worker's commit could fall into."""
+    real = archiving.checkpoint
+    ran: list[Any] = []
+
+    def checkpoint(*args: Any) -> Any:
+        made = real(*args)
+        if not ran:
+            ran.append(action())
+        return made
+
+    monkeypatch.setattr(archiving, "checkpoint", checkpoint)
+    return ran
+
+
+def _mismatches(rt: Any) -> dict[str, list[Any]]:
+    return {name: r.mismatches[:3] for name, r in _verified(rt).items() if r.mismatches}
+
+
+def test_a_batch_validated_before_the_boundary_and_stored_during_the_archive_starts_again(
+    runtime, monkeypatch
+):
+    """The batch's game is stored after the boundary, not in the archived month without its
+    checkpoint: verify agrees (without the mark: the game archived but not replayed, its
+    players' ratings a game ahead of the replay)."""
+    clock = _Clock(monkeypatch)
+    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
+    clock.at(LAST_MOMENT)
+    late = game("p1", "p2", ended_at=LAST_MOMENT - timedelta(minutes=1), event_id="late")
+    prepared = runtime.service.prepare([json.dumps(late)])
+    clock.real()
+
+    def store() -> list[str]:
+        settled = runtime.service.settle(prepared, lambda raw, exc: None)
+        runtime.service.project(settled)
+        return [o.outcome for o in settled.outcomes]
+
+    ran = _while_checkpointing(monkeypatch, store)
+    done = archive(runtime.engine, runtime.config, date(2026, 11, 1))
+    assert [["rated"]] == ran
+    assert {"gammon42": 3} == {p.ladder: p.events for p in done.checkpoints}
+    with runtime.engine.connect() as conn:
+        stored = conn.execute(select(events.c.processed_at).where(events.c.event_id == "late"))
+        assert stored.scalar_one() >= BOUNDARY  # started again on or after the boundary
+        marks = conn.execute(select(ladder_archives)).all()
+    assert set(runtime.config.ladders) <= {ladder for ladder, _ in marks}
+    assert {BOUNDARY} == {before for _, before in marks}
+    assert {} == _mismatches(runtime)
+
+
+def test_a_batch_stored_before_the_archive_marks_is_in_the_checkpoint(runtime, monkeypatch):
+    """The ordinary order: the batch validated in the last moment of the month is stored before
+    the archive starts; it keeps its instant and the checkpoint counts its game."""
+    clock = _Clock(monkeypatch)
+    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
+    clock.at(LAST_MOMENT)
+    late = game("p1", "p2", ended_at=LAST_MOMENT - timedelta(minutes=1), event_id="late")
+    prepared = runtime.service.prepare([json.dumps(late)])
+    clock.real()
+    runtime.service.project(runtime.service.settle(prepared, lambda raw, exc: None))
+    done = archive(runtime.engine, runtime.config, date(2026, 11, 1))
+    assert {"gammon42": 4} == {p.ladder: p.events for p in done.checkpoints}
+    with runtime.engine.connect() as conn:
+        assert 0 == conn.execute(select(func.count()).select_from(events)).scalar_one()
+        kept = "SELECT processed_at FROM archived_events_2026_10 WHERE event_id = 'late'"
+        assert LAST_MOMENT == conn.execute(text(kept)).scalar_one()
+    assert {} == _mismatches(runtime)
+
+
+def test_an_import_taken_before_the_boundary_and_committed_during_the_archive_is_refused(
+    runtime, monkeypatch, tmp_path
+):
+    """Its rows would land in the archived month after its checkpoint was made: it is rolled
+    back with a one-line reason, and the archive and verify are as without it."""
+    clock = _Clock(monkeypatch)
+    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3, ladder="fibs")
+    clock.real()
+    path = write(tmp_path / "p.jsonl", *GOOD[:2])  # the third's last game is after the instant
+
+    def imported() -> str:
+        config = runtime.config.ladders["fibs"]
+        with pytest.raises(importer.ImportRefused) as refused:
+            importer.import_file(
+                runtime.engine, runtime.leaderboard_redis, config, path, now=LAST_MOMENT
+            )
+        return str(refused.value)
+
+    ran = _while_checkpointing(monkeypatch, imported)
+    done = archive(runtime.engine, runtime.config, date(2026, 11, 1))
+    assert 1 == len(ran) and "archived" in ran[0] and "\n" not in ran[0]
+    assert {"fibs": 3} == {p.ladder: p.events for p in done.checkpoints}
+    with runtime.engine.connect() as conn:
+        imported_rows = "SELECT count(*) FROM imported_players"
+        assert 0 == conn.execute(text(imported_rows)).scalar_one()
+    assert {} == _mismatches(runtime)

@@ -1,0 +1,81 @@
+"""What a batch's instant must come after: each ladder's latest import and latest archive.
+
+A batch takes its instant when its events are validated, before it holds its players (and,
+under load, while the batch before it commits). Two operator commands place rows by time, and
+either can commit in between:
+
+- An import. A replay places its ledger rows (``engine.replay.in_order``) before every event
+  processed after the instant the import was taken; a batch validated before that instant that
+  holds its players only after the import committed scores them from the imported ratings,
+  where a replay by its instant would score them as new and import them after. An import marks
+  its ladder with its instant in its transaction (``IMPORTED``).
+- An archive. Its checkpoint replays every row before its boundary, read before the months are
+  detached; a batch validated before the boundary and stored after that read would land in an
+  archived month without being in the checkpoint. An archive marks every ladder with its
+  boundary (``ARCHIVED``) holding each exclusively, as a moderation action does
+  (``worker.store.locks``), and commits, before it reads the log: the batches that hold a
+  ladder then commit first, and every later one finds the mark. An import is placed by its
+  instant too: one taken before the boundary that commits after the mark is refused
+  (``archived_since``).
+
+A batch reads the marks of its ladders once its players are locked, in the claim's round trip
+(``since``): a mark at or after its instant sends it back to start again at a later one
+(``worker.service.batch``). Read once the locks are granted, every mark that matters is there:
+a player an import created is locked by a batch only after the import commits, and an archive
+commits its marks under its ladders' locks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from worker.store.driver import Read
+
+#: The import's: ``%(ladder)s`` was imported at ``%(at)s`` (the latest instant kept).
+IMPORTED: Final = """
+INSERT INTO ladder_imports (ladder, imported_at) VALUES (%(ladder)s, %(at)s)
+ON CONFLICT (ladder) DO UPDATE
+SET imported_at = GREATEST(ladder_imports.imported_at, EXCLUDED.imported_at)
+"""
+#: The archive's: every ladder of ``%(ladders)s`` (text[]) is archived ``%(before)s`` (the
+#: latest boundary kept), each row taken in sorted order.
+ARCHIVED: Final = """
+INSERT INTO ladder_archives (ladder, before)
+SELECT l, %(before)s FROM unnest(%(ladders)s::text[]) AS l ORDER BY l
+ON CONFLICT (ladder) DO UPDATE SET before = GREATEST(ladder_archives.before, EXCLUDED.before)
+"""
+# The latest instant a batch at ``now`` must come after: an import at or after it, or the
+# moment before a boundary after it (the batch then starts again on or after the boundary).
+_SINCE: Final = """
+SELECT max(at) FROM (
+    SELECT imported_at AS at FROM ladder_imports
+    WHERE ladder = ANY(%(ladders)s) AND imported_at >= %(now)s
+    UNION ALL
+    SELECT before - interval '1 microsecond' FROM ladder_archives
+    WHERE ladder = ANY(%(ladders)s) AND before > %(now)s
+) AS marks
+"""
+_ARCHIVED_SINCE: Final = """
+SELECT before FROM ladder_archives WHERE ladder = %(ladder)s AND before > %(at)s
+"""
+
+
+def since(ladders: Iterable[str], now: datetime) -> Read[datetime | None]:
+    """The latest mark of ``ladders`` a batch at ``now`` must start again after; None if there
+    is none (a primary-key probe per ladder and table; ``max`` answers one row, NULL when none
+    matched)."""
+
+    def make(rows: Sequence[Any]) -> datetime | None:
+        latest: datetime | None = rows[0][0]
+        return latest
+
+    return Read(_SINCE, {"ladders": sorted(set(ladders)), "now": now}, make)
+
+
+def archived_since(driver: Any, ladder: str, at: datetime) -> datetime | None:
+    """The boundary of an archive of ``ladder`` after ``at`` (on the psycopg connection
+    ``driver``), if one was marked: rows placed at ``at`` would land in an archived month."""
+    row = driver.execute(_ARCHIVED_SINCE, {"ladder": ladder, "at": at}).fetchone()
+    return None if row is None else row[0]
