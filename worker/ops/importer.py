@@ -59,7 +59,7 @@ from worker.ops.import_lines import Parser, chunks, digest
 from worker.ops.import_lines import file_format as file_format
 from worker.ops.import_lines import sample_file as sample_file
 from worker.ops.progress import Progress
-from worker.store import imports
+from worker.store import imports, marks
 from worker.store.imports import Line
 
 LISTED = 1000  # refusals kept in the report (all are counted and passed to ``on_refusal``)
@@ -203,7 +203,7 @@ def _import_file(
             report.imported = counts.created + staging.write(report.event_id, start, moment)
         try:
             staging.commit(moment)
-        except imports.ArchivedMeanwhile as exc:
+        except marks.ArchivedMeanwhile as exc:
             raise ImportRefused(
                 f"{path}: ladder {ladder_config.name} was archived before "
                 f"{exc.before:%Y-%m} while the import ran, after its instant "

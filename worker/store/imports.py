@@ -127,8 +127,7 @@ class Staging:
     def __enter__(self) -> Staging:
         self._conn = self.engine.connect()
         self._conn.begin()
-        # the ladder held shared, as a batch holds it, until the commit: an archive marks it
-        # (``worker.store.marks``) before the import writes a row or after it commits
+        # held as a batch holds it until the commit: an archive marks it before or after
         self._driver.execute(locks.SHARE_LADDERS, {"ladders": [self.ladder]})
         self._driver.execute(
             "CREATE TEMPORARY TABLE import_lines (line int8 PRIMARY KEY, player_id text NOT NULL,"
@@ -350,23 +349,12 @@ class Staging:
         return created
 
     def commit(self, at: datetime) -> None:
-        """Mark the ladder imported ``at`` (``worker.store.marks``), and commit. Raises
-        ``ArchivedMeanwhile`` (nothing committed) when an archive's boundary is after ``at``:
-        the import's rows would land in an archived month."""
+        """Mark the ladder imported ``at`` (``worker.store.marks``), and commit; refused
+        (``marks.ArchivedMeanwhile``, nothing committed) if it was archived after ``at``."""
         assert self._conn is not None
-        before = marks.archived_since(self._driver, self.ladder, at)
-        if before is not None:
-            raise ArchivedMeanwhile(before)
+        marks.refuse_archived(self._driver, self.ladder, at)
         self._driver.execute(marks.IMPORTED, {"ladder": self.ladder, "at": at})
         self._conn.commit()
-
-
-class ArchivedMeanwhile(Exception):
-    """The ladder was archived through a boundary after the import's instant."""
-
-    def __init__(self, before: datetime) -> None:
-        super().__init__(before)
-        self.before = before
 
 
 def imported_rows(

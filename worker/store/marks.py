@@ -16,7 +16,7 @@ either can commit in between:
   (``worker.store.locks``), and commits, before it reads the log: the batches that hold a
   ladder then commit first, and every later one finds the mark. An import is placed by its
   instant too: one taken before the boundary that commits after the mark is refused
-  (``archived_since``).
+  (``refuse_archived``).
 
 A batch reads the marks of its ladders once its players are locked, in the claim's round trip
 (``since``): a mark at or after its instant sends it back to start again at a later one
@@ -74,8 +74,18 @@ def since(ladders: Iterable[str], now: datetime) -> Read[datetime | None]:
     return Read(_SINCE, {"ladders": sorted(set(ladders)), "now": now}, make)
 
 
-def archived_since(driver: Any, ladder: str, at: datetime) -> datetime | None:
-    """The boundary of an archive of ``ladder`` after ``at`` (on the psycopg connection
-    ``driver``), if one was marked: rows placed at ``at`` would land in an archived month."""
+def refuse_archived(driver: Any, ladder: str, at: datetime) -> None:
+    """Raise ``ArchivedMeanwhile`` if ``ladder`` was marked archived at a boundary after
+    ``at`` (read on the psycopg connection ``driver``): rows placed at ``at`` would land in an
+    archived month."""
     row = driver.execute(_ARCHIVED_SINCE, {"ladder": ladder, "at": at}).fetchone()
-    return None if row is None else row[0]
+    if row is not None:
+        raise ArchivedMeanwhile(row[0])
+
+
+class ArchivedMeanwhile(Exception):
+    """The ladder was archived at a boundary (``before``) after an import's instant."""
+
+    def __init__(self, before: datetime) -> None:
+        super().__init__(before)
+        self.before = before
