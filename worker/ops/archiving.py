@@ -33,7 +33,7 @@ from sqlalchemy.engine import Engine
 
 from worker.ladders import Config, LadderConfig
 from worker.store import checkpoints, game_players, marks, moderation, partitions, replays
-from worker.store.locks import LOCK_LADDER
+from worker.store.locks import LOCK_LADDER, LOCK_LADDERS
 from worker.store.log import event_of
 from worker.store.windowcache import COUNT_WRITES
 
@@ -125,8 +125,7 @@ def mark(engine: Engine, config: Config, boundary: datetime) -> None:
     the log the checkpoints read holds every row they must count."""
     with engine.begin() as conn:
         ladders = sorted(set(config.ladders) | set(moderation.stored_ladders(conn)))
-        for ladder in ladders:  # in the batches' order (sorted): they hold theirs shared
-            conn.exec_driver_sql(LOCK_LADDER, {"ladder": ladder})
+        conn.exec_driver_sql(LOCK_LADDERS, {"ladders": ladders})  # sorted, as batches do
         conn.exec_driver_sql(marks.ARCHIVED, {"ladders": ladders, "before": boundary})
 
 

@@ -9,10 +9,12 @@ while the action waited for another of that batch's players, is not among them; 
 reads that player next, and a later game of theirs could be scored under the action and
 corrected twice.
 
+An archive takes every ladder's exclusively for a moment, in the order a batch takes its
+own (sorted), so it cannot deadlock with one either.
+
 The key is the schema's and the ladder's: the ladders of two deployments in one database
 (each in its own schema, as ``search_path`` chooses) do not hold each other. Shared locks
-never wait for each other, and an action takes one ladder's alone, so the order a batch
-takes its ladders' in cannot deadlock.
+never wait for each other, and an action takes one ladder's alone.
 """
 
 from __future__ import annotations
@@ -27,3 +29,8 @@ SHARE_LADDERS: Final = (
 )
 #: An action's: ``%(ladder)s`` exclusively, until its transaction ends.
 LOCK_LADDER: Final = f"SELECT pg_advisory_xact_lock({_KEY.format('%(ladder)s')})"
+#: An archive's marking: each ladder of ``%(ladders)s`` (text[], sorted as a batch sorts its
+#: own) exclusively, until its transaction ends.
+LOCK_LADDERS: Final = (
+    f"SELECT pg_advisory_xact_lock({_KEY.format('l')}) FROM unnest(%(ladders)s::text[]) l"
+)
