@@ -477,3 +477,16 @@ def test_the_boards_of_an_import_are_what_a_rebuild_from_postgresql_writes(make_
     r.flushdb()
     rebuild.rebuild(rt.engine, r, ladder_config)
     assert everything() == imported
+
+
+def test_the_sample_file_imports_whole_on_every_shipped_ladder(runtime, tmp_path):
+    """``make bench`` times the import of ``sample_file`` on gammon42, which keeps whole
+    ratings (SPEC 7): every line of it is importable on every shipped ladder, in JSON lines and
+    in CSV, so the benchmark times an import that happened."""
+    for fmt in ("jsonl", "csv"):
+        for n, name in enumerate(("gammon42", "fibs", "prostriker")):
+            prefix = f"s{fmt}{n}-"
+            path = importer.sample_file(tmp_path / f"{prefix}.{fmt}", 40, fmt=fmt, prefix=prefix)
+            config = runtime.config.ladders[name]
+            report = importer.import_file(runtime.engine, runtime.leaderboard_redis, config, path)
+            assert (40, []) == (report.imported, report.refusals), (fmt, name)

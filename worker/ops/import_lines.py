@@ -238,7 +238,8 @@ def _flag(value: Any) -> bool | None:
 
 
 def sample_file(path: Path, count: int, *, fmt: str = "jsonl", prefix: str = "imp") -> Path:
-    """A file of ``count`` importable players (the benchmark's and the tests' input)."""
+    """A file of ``count`` players importable on any ladder (the benchmark's and the tests'
+    input): whole ratings, which every ruleset takes."""
     with path.open("w", encoding="utf-8", newline="") as handle:
         if fmt == "csv":
             out = csv.writer(handle, lineterminator="\n")
@@ -249,7 +250,7 @@ def sample_file(path: Path, count: int, *, fmt: str = "jsonl", prefix: str = "im
         buffer = io.StringIO()
         for i in range(count):
             buffer.write(
-                f'{{"player_id":"{prefix}{i}","rating":{1000 + i % 1000 + 0.5},'
+                f'{{"player_id":"{prefix}{i}","rating":{1000 + i % 1000},'
                 f'"games":{i % 300},"experience":{i % 500}}}\n'
             )
             if buffer.tell() > 1 << 20:
