@@ -14,6 +14,8 @@ it is refused at its commit.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -25,6 +27,7 @@ from tests.integration.test_archive import _Clock, _month_of_games, _verified
 from tests.integration.test_import import GOOD, write
 from worker.ops import archiving, importer
 from worker.ops.archiving import archive
+from worker.store import imports
 from worker.store.tables import events, ladder_archives
 
 BOUNDARY = datetime(2026, 11, 1, tzinfo=UTC)
@@ -126,4 +129,52 @@ def test_an_import_taken_before_the_boundary_and_committed_during_the_archive_is
     with runtime.engine.connect() as conn:
         imported_rows = "SELECT count(*) FROM imported_players"
         assert 0 == conn.execute(text(imported_rows)).scalar_one()
+    assert {} == _mismatches(runtime)
+
+
+def test_an_import_committing_while_the_archive_detaches_is_refused_and_neither_waits_forever(
+    runtime, monkeypatch, tmp_path
+):
+    """An import taken before the boundary has written its rows and holds its commit while the
+    archive runs: the archive marks the ladder without waiting for the import (it waits only
+    for imports committing), then waits at the detaching for the import's rows; the import,
+    let go, finds the mark at its commit and is refused, and the archive completes."""
+    clock = _Clock(monkeypatch)
+    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3, ladder="fibs")
+    clock.real()
+    path = write(tmp_path / "p.jsonl", *GOOD[:2])
+    held, went = threading.Event(), threading.Event()
+    real_commit = imports.Staging.commit
+
+    def commit(self: imports.Staging, at: datetime) -> None:
+        held.set()
+        assert went.wait(30)
+        real_commit(self, at)
+
+    monkeypatch.setattr(imports.Staging, "commit", commit)
+    said: list[Any] = []
+
+    def importing() -> None:
+        config = runtime.config.ladders["fibs"]
+        try:
+            importer.import_file(
+                runtime.engine, runtime.leaderboard_redis, config, path, now=LAST_MOMENT
+            )
+            said.append("imported")
+        except importer.ImportRefused as exc:
+            said.append(str(exc))
+
+    thread = threading.Thread(target=importing)
+    thread.start()
+    assert held.wait(30)
+    timer = threading.Timer(1.0, went.set)  # let the import commit once the archive waits
+    timer.start()
+    started = time.monotonic()
+    done = archive(runtime.engine, runtime.config, date(2026, 11, 1))
+    waited = time.monotonic() - started
+    thread.join(30)
+    timer.join()
+    assert 1 == len(said) and "archived before 2026-11" in said[0], said
+    assert waited >= 0.5  # it waited at the detaching for the import's rows
+    assert {"fibs": 3} == {p.ladder: p.events for p in done.checkpoints}
     assert {} == _mismatches(runtime)

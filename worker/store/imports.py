@@ -127,8 +127,6 @@ class Staging:
     def __enter__(self) -> Staging:
         self._conn = self.engine.connect()
         self._conn.begin()
-        # held as a batch holds it until the commit: an archive marks it before or after
-        self._driver.execute(locks.SHARE_LADDERS, {"ladders": [self.ladder]})
         self._driver.execute(
             "CREATE TEMPORARY TABLE import_lines (line int8 PRIMARY KEY, player_id text NOT NULL,"
             " rating float8 NOT NULL, rated_games int4 NOT NULL, experience int4 NOT NULL,"
@@ -352,6 +350,7 @@ class Staging:
         """Mark the ladder imported ``at`` (``worker.store.marks``), and commit; refused
         (``marks.ArchivedMeanwhile``, nothing committed) if it was archived after ``at``."""
         assert self._conn is not None
+        self._driver.execute(locks.IMPORT_COMMIT, {"ladder": self.ladder})  # archives wait
         marks.refuse_archived(self._driver, self.ladder, at)
         self._driver.execute(marks.IMPORTED, {"ladder": self.ladder, "at": at})
         self._conn.commit()

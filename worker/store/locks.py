@@ -10,7 +10,10 @@ reads that player next, and a later game of theirs could be scored under the act
 corrected twice.
 
 An archive takes every ladder's exclusively for a moment, in the order a batch takes its
-own (sorted), so it cannot deadlock with one either.
+own (sorted), so it cannot deadlock with one either. Before that it takes, exclusively, each
+ladder's second key, an import's: an import holds its ladder's shared only while it commits
+(``IMPORT_COMMIT``), so the archive waits for the commits in flight, never for a whole import,
+and never holds a batch meanwhile.
 
 The key is the schema's and the ladder's: the ladders of two deployments in one database
 (each in its own schema, as ``search_path`` chooses) do not hold each other. Shared locks
@@ -22,6 +25,7 @@ from __future__ import annotations
 from typing import Final
 
 _KEY: Final = "hashtextextended(current_schema() || ':ladder:' || {}, 0)"
+_IMPORT_KEY: Final = "hashtextextended(current_schema() || ':import:' || {}, 0)"
 
 #: A batch's: each ladder of ``%(ladders)s`` (text[]) shared, until its transaction ends.
 SHARE_LADDERS: Final = (
@@ -33,4 +37,10 @@ LOCK_LADDER: Final = f"SELECT pg_advisory_xact_lock({_KEY.format('%(ladder)s')})
 #: own) exclusively, until its transaction ends.
 LOCK_LADDERS: Final = (
     f"SELECT pg_advisory_xact_lock({_KEY.format('l')}) FROM unnest(%(ladders)s::text[]) l"
+)
+#: An import's commit: ``%(ladder)s``'s import key shared, until its transaction ends.
+IMPORT_COMMIT: Final = f"SELECT pg_advisory_xact_lock_shared({_IMPORT_KEY.format('%(ladder)s')})"
+#: An archive's marking: each ladder of ``%(ladders)s`` (text[], sorted) import key exclusively.
+LOCK_IMPORT_COMMITS: Final = (
+    f"SELECT pg_advisory_xact_lock({_IMPORT_KEY.format('l')}) FROM unnest(%(ladders)s::text[]) l"
 )

@@ -15,7 +15,8 @@ either can commit in between:
   boundary (``ARCHIVED``) holding each exclusively, as a moderation action does
   (``worker.store.locks``), and commits, before it reads the log: the batches that hold a
   ladder then commit first, and every later one finds the mark. An import is placed by its
-  instant too: one taken before the boundary that commits after the mark is refused
+  instant too: it reads the mark while it commits, holding its ladder's import key (which the
+  archive takes before it marks), and one taken before the boundary is refused
   (``refuse_archived``).
 
 A batch reads the marks of its ladders once its players are locked, in the claim's round trip
