@@ -27,7 +27,7 @@ from tests.integration.test_archive import _Clock, _month_of_games, _verified
 from tests.integration.test_import import GOOD, write
 from worker.ops import archiving, importer
 from worker.ops.archiving import archive
-from worker.store import imports
+from worker.store import imports, marks
 from worker.store.tables import events, ladder_archives
 
 BOUNDARY = datetime(2026, 11, 1, tzinfo=UTC)
@@ -177,4 +177,43 @@ def test_an_import_committing_while_the_archive_detaches_is_refused_and_neither_
     assert 1 == len(said) and "archived before 2026-11" in said[0], said
     assert waited >= 0.5  # it waited at the detaching for the import's rows
     assert {"fibs": 3} == {p.ladder: p.events for p in done.checkpoints}
+    assert {} == _mismatches(runtime)
+
+
+def test_an_import_that_read_no_mark_commits_before_the_archive_reads_the_log(
+    runtime, monkeypatch, tmp_path
+):
+    """The other order: the import, taken before the boundary, reads no mark at its commit, and
+    the archive starts right then. The archive waits for that commit before it marks (the
+    import holds its ladder's import key while it commits), so its checkpoint replays the
+    imported players and verify agrees (without the wait: the import's rows detached with the
+    month, outside the checkpoint)."""
+    clock = _Clock(monkeypatch)
+    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3, ladder="fibs")
+    clock.real()
+    path = write(tmp_path / "p.jsonl", *GOOD[:2])
+    real_check = marks.refuse_archived
+    done: list[Any] = []
+
+    def archiving() -> None:
+        done.append(archive(runtime.engine, runtime.config, date(2026, 11, 1)))
+
+    thread = threading.Thread(target=archiving)
+
+    def check(driver: Any, ladder: str, at: datetime) -> None:
+        real_check(driver, ladder, at)  # no mark yet
+        thread.start()
+        time.sleep(1.0)  # the archive runs as far as it can while the import commits
+
+    monkeypatch.setattr(marks, "refuse_archived", check)
+    config = runtime.config.ladders["fibs"]
+    report = importer.import_file(
+        runtime.engine, runtime.leaderboard_redis, config, path, now=LAST_MOMENT
+    )
+    thread.join(30)
+    assert 2 == report.imported and 1 == len(done)
+    assert {"fibs": 3} == {p.ladder: p.events for p in done[0].checkpoints}
+    with runtime.engine.connect() as conn:
+        kept = "SELECT player_id FROM checkpoint_players WHERE player_id IN ('ann', 'ben')"
+        assert ["ann", "ben"] == sorted(conn.execute(text(kept)).scalars())
     assert {} == _mismatches(runtime)
