@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -54,47 +55,47 @@ def _mismatches(rt: Any) -> dict[str, list[Any]]:
     return {name: r.mismatches[:3] for name, r in _verified(rt).items() if r.mismatches}
 
 
+def _late_batch(rt: Any, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """Three October games scored, then a batch validated in October's last moment: returns
+    what stores it (its outcomes)."""
+    clock = _Clock(monkeypatch)
+    _month_of_games(rt, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
+    clock.at(LAST_MOMENT)
+    late = game("p1", "p2", ended_at=LAST_MOMENT - timedelta(minutes=1), event_id="late")
+    prepared = rt.service.prepare([json.dumps(late)])
+    clock.real()
+
+    def store() -> list[str]:
+        settled = rt.service.settle(prepared, lambda raw, exc: None)
+        rt.service.project(settled)
+        return [o.outcome for o in settled.outcomes]
+
+    return store
+
+
 def test_a_batch_validated_before_the_boundary_and_stored_during_the_archive_starts_again(
     runtime, monkeypatch
 ):
     """The batch's game is stored after the boundary, not in the archived month without its
     checkpoint: verify agrees (without the mark: the game archived but not replayed, its
     players' ratings a game ahead of the replay)."""
-    clock = _Clock(monkeypatch)
-    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
-    clock.at(LAST_MOMENT)
-    late = game("p1", "p2", ended_at=LAST_MOMENT - timedelta(minutes=1), event_id="late")
-    prepared = runtime.service.prepare([json.dumps(late)])
-    clock.real()
-
-    def store() -> list[str]:
-        settled = runtime.service.settle(prepared, lambda raw, exc: None)
-        runtime.service.project(settled)
-        return [o.outcome for o in settled.outcomes]
-
-    ran = _while_checkpointing(monkeypatch, store)
+    ran = _while_checkpointing(monkeypatch, _late_batch(runtime, monkeypatch))
     done = archive(runtime.engine, runtime.config, date(2026, 11, 1))
     assert [["rated"]] == ran
     assert {"gammon42": 3} == {p.ladder: p.events for p in done.checkpoints}
     with runtime.engine.connect() as conn:
         stored = conn.execute(select(events.c.processed_at).where(events.c.event_id == "late"))
         assert stored.scalar_one() >= BOUNDARY  # started again on or after the boundary
-        marks = conn.execute(select(ladder_archives)).all()
-    assert set(runtime.config.ladders) <= {ladder for ladder, _ in marks}
-    assert {BOUNDARY} == {before for _, before in marks}
+        marked = conn.execute(select(ladder_archives)).all()
+    assert set(runtime.config.ladders) <= {ladder for ladder, _ in marked}
+    assert {BOUNDARY} == {before for _, before in marked}
     assert {} == _mismatches(runtime)
 
 
 def test_a_batch_stored_before_the_archive_marks_is_in_the_checkpoint(runtime, monkeypatch):
     """The ordinary order: the batch validated in the last moment of the month is stored before
     the archive starts; it keeps its instant and the checkpoint counts its game."""
-    clock = _Clock(monkeypatch)
-    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
-    clock.at(LAST_MOMENT)
-    late = game("p1", "p2", ended_at=LAST_MOMENT - timedelta(minutes=1), event_id="late")
-    prepared = runtime.service.prepare([json.dumps(late)])
-    clock.real()
-    runtime.service.project(runtime.service.settle(prepared, lambda raw, exc: None))
+    assert ["rated"] == _late_batch(runtime, monkeypatch)()
     done = archive(runtime.engine, runtime.config, date(2026, 11, 1))
     assert {"gammon42": 4} == {p.ladder: p.events for p in done.checkpoints}
     with runtime.engine.connect() as conn:
