@@ -33,7 +33,7 @@ from sqlalchemy.engine import Engine
 
 from worker.ladders import Config, LadderConfig
 from worker.store import checkpoints, game_players, marks, moderation, partitions, replays
-from worker.store.locks import LOCK_IMPORT_COMMITS, LOCK_LADDER, LOCK_LADDERS
+from worker.store.locks import LOCK_IMPORT_COMMITS, LOCK_LADDERS
 from worker.store.log import event_of
 from worker.store.windowcache import COUNT_WRITES
 
@@ -105,14 +105,14 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
         # each ladder held as a moderation action holds it (``worker.store.locks``): a batch
         # reads its windows from the log and from the checkpoint (``windows.archived``) all
         # before the archive or all after it, never the log after and the checkpoint before
-        for ladder in sorted(set(found) | recorded):
-            conn.exec_driver_sql(LOCK_LADDER, {"ladder": ladder})
+        archived = sorted(set(found) | recorded)
+        conn.exec_driver_sql(LOCK_LADDERS, {"ladders": archived})
         for point in made:
             checkpoints.save(conn, point, now)
         game_players.delete_archived(conn, boundary)  # before the lock the detaching takes
         tables = partitions.detach(conn, before)
         # the ladders whose windows lose games: a worker's windows in memory are read again
-        conn.exec_driver_sql(COUNT_WRITES, {"ladders": sorted(set(found) | recorded)})
+        conn.exec_driver_sql(COUNT_WRITES, {"ladders": archived})
     return Archived(before, made, tables)
 
 

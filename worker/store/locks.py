@@ -33,8 +33,8 @@ SHARE_LADDERS: Final = (
 )
 #: An action's: ``%(ladder)s`` exclusively, until its transaction ends.
 LOCK_LADDER: Final = f"SELECT pg_advisory_xact_lock({_KEY.format('%(ladder)s')})"
-#: An archive's marking: each ladder of ``%(ladders)s`` (text[], sorted as a batch sorts its
-#: own) exclusively, until its transaction ends.
+#: An archive's: each ladder of ``%(ladders)s`` (text[], sorted as a batch sorts its own)
+#: exclusively, until its transaction ends.
 LOCK_LADDERS: Final = (
     f"SELECT pg_advisory_xact_lock({_KEY.format('l')}) FROM unnest(%(ladders)s::text[]) l"
 )
