@@ -24,7 +24,7 @@ import pytest
 from sqlalchemy import func, select, text
 
 from tests.events import game
-from tests.integration.test_archive import _Clock, _month_of_games, _verified
+from tests.integration.test_archive import _Clock, _mismatches, _month_of_games, _verified
 from tests.integration.test_import import GOOD, write
 from worker.ops import archiving, importer
 from worker.ops.archiving import archive
@@ -49,10 +49,6 @@ def _while_checkpointing(monkeypatch: pytest.MonkeyPatch, action: Any) -> list[A
 
     monkeypatch.setattr(archiving, "checkpoint", checkpoint)
     return ran
-
-
-def _mismatches(rt: Any) -> dict[str, list[Any]]:
-    return {name: r.mismatches[:3] for name, r in _verified(rt).items() if r.mismatches}
 
 
 def _late_batch(rt: Any, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
@@ -89,7 +85,7 @@ def test_a_batch_validated_before_the_boundary_and_stored_during_the_archive_sta
         marked = conn.execute(select(ladder_archives)).all()
     assert set(runtime.config.ladders) <= {ladder for ladder, _ in marked}
     assert {BOUNDARY} == {before for _, before in marked}
-    assert {} == _mismatches(runtime)
+    assert {} == _mismatches(_verified(runtime))
 
 
 def test_a_batch_stored_before_the_archive_marks_is_in_the_checkpoint(runtime, monkeypatch):
@@ -102,7 +98,7 @@ def test_a_batch_stored_before_the_archive_marks_is_in_the_checkpoint(runtime, m
         assert 0 == conn.execute(select(func.count()).select_from(events)).scalar_one()
         kept = "SELECT processed_at FROM archived_events_2026_10 WHERE event_id = 'late'"
         assert LAST_MOMENT == conn.execute(text(kept)).scalar_one()
-    assert {} == _mismatches(runtime)
+    assert {} == _mismatches(_verified(runtime))
 
 
 def test_an_import_taken_before_the_boundary_and_committed_during_the_archive_is_refused(
@@ -130,7 +126,7 @@ def test_an_import_taken_before_the_boundary_and_committed_during_the_archive_is
     with runtime.engine.connect() as conn:
         imported_rows = "SELECT count(*) FROM imported_players"
         assert 0 == conn.execute(text(imported_rows)).scalar_one()
-    assert {} == _mismatches(runtime)
+    assert {} == _mismatches(_verified(runtime))
 
 
 def test_an_import_committing_while_the_archive_detaches_is_refused_and_neither_waits_forever(
@@ -165,20 +161,38 @@ def test_an_import_committing_while_the_archive_detaches_is_refused_and_neither_
         except importer.ImportRefused as exc:
             said.append(str(exc))
 
+    done: list[Any] = []
     thread = threading.Thread(target=importing)
     thread.start()
     assert held.wait(30)
-    timer = threading.Timer(1.0, went.set)  # let the import commit once the archive waits
-    timer.start()
-    started = time.monotonic()
-    done = archive(runtime.engine, runtime.config, date(2026, 11, 1))
-    waited = time.monotonic() - started
+    archiving_thread = threading.Thread(
+        target=lambda: done.append(archive(runtime.engine, runtime.config, date(2026, 11, 1)))
+    )
+    archiving_thread.start()
+    assert _waiting_to_detach(runtime), "the archive never waited at the detaching"
+    went.set()  # only now may the import commit
     thread.join(30)
-    timer.join()
+    archiving_thread.join(30)
     assert 1 == len(said) and "archived before 2026-11" in said[0], said
-    assert waited >= 0.5  # it waited at the detaching for the import's rows
-    assert {"fibs": 3} == {p.ladder: p.events for p in done.checkpoints}
-    assert {} == _mismatches(runtime)
+    assert 1 == len(done) and {"fibs": 3} == {p.ladder: p.events for p in done[0].checkpoints}
+    assert {} == _mismatches(_verified(runtime))
+
+
+def _waiting_to_detach(rt: Any) -> bool:
+    """Whether, within 30 s, a backend of this database waits for a lock to detach a
+    partition of this test's schema."""
+    query = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        " AND wait_event_type = 'Lock' AND query LIKE '%DETACH PARTITION%'"
+        " AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()"
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with rt.engine.connect() as conn:
+            if conn.execute(query).scalar_one():
+                return True
+        time.sleep(0.02)
+    return False
 
 
 def test_an_import_that_read_no_mark_commits_before_the_archive_reads_the_log(
@@ -217,4 +231,4 @@ def test_an_import_that_read_no_mark_commits_before_the_archive_reads_the_log(
     with runtime.engine.connect() as conn:
         kept = "SELECT player_id FROM checkpoint_players WHERE player_id IN ('ann', 'ben')"
         assert ["ann", "ben"] == sorted(conn.execute(text(kept)).scalars())
-    assert {} == _mismatches(runtime)
+    assert {} == _mismatches(_verified(runtime))
