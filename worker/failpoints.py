@@ -1,4 +1,5 @@
-"""Failpoints: let crash tests kill a worker at exactly the moments that matter.
+"""Failpoints: let crash tests kill a worker (or ``ladder archive``) at exactly the moments
+that matter.
 
 Inert unless ``LADDER_FAILPOINTS`` is set (read with the other settings, and given here by the
 Runtime, ``configure``), e.g.
@@ -23,6 +24,7 @@ POINTS = (
     "jobs.validating_ahead",
     "jobs.before_own_batch_done",
     "runner.before_loop",
+    "archive.after_mark",
 )
 
 

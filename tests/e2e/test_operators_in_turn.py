@@ -29,7 +29,7 @@ from tests.e2e.test_operators_racing_history import (
     _lived,
     _race,
 )
-from worker.store.tables import events, rating_changes
+from worker.store.tables import events, ladder_archives, rating_changes
 
 
 @pytest.mark.long
@@ -90,3 +90,41 @@ def test_an_import_a_void_of_an_imported_players_game_then_an_archive_beside_wor
         left = conn.execute(select(events.c.event_id).where(events.c.event_id.like("old-%")))
         assert [] == left.all()  # last month's games archived
     assert "import" == first
+
+
+@pytest.mark.long
+def test_an_archive_killed_after_its_marks_then_run_again_beside_workers(
+    cli, database_url, make_runtime, monkeypatch, request
+):
+    """docs/operations.md: the archive "first marks every ladder with the boundary"; "It
+    refuses, changing nothing but the marks". ``ladder archive`` killed (SIGKILL) right after
+    its marks while two workers score: nothing archived, the workers go on, verify agrees; run
+    again, it archives, and verify agrees with every event once and one receipt each."""
+    lived = _lived(make_runtime(), monkeypatch, BOUNDARY - timedelta(minutes=10), 120, "old")
+    stream = _after_boundary(600, "new", late_from=300)
+    engine = create_engine(database_url)
+    request.addfinalizer(engine.dispose)
+    said: list[tuple[int, str]] = []
+
+    def operate(wait: Callable[[int], list[str]], release: Callable[[], None]) -> None:
+        wait(200)
+        cli.env["LADDER_FAILPOINTS"] = "archive.after_mark=1"  # this command's alone
+        try:
+            killed = cli.ladder("archive", "--before", f"{BOUNDARY:%Y-%m}", check=False)
+        finally:
+            del cli.env["LADDER_FAILPOINTS"]
+        said.append((killed.returncode, killed.stdout))
+        with engine.connect() as conn:
+            marked = conn.execute(select(ladder_archives.c.ladder)).scalars().all()
+            left = conn.execute(select(events.c.event_id).where(events.c.event_id == "old-0"))
+            said.append((len(marked), str(left.scalar_one_or_none())))
+        wait(400)
+        again = cli.ladder("archive", "--before", f"{BOUNDARY:%Y-%m}")
+        said.append((again.returncode, again.stdout))
+
+    _race(cli, engine, stream, operate, hold=len(stream))
+    (killed, _), (marked, left), (code, out) = said
+    assert -9 == killed, said  # SIGKILL, after the marks
+    assert marked >= 1 and "old-0" == left, said  # marked, nothing archived yet
+    assert 0 == code and "ladder: detached 2 tables: archived_events_" in out, said
+    _agrees(cli, database_url, stream, lived + stream)

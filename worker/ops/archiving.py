@@ -31,6 +31,7 @@ from datetime import UTC, date, datetime
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from worker import failpoints
 from worker.ladders import Config, LadderConfig
 from worker.store import checkpoints, game_players, marks, moderation, partitions, replays
 from worker.store.locks import LOCK_IMPORT_COMMITS, LOCK_LADDERS
@@ -68,6 +69,7 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
         )
     boundary = datetime(before.year, before.month, 1, tzinfo=UTC)
     mark(engine, config, boundary)
+    failpoints.hit("archive.after_mark")  # killed here: the marks stay, nothing else is done
     with engine.connect() as conn:
         found = {
             str(r[0]): (int(r[1]), int(r[2]))
