@@ -457,17 +457,32 @@ def _transaction_after_writes(runtime, monkeypatch) -> list[str]:
 
 
 def test_a_batch_commits_with_its_writes_and_a_duplicates_receipt_reads_first(runtime, monkeypatch):
-    """A batch's COMMIT goes with its writes (one round trip), unless a duplicate's receipt
-    must read its original after the writes: then the commit follows that read. Both commit."""
+    """A batch's COMMIT goes with its writes (one round trip). A duplicate of an event
+    applied before the batch has its original read with the claim, so the commit still goes
+    with the writes; a duplicate of an event of the same batch must read its original after
+    the writes: then the commit follows that read. All commit, and the duplicates' receipts
+    repeat their originals'."""
     seen = _transaction_after_writes(runtime, monkeypatch)
     first = game("alice", "bob", event_id="g-1")
     publish(runtime, first)
     drain(runtime)
     publish(runtime, first, game("bob", "alice", event_id="g-2"))  # g-1 again: a duplicate
     drain(runtime)
-    assert ["IDLE", "INTRANS"] == seen
-    assert {"g-1", "g-2"} == {row["event_id"] for row in audit(runtime, "gammon42")}
-    assert {"alice": 1500.0, "bob": 1500.0} == board(runtime, "gammon42")
+    third = game("carol", "dave", event_id="g-3")
+    publish(runtime, third, third)  # g-3 twice in one batch
+    drain(runtime)
+    assert ["IDLE", "IDLE", "INTRANS"] == seen
+    assert {"g-1", "g-2", "g-3"} == {row["event_id"] for row in audit(runtime, "gammon42")}
+    ratings = board(runtime, "gammon42")
+    assert (ratings["alice"], ratings["bob"]) == (1500.0, 1500.0)  # one win each
+    assert ratings["carol"] > 1500.0 > ratings["dave"]  # g-3 scored once
+    sent = [json.loads(f[b"receipt"]) for _, f in runtime.redis.xrange(keys.RECEIPTS)]
+    originals = {b["event_id"]: b for b in sent if b["outcome"] != "duplicate"}
+    duplicates = [b for b in sent if b["outcome"] == "duplicate"]
+    assert sorted(b["event_id"] for b in duplicates) == ["g-1", "g-3"]
+    for dup in duplicates:
+        assert dup["players"] == originals[dup["event_id"]]["players"]
+        assert dup["processed_at"] == originals[dup["event_id"]]["processed_at"]
 
 
 @pytest.mark.parametrize(

@@ -283,15 +283,18 @@ class Service:
             state, found = self._locked_state(conn, [item.event for item in items], now, cache)
             decided = self._decide(items, state, now)
             dirty = [p for p in state.players.values() if p.dirty]
-            # A duplicate's receipt reads its original after the batch's rows are written;
-            # without one, the receipts come first and the commit goes with the writes.
+            # A duplicate's receipt repeats its original's, read with the claim when it was
+            # applied before; one of this batch's own events, or of one applied meanwhile, is
+            # read after the batch's rows are written. Without one to read then, the receipts
+            # come first and the commit goes with the writes.
             reads_back = self.receipt_ttl is not None and any(
-                isinstance(r, Decision) for r in decided.receipts
+                isinstance(r, Decision) and (r.ladder, r.event_id) not in found.originals
+                for r in decided.receipts
             )
             made: list[receipts.ReceiptWrite] = []
             if not reads_back:
                 if self.receipt_ttl is not None:
-                    made = in_order(conn, decided.receipts, now, self.receipt_ttl)
+                    made = in_order(conn, decided.receipts, now, self.receipt_ttl, found.originals)
                 failpoints.hit("service.before_commit")
             rows = decided.rows
             counts = store.write_batch(
@@ -306,7 +309,7 @@ class Service:
                 meanwhile=meanwhile,
             )
             if reads_back and self.receipt_ttl is not None:  # reads_back implies receipts
-                made = in_order(conn, decided.receipts, now, self.receipt_ttl)
+                made = in_order(conn, decided.receipts, now, self.receipt_ttl, found.originals)
                 failpoints.hit("service.before_commit")
         if cache is not None:  # committed: the batch's games join the windows in memory
             cache.written({} if found.cached is None else found.cached.claimed, counts, rows.audit)
@@ -324,8 +327,10 @@ class Service:
         keys = {(e.ladder, e.event_id) for e in events}
         links, seen = store.before_claim(conn, named, keys)
         wanted = needs.needs(events, self._rules_for(now), self.policies, links, seen)
+        # a duplicate's receipt repeats its original's: read here when it was applied before
+        originals = seen.keys() if self.receipt_ttl is not None else ()
         after = store.after_reads(
-            named, wanted.tournaments, wanted.windows, keys - seen.keys(), now, cache
+            named, wanted.tournaments, wanted.windows, keys - seen.keys(), now, cache, originals
         )
         players, results = store.claim_players(
             conn, wanted.starts, now, wanted.existing, then=after.reads

@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from engine import Decision
 from schemas import receipt_bodies as receipts
+from schemas.receipt import Receipt
 from worker.store import receipts as stored_receipts
 
 
 def in_order(
-    conn: Any, pending: list[receipts.ReceiptWrite | Decision], now: datetime, ttl_seconds: int
+    conn: Any,
+    pending: list[receipts.ReceiptWrite | Decision],
+    now: datetime,
+    ttl_seconds: int,
+    known: Mapping[tuple[str, str], Receipt | None],
 ) -> list[receipts.ReceiptWrite]:
-    """The batch's receipts in event order; a duplicate's repeats the original's numbers
-    (read after this batch's rows are written: the original may be in this batch).
+    """The batch's receipts in event order; a duplicate's repeats the original's numbers.
+    ``known``: the stored receipts the batch read once its players were locked (those of ids
+    applied before it, ``None`` where none is stored); the others are read here, after this
+    batch's rows are written (the original may be in this batch).
 
     A duplicate whose original was processed less than the receipt TTL ago and whose key
     is missing lost its receipt to a crash between commit and the Redis write: the
     original's receipt is sent again (``heal``), as the leaderboard is re-projected."""
-    duplicates = [r for r in pending if isinstance(r, Decision)]
-    found = (
-        stored_receipts.originals(conn, {(d.ladder, d.event_id) for d in duplicates})
-        if duplicates
-        else {}
-    )
+    unknown = {(r.ladder, r.event_id) for r in pending if isinstance(r, Decision)} - known.keys()
+    found = {**known, **stored_receipts.originals(conn, unknown)} if unknown else known
     ttl = timedelta(seconds=ttl_seconds)
     made = []
     for receipt in pending:

@@ -37,12 +37,12 @@ class Read(Generic[T]):
     make: Callable[[Sequence[Any]], T]
 
 
-def run(conn: Connection, read: Read[T]) -> T:
-    """One read on its own, in pipeline mode all the same: as a transaction's first statement
-    psycopg then sends its BEGIN along with it, not in a round trip of its own before it."""
+def run_all(conn: Connection, reads: Sequence[Read[Any]]) -> list[Any]:
+    """``reads`` in one round trip, each made from its rows. As a transaction's first
+    statements, psycopg sends its BEGIN along with them, not in a round trip of its own."""
     with pipeline(conn) as driver:
-        cursor = driver.execute(read.sql, read.params)
-    return read.make(cursor.fetchall())
+        cursors = [driver.execute(read.sql, read.params) for read in reads]
+    return [read.make(cursor.fetchall()) for read, cursor in zip(reads, cursors, strict=True)]
 
 
 def connection_of(conn: Connection) -> Any:

@@ -14,65 +14,102 @@ which the void rewrote, while that copy is kept (``schemas.receipt_bodies.with_r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlalchemy import Select, select, tuple_
+from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
 from schemas import receipt_bodies as receipts
-from schemas.receipt import Receipt, ReceiptOutcome
+from schemas.receipt import Receipt
+from worker.store.driver import KEYS, Read, run_all, split
 from worker.store.log import RECEIPT_LEDGER, ShownLedgerRow, ledger_query, merged, read_rows
-from worker.store.statements import chunks
-from worker.store.tables import event_effects, events, rating_changes
+from worker.store.tables import events
 
-_EVENT_COLUMNS = (
-    events.c.ladder,
-    events.c.event_id,
-    events.c.type,
-    events.c.outcome,
-    events.c.reason,
-    events.c.ruleset_version,
-    events.c.processed_at,
-)
-_CHANGE_COLUMNS = (
-    rating_changes.c.ladder,
-    rating_changes.c.event_id,
-    rating_changes.c.player_id,
-    rating_changes.c.rating_before,
-    rating_changes.c.rating_after,
-    rating_changes.c.delta,
-    rating_changes.c.k,
-    rating_changes.c.expected,
-    rating_changes.c.games,
-    rating_changes.c.provisional,
-    rating_changes.c.deviation,
-    rating_changes.c.volatility,
-)
+
+class _Stored(NamedTuple):
+    """An audit row as a receipt read back from the store reads it (``receipts.from_rows``)."""
+
+    ladder: str
+    event_id: str
+    type: str
+    outcome: str
+    reason: str | None
+    ruleset_version: str | None
+    processed_at: datetime
+
+
+class _Change(NamedTuple):
+    """A ledger row as a receipt read back from the store shows it."""
+
+    ladder: str
+    event_id: str
+    player_id: str
+    rating_before: float
+    rating_after: float
+    delta: float
+    k: float | None
+    expected: float | None
+    games: int | None
+    provisional: bool | None
+    deviation: float | None
+    volatility: float | None
+
+
+def _by_key(table: str, columns: Sequence[str], order: str = "") -> str:
+    """``columns`` of ``table``'s rows of the keys: one lateral probe per key (``OFFSET 0``
+    keeps it from being flattened into a join), ordered by ``order``."""
+    names = ", ".join(columns)
+    shown = ", ".join(f"r.{name}" for name in columns)
+    inner = f"{names}, {order}" if order else names
+    return (
+        f"SELECT {shown} FROM {KEYS} AS k(ladder, event_id) CROSS JOIN LATERAL (\n"
+        f"  SELECT {inner} FROM {table}\n"
+        f"  WHERE ladder = k.ladder AND event_id = k.event_id OFFSET 0) AS r"
+        + (f"\nORDER BY r.{order}" if order else "")
+    )
+
+
+_PG_HEADS = _by_key("events", _Stored._fields)
+_PG_LEDGER = _by_key("rating_changes", _Change._fields, "id")
+_PG_EFFECTS = _by_key("event_effects", ("ladder", "event_id", "outcome", "reason"), "action_id")
 
 
 def originals(conn: Connection, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Receipt]:
-    """The stored receipts of these (ladder, event_id) keys; keys not stored are absent."""
+    """The stored receipts of these (ladder, event_id) keys; keys not stored are absent. One
+    round trip (``original_reads``)."""
+    wanted = sorted(set(keys))
+    return made_originals(run_all(conn, original_reads(wanted))) if wanted else {}
+
+
+def original_reads(keys: Iterable[tuple[str, str]]) -> list[Read[Any]]:
+    """What the receipts of these keys are made of: their audit rows, their ledger rows (in
+    ledger order) and the moderation effects on them (oldest first), each read by one index
+    probe per key, whatever the log holds; ``made_originals`` makes the receipts of their
+    results. A batch sends them beside its reads once its players are locked
+    (``worker.store.statements.after_reads``)."""
+    params = split(keys)
+    return [
+        Read(_PG_HEADS, params, lambda rows: [_Stored._make(r) for r in rows]),
+        Read(_PG_LEDGER, params, lambda rows: [_Change._make(r) for r in rows]),
+        Read(_PG_EFFECTS, params, list),
+    ]
+
+
+def made_originals(results: Sequence[Any]) -> dict[tuple[str, str], Receipt]:
+    """The receipts made of ``original_reads``' results, by (ladder, event_id)."""
+    heads, changes, effects = results
+    ledger: dict[tuple[str, str], list[Any]] = {}
+    for row in changes:
+        ledger.setdefault((row.ladder, row.event_id), []).append(row)
+    moderated = {(a, e): (o, r) for a, e, o, r in effects}  # the latest void's, by action id
     found: dict[tuple[str, str], Receipt] = {}
-    for part in chunks(sorted(set(keys))):
-        wanted = list(part)
-        rows = conn.execute(
-            select(*_EVENT_COLUMNS).where(tuple_(events.c.ladder, events.c.event_id).in_(wanted))
-        )
-        heads = {(r.ladder, r.event_id): r for r in rows}
-        if not heads:
-            continue
-        ledger: dict[tuple[str, str], list[Any]] = {}
-        for row in conn.execute(ledger_of(list(heads))):
-            ledger.setdefault((row.ladder, row.event_id), []).append(row)
-        moderated = _effects(conn, list(heads))
-        for key, head in heads.items():
-            made = receipts.from_rows(head, ledger.get(key, []))
-            effect = moderated.get(key)
-            if effect is not None:
-                made = receipts.moderated(made, *effect)
-            found[key] = made
+    for head in heads:
+        key = (head.ladder, head.event_id)
+        made = receipts.from_rows(head, ledger.get(key, []))
+        effect = moderated.get(key)
+        found[key] = made if effect is None else receipts.moderated(made, *effect)
     return found
 
 
@@ -103,33 +140,6 @@ def receipt_log(
     )
     heads = map(Head._make, read_rows(engine, query, in_index_order=True))
     yield from merged(heads, changes, ShownLedgerRow)
-
-
-def ledger_of(keys: list[tuple[str, str]]) -> Select[Any]:
-    """The ledger rows of these (ladder, event_id) keys, in ledger order: probes of the
-    ``rating_changes_event`` index, whatever the ladder's ledger holds."""
-    return (
-        select(*_CHANGE_COLUMNS)
-        .where(tuple_(rating_changes.c.ladder, rating_changes.c.event_id).in_(keys))
-        .order_by(rating_changes.c.id)
-    )
-
-
-def _effects(
-    conn: Connection, keys: list[tuple[str, str]]
-) -> dict[tuple[str, str], tuple[ReceiptOutcome, str | None]]:
-    """The outcome (and reason) the latest void gave each of these events, where one did."""
-    query = (
-        select(
-            event_effects.c.ladder,
-            event_effects.c.event_id,
-            event_effects.c.outcome,
-            event_effects.c.reason,
-        )
-        .where(tuple_(event_effects.c.ladder, event_effects.c.event_id).in_(keys))
-        .order_by(event_effects.c.action_id)
-    )
-    return {(a, e): (o, r) for a, e, o, r in conn.execute(query)}
 
 
 def stored_receipt(engine: Engine, ladder: str, event_id: str) -> Receipt | None:

@@ -19,7 +19,7 @@ COPY of a large batch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -29,11 +29,13 @@ from sqlalchemy.engine import Connection
 from engine import Player, PlayerKey, Windows
 from engine.needs import WindowAsk
 from engine.player import STATE_FIELDS, STORED_FIELDS, stored_player
+from schemas.receipt import Receipt
 from worker.jsontext import compact
 from worker.store import locks, marks, windowcache, windows
 from worker.store.copying import DIALECT as _DIALECT
 from worker.store.copying import copy_into, copy_rows
-from worker.store.driver import KEYS, Read, pipeline, sent, split
+from worker.store.driver import KEYS, Read, pipeline, run_all, sent, split
+from worker.store.receipts import made_originals, original_reads
 from worker.store.tables import events, game_players, links, players, rating_changes, tournaments
 from worker.store.windowcache import CacheUse, WindowCache
 from worker.store.windows import WindowFacts
@@ -208,7 +210,7 @@ def before_claim(
     """What a batch reads before its players are locked, in one round trip: per ladder, the
     links in which any named id takes part, on either side (every named ladder is in the
     answer, ``{}`` when it has none); and the event ids applied before, with their digests."""
-    links, seen = _read_all(conn, [_links_read(named), _existing_read(event_keys)])
+    links, seen = run_all(conn, [_links_read(named), _existing_read(event_keys)])
     return links, seen
 
 
@@ -226,6 +228,9 @@ class AfterClaim(NamedTuple):
     # the latest mark of the batch's ladders at or after the batch's instant, if any (an
     # import's instant, an archive's boundary: ``worker.store.marks``): it starts again, later
     marked: datetime | None = None
+    # the stored receipt of each id asked for (``after_reads(originals=...)``), None where
+    # none is stored
+    originals: Mapping[tuple[str, str], Receipt | None] = {}
 
 
 class AfterReads(NamedTuple):
@@ -236,6 +241,7 @@ class AfterReads(NamedTuple):
     facts: WindowFacts
     tournaments: bool
     cached: CacheUse | None  # the windows kept in memory, when the batch uses them
+    originals: Sequence[tuple[str, str]] = ()  # their stored receipts read after the above
 
     def made(self, conn: Connection, results: Sequence[Any]) -> AfterClaim:
         """``AfterClaim`` from the reads' results; the windows taken from memory of a ladder
@@ -243,7 +249,7 @@ class AfterReads(NamedTuple):
         if self.cached is not None:
             again = self.cached.again()
             if again:
-                _read_all(conn, again)
+                run_all(conn, again)
             self.cached.facts(self.facts)
         return AfterClaim(
             links=results[0],
@@ -253,7 +259,12 @@ class AfterReads(NamedTuple):
             settled=results[4] if self.tournaments else set(),
             windows=self.facts.windows(),
             cached=self.cached,
+            originals=self._originals(results[4 + self.tournaments :][:3]),
         )
+
+    def _originals(self, results: Sequence[Any]) -> dict[tuple[str, str], Receipt | None]:
+        found = made_originals(results) if self.originals else {}
+        return {key: found.get(key) for key in self.originals}
 
 
 def after_reads(
@@ -263,6 +274,7 @@ def after_reads(
     event_keys: Iterable[tuple[str, str]],
     now: datetime,
     cache: WindowCache | None = None,
+    originals: Iterable[tuple[str, str]] = (),
 ) -> AfterReads:
     """The reads a batch processed at ``now`` makes once its players are locked (sent with
     the claim, ``claim_players(then=...)``, so the server runs them after its locks, in the
@@ -270,7 +282,8 @@ def after_reads(
     asked again (another worker may have applied one while this one waited for the locks).
     ``cache``: the worker's windows in memory, used for the asks it keeps
     (``windowcache.cached``); the archived games of every ask are read beside them
-    (``windows.archived``)."""
+    (``windows.archived``). ``originals``: ids applied before, whose stored receipts a
+    duplicate's receipt repeats (``worker.store.receipts.original_reads``)."""
     tournament_keys = sorted(set(tournament_keys))
     facts = WindowFacts([], [], [], [])
     reads: list[Read[Any]] = [
@@ -281,6 +294,9 @@ def after_reads(
     ]
     if tournament_keys:
         reads.append(_tournaments_read(tournament_keys))
+    originals = sorted(set(originals))
+    if originals:
+        reads += original_reads(originals)
     kept = [ask for ask in asks if windowcache.cached(ask)] if cache is not None else []
     use = cache.use(kept, now) if cache is not None and kept else None
     unkept = [ask for ask in asks if ask not in kept] + ([] if use is None else use.cold)
@@ -288,14 +304,7 @@ def after_reads(
     reads += windows.reads(unkept, facts, now)
     if use is not None:
         reads += use.reads
-    return AfterReads(reads, facts, bool(tournament_keys), use)
-
-
-def _read_all(conn: Connection, reads: Sequence[Read[Any]]) -> list[Any]:
-    """``reads`` in one round trip, each made from its rows."""
-    with pipeline(conn) as driver:
-        cursors = [driver.execute(read.sql, read.params) for read in reads]
-    return [read.make(cursor.fetchall()) for read, cursor in zip(reads, cursors, strict=True)]
+    return AfterReads(reads, facts, bool(tournament_keys), use, originals)
 
 
 def _links_read(named: dict[str, set[str]]) -> Read[dict[str, dict[str, str]]]:
