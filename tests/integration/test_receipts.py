@@ -12,7 +12,7 @@ from schemas.receipt import Receipt, ReceiptPlayer
 from schemas.receipt_bodies import ReceiptWrite
 from tests.conftest import drain, publish
 from tests.events import game, link, tournament
-from tests.integration.helpers import ledger
+from tests.integration.helpers import board, ledger
 from worker import failpoints, keys
 from worker.bootstrap import Runtime
 
@@ -142,6 +142,36 @@ def test_unrated_refused_and_applied_events_have_receipts_with_no_players(runtim
     assert found["l-1"]["outcome"] == "applied"
     assert found["t-1"]["reason"] == "private_tournament"
     assert all(r["players"] == [] for r in found.values())
+
+
+def test_percent_signs_in_ids_and_texts_reach_the_receipts_as_sent(runtime: Any) -> None:
+    """The script fills each rank in with ``string.format`` (``%s`` slots, the text's own
+    ``%`` doubled): ids, event ids and a dead letter's text holding ``%``, ``%s`` or ``%d``
+    read back byte for byte, each rank in its place, by every way of reading a receipt;
+    a duplicate repeats them."""
+    one = game("100%", "a%sb", event_id="g-%s-1")
+    bad = game("100%", "c%d", event_id="bad-%s-%", cube=3)
+    publish(runtime, one, game("c%d", "100%", event_id="g-%%-2"), bad)
+    drain(runtime)
+    publish(runtime, one)  # a duplicate, a batch later
+    drain(runtime)
+    refused, first, second, again = stream(runtime)  # a refused event's receipt comes first
+    assert [p["player_id"] for p in first["players"]] == ["100%", "a%sb"]
+    assert [p["player_id"] for p in second["players"]] == ["c%d", "100%"]
+    assert (first["event_id"], second["event_id"]) == ("g-%s-1", "g-%%-2")
+    ratings = board(runtime, "gammon42")  # the ranks after the batch, as the board has them
+    for receipt in (first, second):
+        for p in receipt["players"]:
+            above = sum(r > ratings[p["player_id"]] for r in ratings.values())
+            assert p["rank_after"] == 1 + above
+    assert len({p["rank_after"] for p in first["players"] + second["players"]}) == 3
+    assert key(runtime, "g-%s-1") == first and key(runtime, "g-%%-2") == second
+    waited = runtime.redis.blpop([keys.receipt_wait("g-%%-2")], timeout=1)
+    assert json.loads(waited[1]) == second
+    assert (refused["event_id"], refused["reason"]) == ("bad-%s-%", "invalid_cube")
+    assert key(runtime, "bad-%s-%") == refused
+    assert again["outcome"] == "duplicate"
+    assert again["players"] == first["players"] and again["event_id"] == "g-%s-1"
 
 
 def test_a_dead_letter_has_a_receipt_with_reason_and_detail(runtime: Any) -> None:

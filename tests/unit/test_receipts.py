@@ -115,21 +115,23 @@ def test_the_schema_outcomes_are_the_engine_outcomes() -> None:
     assert set(OUTCOMES) == {str(o) for o in Outcome}
 
 
-def test_the_text_marks_each_player_rank_after_with_one_control_byte() -> None:
-    """The script puts each rank at a raw \\x01 byte; no number is decoded on the way, and an
-    id holding \\x01 is escaped by the encoder, so it is never taken for a mark."""
+def test_the_text_marks_each_player_rank_after_with_a_format_slot() -> None:
+    """The script fills each rank in with Lua's ``string.format`` at a ``%s``; no number is
+    decoded on the way. Every ``%`` of the text itself is doubled, so an id holding ``%s``
+    or ``%`` (or the slot's \\x01 marker, which the encoder escapes) is never taken for a
+    slot, and reads back as it was."""
     state = LadderState()
     body = receipts.scored(
-        apply(game("c-1", "x" * 3, "y\x01rank"), state, Gammon42Rules(), Policy(), NOW),
+        apply(game("c-1", "50%s", "y\x01rank%"), state, Gammon42Rules(), Policy(), NOW),
         state.players,
         Gammon42Rules(),
         NOW,
     )
     text = template(body)
-    assert text.count("\x01") == 2
-    joined = json.loads(text.replace("\x01", "7"))
+    assert text.replace("%%", "").count("%s") == 2
+    joined = json.loads(text % ("7", "7"))  # Python's % reads %s and %% as Lua's format does
     assert [p["rank_after"] for p in joined["players"]] == [7, 7]
-    assert joined["players"][1]["player_id"] == "y\x01rank"
+    assert [p["player_id"] for p in joined["players"]] == ["50%s", "y\x01rank%"]
     assert all(p["rank_after"] is None for p in body["players"])  # the body is left as it was
 
 
@@ -156,7 +158,7 @@ def test_the_text_keeps_every_number_and_name_as_the_body_has_them() -> None:
     body["players"][0]["delta"] = 1e-7  # a form json and orjson write differently
     text = template(body)
     assert "zoë" in text and "björn" in text
-    back = json.loads(text.replace("\x01", "null"))
+    back = json.loads(text % ("null", "null"))
     assert back == json.loads(json.dumps(body))
 
 

@@ -5,10 +5,11 @@
 -- ARGV: 1 ttl, 2 maxlen, 3 wait seconds, 4 the receipts: fields each ended by a \2 byte
 -- (one argument, not thousands: the client packs and Redis hands over one string). Per
 -- receipt: "mode key wait board players healed" (positions in KEYS, 0: none; board 0: the
--- ranks are given), the receipt's JSON text with a \1 byte where each player's rank_after
--- goes, when healed the original's receipt cut the same way, for a duplicate its ladder and
--- processed_at (the original's), then per player its id (read the rank here) or its rank as
--- text (given). JSON text never holds a raw control byte, nor does an id (the client checks).
+-- ranks are given), the receipt's JSON text as a string.format template with a %s where
+-- each player's rank_after goes (and %% for a %), when healed the original's receipt made
+-- the same way, for a duplicate its ladder and processed_at (the original's), then per
+-- player its id (read the rank here) or its rank as text (given). JSON text never holds a
+-- raw control byte, nor does an id (the client checks).
 -- The text is filled in here, never decoded (cjson would round numbers to 14 digits).
 -- rank_after is the standard competition rank (1 + players with a higher score), null for
 -- a player not on the rating board.
@@ -20,42 +21,61 @@
 -- (MAXLEN ~) and onto its wait list, which expires WAIT seconds later.
 -- The ranks are read first, for the whole call: one ZMSCORE per board (in chunks) for the
 -- players it names, one ZCOUNT per distinct score (the boards do not change in between).
+-- The receipts are kept in parallel arrays (no table per receipt).
 local ttl, maxlen, wait, packed = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local stream = KEYS[1]
 local CHUNK = 1000
-local find, sub = string.find, string.sub
-local receipts = {}
+local find, sub, match, format = string.find, string.sub, string.match, string.format
+local call, tonumber, unpack = redis.call, tonumber, unpack
+local modes, ks, ws, bs, ns, texts, heals, ladders, ats, firsts = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
+local given = {} -- every receipt's player fields in order: receipt i's from firsts[i]
 local asked = {} -- board position -> {ids in order, set of ids}
 
-local at = 1
-local function field()
+local at, count, used = 1, 0, 0
+local size = #packed
+while at <= size do
   local stop = find(packed, '\2', at, true)
-  local text = sub(packed, at, stop - 1)
+  local mode, k, w, b, n, healed = match(sub(packed, at, stop - 1), '^(%S+) (%d+) (%d+) (%d+) (%d+) (%d)$')
   at = stop + 1
-  return text
-end
-
-while at <= #packed do
-  local mode, k, w, b, n, healed = string.match(field(), '^(%S+) (%d+) (%d+) (%d+) (%d+) (%d)$')
-  local r = {mode = mode, k = tonumber(k), w = tonumber(w), b = tonumber(b), n = tonumber(n),
-             text = field(), players = {}}
-  if healed == '1' then r.heal = field() end
-  if mode == 'duplicate' then r.ladder, r.processed_at = field(), field() end
-  for p = 1, r.n do r.players[p] = field() end
-  if r.b > 0 and r.n > 0 then
-    local wanted = asked[r.b]
+  count = count + 1
+  k, w, b, n = tonumber(k), tonumber(w), tonumber(b), tonumber(n)
+  modes[count], ks[count], ws[count], bs[count], ns[count] = mode, k, w, b, n
+  stop = find(packed, '\2', at, true)
+  texts[count] = sub(packed, at, stop - 1)
+  at = stop + 1
+  if healed == '1' then
+    stop = find(packed, '\2', at, true)
+    heals[count] = sub(packed, at, stop - 1)
+    at = stop + 1
+  end
+  if mode == 'duplicate' then
+    stop = find(packed, '\2', at, true)
+    ladders[count] = sub(packed, at, stop - 1)
+    at = stop + 1
+    stop = find(packed, '\2', at, true)
+    ats[count] = sub(packed, at, stop - 1)
+    at = stop + 1
+  end
+  firsts[count] = used + 1
+  local wanted
+  if b > 0 and n > 0 then
+    wanted = asked[b]
     if not wanted then
       wanted = {ids = {}, seen = {}}
-      asked[r.b] = wanted
-    end
-    for _, id in ipairs(r.players) do
-      if not wanted.seen[id] then
-        wanted.seen[id] = true
-        wanted.ids[#wanted.ids + 1] = id
-      end
+      asked[b] = wanted
     end
   end
-  receipts[#receipts + 1] = r
+  for _ = 1, n do
+    stop = find(packed, '\2', at, true)
+    local id = sub(packed, at, stop - 1)
+    at = stop + 1
+    used = used + 1
+    given[used] = id
+    if wanted and not wanted.seen[id] then
+      wanted.seen[id] = true
+      wanted.ids[#wanted.ids + 1] = id
+    end
+  end
 end
 
 local ranks = {} -- board position -> {id -> rank text}
@@ -64,13 +84,13 @@ for b, wanted in pairs(asked) do
   local ids = wanted.ids
   for from = 1, #ids, CHUNK do
     local last = math.min(from + CHUNK - 1, #ids)
-    local scores = redis.call('ZMSCORE', board, unpack(ids, from, last))
+    local scores = call('ZMSCORE', board, unpack(ids, from, last))
     for j = from, last do
       local score = scores[j - from + 1]
       if score then
         local rank = above[score]
         if not rank then
-          rank = tostring(redis.call('ZCOUNT', board, '(' .. score, '+inf') + 1)
+          rank = tostring(call('ZCOUNT', board, '(' .. score, '+inf') + 1)
           above[score] = rank
         end
         found[ids[j]] = rank
@@ -82,60 +102,47 @@ for b, wanted in pairs(asked) do
   ranks[b] = found
 end
 
--- The text with the n values of filled in its \1 bytes, in order.
-local function fill(template, filled, n)
-  if n == 0 then return template end
-  local parts, from = {}, 1
-  for p = 1, n do
-    local slot = find(template, '\1', from, true)
-    parts[2 * p - 1] = sub(template, from, slot - 1)
-    parts[2 * p] = filled[p]
-    from = slot + 1
+local filled = {}
+for i = 1, count do
+  local n, k, w, b, mode = ns[i], ks[i], ws[i], bs[i], modes[i]
+  local first = firsts[i]
+  if b == 0 then
+    for p = 1, n do filled[p] = given[first + p - 1] end
+  else
+    local found = ranks[b]
+    for p = 1, n do filled[p] = found[given[first + p - 1]] end
   end
-  parts[2 * n + 1] = sub(template, from)
-  return table.concat(parts)
-end
-
-local count = 0
-for _, r in ipairs(receipts) do
-  local n = r.n
-  local filled = {}
-  for p = 1, n do
-    local given = r.players[p]
-    filled[p] = r.b == 0 and given or ranks[r.b][given]
-  end
-  local k, w = r.k, r.w
-  local healing = r.heal and k > 0 and redis.call('EXISTS', KEYS[k]) == 0
-  if r.mode == 'duplicate' and n > 0 and not healing then
+  local heal = heals[i]
+  local healing = heal and k > 0 and call('EXISTS', KEYS[k]) == 0
+  if mode == 'duplicate' and n > 0 and not healing then
     for p = 1, n do filled[p] = 'null' end
-    local kept = k > 0 and redis.call('GET', KEYS[k])
+    local kept = k > 0 and call('GET', KEYS[k])
     local ok, copy = false, nil
     if kept then ok, copy = pcall(cjson.decode, kept) end
-    if ok and type(copy) == 'table' and copy.ladder == r.ladder
-        and copy.processed_at == r.processed_at and type(copy.players) == 'table'
+    if ok and type(copy) == 'table' and copy.ladder == ladders[i]
+        and copy.processed_at == ats[i] and type(copy.players) == 'table'
         and #copy.players == n then
       for p = 1, n do
         local rank = type(copy.players[p]) == 'table' and copy.players[p].rank_after
-        if type(rank) == 'number' then filled[p] = string.format('%d', rank) end
+        if type(rank) == 'number' then filled[p] = format('%d', rank) end
       end
     end
   end
-  local body = fill(r.text, filled, n)
+  local body = format(texts[i], unpack(filled, 1, n))
   if k > 0 then
-    if r.mode == 'write' then
-      redis.call('SET', KEYS[k], body, 'EX', ttl)
-    elseif r.mode == 'dead_letter' then
-      redis.call('SET', KEYS[k], body, 'EX', ttl, 'NX')
+    if mode == 'write' then
+      call('SET', KEYS[k], body, 'EX', ttl)
+    elseif mode == 'dead_letter' then
+      call('SET', KEYS[k], body, 'EX', ttl, 'NX')
     elseif healing then
-      body = fill(r.heal, filled, n)
-      redis.call('SET', KEYS[k], body, 'EX', ttl)
+      body = format(heal, unpack(filled, 1, n))
+      call('SET', KEYS[k], body, 'EX', ttl)
     end
   end
-  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'receipt', body)
+  call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'receipt', body)
   if w > 0 then
-    redis.call('RPUSH', KEYS[w], body)
-    redis.call('EXPIRE', KEYS[w], wait)
+    call('RPUSH', KEYS[w], body)
+    call('EXPIRE', KEYS[w], wait)
   end
-  count = count + 1
 end
 return count

@@ -28,14 +28,15 @@ from worker.lua import lua_source, run
 RECEIPTS = lua_source("worker.boards", "receipts.lua")
 WAIT_SECONDS = 60  # a wait list outlives its receipt's push by this much
 # Stands in for each player's rank_after while the receipt is JSON-encoded; it is then
-# replaced by a raw \x01 byte (never in JSON text: control characters are escaped), where the
-# script puts the rank. Random per process: no id can collide with it.
+# replaced by ``%s`` (the text's own ``%`` doubled first), where the script puts the rank.
+# Random per process, with \x01 bytes (escaped in JSON text): no id can collide with it.
 _SLOT = f"\x01rank-{uuid.uuid4().hex}\x01"
 _SLOT_TEXT = compact(_SLOT)
 
 
 def template(body: Mapping[str, Any]) -> str:
-    """The receipt's JSON text with a \\x01 byte where each player's ``rank_after`` goes."""
+    """The receipt's JSON text as a Lua ``string.format`` template: ``%s`` where each player's
+    ``rank_after`` goes, ``%%`` for each ``%`` of the text."""
     players = body["players"]
     for player in players:
         player["rank_after"] = _SLOT
@@ -44,7 +45,7 @@ def template(body: Mapping[str, Any]) -> str:
     finally:
         for player in players:
             player["rank_after"] = None
-    return text.replace(_SLOT_TEXT, "\x01") if players else text
+    return text.replace("%", "%%").replace(_SLOT_TEXT, "%s")
 
 
 def pack(fields: list[str]) -> str:
