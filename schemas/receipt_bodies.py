@@ -79,9 +79,24 @@ def players_after(
     return tuple(found)
 
 
-def body(decision: Decision, after: Sequence[After], processed_at: datetime) -> Receipt:
+def body(decision: Decision, after: Sequence[After], processed_at: datetime | str) -> Receipt:
     """The receipt of an event the batch recorded (rated, unrated, applied or refused), or
-    of a duplicate whose original cannot be read (its decision names no reason or ruleset)."""
+    of a duplicate whose original cannot be read (its decision names no reason or ruleset).
+    ``processed_at`` may be given as its ``isoformat`` text (a batch's, made once)."""
+    players: list[ReceiptPlayer] = []
+    for change, games, provisional in after:
+        player: ReceiptPlayer = {
+            "player_id": change.player_id,
+            "rating_before": change.before,
+            "rating_after": change.after,
+            "delta": change.delta,
+            "k": change.k,
+            "expected": change.expected,
+            "provisional": provisional,
+            "rank_after": None,
+            "games": games,
+        }
+        players.append(_uncertain(player, change.deviation, change.volatility))
     return {
         "event_id": decision.event_id,
         "ladder": decision.ladder,
@@ -89,25 +104,8 @@ def body(decision: Decision, after: Sequence[After], processed_at: datetime) -> 
         "outcome": OUTCOME[decision.outcome],
         "reason": None if decision.reason is None else str(decision.reason),
         "ruleset_version": decision.ruleset_version,
-        "processed_at": processed_at.isoformat(),
-        "players": [
-            _uncertain(
-                {
-                    "player_id": change.player_id,
-                    "rating_before": change.before,
-                    "rating_after": change.after,
-                    "delta": change.delta,
-                    "k": change.k,
-                    "expected": change.expected,
-                    "provisional": provisional,
-                    "rank_after": None,
-                    "games": games,
-                },
-                change.deviation,
-                change.volatility,
-            )
-            for change, games, provisional in after
-        ],
+        "processed_at": processed_at if isinstance(processed_at, str) else processed_at.isoformat(),
+        "players": players,
     }
 
 

@@ -138,11 +138,11 @@ def test_the_text_marks_each_player_rank_after_with_a_format_slot() -> None:
 def test_the_fields_go_to_the_script_as_one_text_each_ended_by_a_control_byte() -> None:
     """receipts.lua reads its fields from one argument, each ended by \\x02 (never in JSON
     text, nor in an id); a field that held one would be read as two, and is refused."""
-    fields = ["write 2 3 4 2 0", '{"a":"\x01"}', "alice", "zoë"]
-    assert pack(fields) == "write 2 3 4 2 0\x02" + '{"a":"\x01"}\x02alice\x02zoë\x02'
+    fields = ["write 2 4 2 0", '{"a":"\x01"}', "alice", "zoë"]
+    assert pack(fields) == "write 2 4 2 0\x02" + '{"a":"\x01"}\x02alice\x02zoë\x02'
     assert pack(fields).split("\x02")[:-1] == fields
     with pytest.raises(ValueError, match="x02"):
-        pack(["write 2 3 4 1 0", "{}", "al\x02ice"])
+        pack(["write 2 4 1 0", "{}", "al\x02ice"])
 
 
 def test_the_text_keeps_every_number_and_name_as_the_body_has_them() -> None:

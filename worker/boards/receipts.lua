@@ -4,8 +4,8 @@
 -- boards live on this Redis, the ladders' rating boards.
 -- ARGV: 1 ttl, 2 maxlen, 3 wait seconds, 4 the receipts: fields each ended by a \2 byte
 -- (one argument, not thousands: the client packs and Redis hands over one string). Per
--- receipt: "mode key wait board players healed" (positions in KEYS, 0: none; board 0: the
--- ranks are given), the receipt's JSON text as a string.format template with a %s where
+-- receipt: "mode key board players healed" (positions in KEYS, 0: none, the key's wait list
+-- right after it; board 0: the ranks are given), the receipt's JSON text as a string.format template with a %s where
 -- each player's rank_after goes (and %% for a %), when healed the original's receipt made
 -- the same way, for a duplicate its ladder and processed_at (the original's), then per
 -- player its id (read the rank here) or its rank as text (given). JSON text never holds a
@@ -27,7 +27,7 @@ local stream = KEYS[1]
 local CHUNK = 1000
 local find, sub, match, format = string.find, string.sub, string.match, string.format
 local call, tonumber, unpack = redis.call, tonumber, unpack
-local modes, ks, ws, bs, ns, texts, heals, ladders, ats, firsts = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
+local modes, ks, bs, ns, texts, heals, ladders, ats, firsts = {}, {}, {}, {}, {}, {}, {}, {}, {}
 local given = {} -- every receipt's player fields in order: receipt i's from firsts[i]
 local asked = {} -- board position -> {ids in order, set of ids}
 
@@ -35,11 +35,11 @@ local at, count, used = 1, 0, 0
 local size = #packed
 while at <= size do
   local stop = find(packed, '\2', at, true)
-  local mode, k, w, b, n, healed = match(sub(packed, at, stop - 1), '^(%S+) (%d+) (%d+) (%d+) (%d+) (%d)$')
+  local mode, k, b, n, healed = match(sub(packed, at, stop - 1), '^(%S+) (%d+) (%d+) (%d+) (%d)$')
   at = stop + 1
   count = count + 1
-  k, w, b, n = tonumber(k), tonumber(w), tonumber(b), tonumber(n)
-  modes[count], ks[count], ws[count], bs[count], ns[count] = mode, k, w, b, n
+  k, b, n = tonumber(k), tonumber(b), tonumber(n)
+  modes[count], ks[count], bs[count], ns[count] = mode, k, b, n
   stop = find(packed, '\2', at, true)
   texts[count] = sub(packed, at, stop - 1)
   at = stop + 1
@@ -104,7 +104,7 @@ end
 
 local filled = {}
 for i = 1, count do
-  local n, k, w, b, mode = ns[i], ks[i], ws[i], bs[i], modes[i]
+  local n, k, b, mode = ns[i], ks[i], bs[i], modes[i]
   local first = firsts[i]
   if b == 0 then
     for p = 1, n do filled[p] = given[first + p - 1] end
@@ -140,9 +140,9 @@ for i = 1, count do
     end
   end
   call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'receipt', body)
-  if w > 0 then
-    call('RPUSH', KEYS[w], body)
-    call('EXPIRE', KEYS[w], wait)
+  if k > 0 then
+    call('RPUSH', KEYS[k + 1], body)
+    call('EXPIRE', KEYS[k + 1], wait)
   end
 end
 return count

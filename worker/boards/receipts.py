@@ -91,36 +91,37 @@ class ReceiptSink:
         ``boards_here``: the rating boards are on this Redis, and the script reads the ranks;
         otherwise ``ranks`` holds them (``null`` for a player not on the board)."""
         script_keys: list[str] = [keys.RECEIPTS]
-        positions: dict[str, int] = {}
-
-        def position(key: str) -> int:
-            found = positions.get(key)
-            if found is None:
-                script_keys.append(key)
-                found = positions[key] = len(script_keys)
-            return found
-
+        positions: dict[str, int] = {}  # a key's position in KEYS, each key named once
+        boards: dict[str, int] = {}  # a ladder's rating board's position
+        given = ranks or {}
         fields: list[str] = []
+        add, more = fields.append, fields.extend
         for receipt in receipts:
-            k = w = b = 0
+            k = b = 0
+            ladder = receipt.ladder
             if receipt.event_id is not None:
-                k = position(keys.receipt(receipt.event_id))
-                w = position(keys.receipt_wait(receipt.event_id))
+                key = keys.receipt(receipt.event_id)
+                k = positions.get(key, 0)
+                if not k:  # its wait list goes right after it: at k + 1
+                    script_keys += (key, keys.receipt_wait(receipt.event_id))
+                    k = positions[key] = len(script_keys) - 1
             players = receipt.ranks
-            if players and boards_here and receipt.ladder is not None:
-                b = position(keys.rating(receipt.ladder))
-            healed = receipt.heal is not None
-            fields.append(f"{receipt.mode} {k} {w} {b} {len(players)} {1 if healed else 0}")
-            fields.append(template(receipt.body))
-            if receipt.heal is not None:
-                fields.append(template(receipt.heal))
+            if players and boards_here and ladder is not None:
+                b = boards.get(ladder, 0)
+                if not b:
+                    script_keys.append(keys.rating(ladder))
+                    b = boards[ladder] = len(script_keys)
+            heal = receipt.heal
+            add(f"{receipt.mode} {k} {b} {len(players)} {0 if heal is None else 1}")
+            add(template(receipt.body))
+            if heal is not None:
+                add(template(heal))
             if receipt.mode == DUPLICATE:  # its ranks are the original's, from the kept copy
-                fields += [receipt.ladder or "", str(receipt.body["processed_at"])]
+                more((ladder or "", str(receipt.body["processed_at"])))
             if b:
-                fields += players
+                more(players)
             else:
-                given = ranks or {}
-                fields += [given.get((receipt.ladder or "", pid), "null") for pid in players]
+                more([given.get((ladder or "", pid), "null") for pid in players])
         args = [self.ttl, self.maxlen, self.wait_seconds, pack(fields)]
         return run(self._script, client, script_keys, args)
 

@@ -354,6 +354,7 @@ class Service:
         """The engine's decision on each event in order, and the rows and receipts it makes."""
         decided = _Decided(Rows(now), [], [], [])
         rules_for = self._rules_for(now)
+        at = now.isoformat()  # each receipt's processed_at
         for item in items:
             event = item.event
             rules = rules_for(event)
@@ -362,7 +363,7 @@ class Service:
                 after = receipts.players_after(decision, state.players, rules)
                 decided.rows.add(decision, event, item.payload, rules.kind, after)
                 if self.receipt_ttl is not None:
-                    body = receipts.body(decision, after, now)
+                    body = receipts.body(decision, after, at)
                     decided.receipts.append(
                         receipts.ReceiptWrite(decision.event_id, decision.ladder, body)
                     )
