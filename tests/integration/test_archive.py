@@ -314,8 +314,9 @@ def test_a_void_after_an_archive_replays_from_the_checkpoint(runtime, monkeypatc
 def test_an_archive_waits_for_a_batch_of_its_ladder_in_flight(runtime, monkeypatch):
     """A batch reads its windows from the log and from the ladder's checkpoint
     (``windows.archived``) while it holds its ladder, from its claim to its commit: the
-    archive holds the ladder as a moderation action does, so it waits for such a batch, and
-    the batch reads both before the archive (and one that claims later, both after it)."""
+    archive holds the database's batch key, which every batch holds shared, so it waits for
+    such a batch, and the batch reads both before the archive (and one that claims later,
+    both after it)."""
     clock = _Clock(monkeypatch)
     _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
     clock.real()
@@ -329,8 +330,8 @@ def test_an_archive_waits_for_a_batch_of_its_ladder_in_flight(runtime, monkeypat
 
     with runtime.engine.connect() as batch_conn:
         batch_conn.exec_driver_sql(locks.SHARE_LADDERS, {"ladders": ["gammon42"]})
-        key = batch_conn.exec_driver_sql(
-            "SELECT hashtextextended(current_schema() || ':ladder:gammon42', 0)"
+        key = batch_conn.exec_driver_sql(  # the batch key, held shared by every batch
+            "SELECT hashtextextended(current_schema() || ':batches', 0)"
         ).scalar_one()
         thread = threading.Thread(target=archiving)
         thread.start()
@@ -344,7 +345,7 @@ def test_an_archive_waits_for_a_batch_of_its_ladder_in_flight(runtime, monkeypat
                     " AND ((classid::bigint << 32) | objid::bigint) = %(key)s",
                     {"key": key},
                 ).scalar_one()
-        assert (1, []) == (waiting, finished)  # held at the ladder's lock
+        assert (1, []) == (waiting, finished)  # held at the batch key
         batch_conn.rollback()
     thread.join(60)
     assert [] == [r for r in finished if isinstance(r, Exception)]

@@ -17,6 +17,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -215,8 +216,8 @@ def test_an_import_that_read_no_mark_commits_before_the_archive_reads_the_log(
 
     thread = threading.Thread(target=archiving)
 
-    def check(driver: Any, ladder: str, at: datetime) -> None:
-        real_check(driver, ladder, at)  # no mark yet
+    def check(driver: Any, at: datetime) -> None:
+        real_check(driver, at)  # no mark yet
         thread.start()
         time.sleep(1.0)  # the archive runs as far as it can while the import commits
 
@@ -231,4 +232,35 @@ def test_an_import_that_read_no_mark_commits_before_the_archive_reads_the_log(
     with runtime.engine.connect() as conn:
         kept = "SELECT player_id FROM checkpoint_players WHERE player_id IN ('ann', 'ben')"
         assert ["ann", "ben"] == sorted(conn.execute(text(kept)).scalars())
+    assert {} == _mismatches(_verified(runtime))
+
+
+def test_a_batch_of_a_ladder_the_archive_does_not_know_also_starts_again(runtime, monkeypatch):
+    """A ladder only in a worker's configuration, with no player yet when the archive marks
+    its ladders: its first batch, validated in October's last moment and stored while the
+    archive makes its checkpoints, finds the archive's boundary all the same (the months are
+    the database's) and is stored after it; verify agrees (without it: the game detached
+    with October, no checkpoint for its ladder, its players a game ahead of the replay)."""
+    clock = _Clock(monkeypatch)
+    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
+    clock.at(LAST_MOMENT)
+    late = game("q1", "q2", ladder="fibs", ended_at=LAST_MOMENT - timedelta(minutes=1))
+    prepared = runtime.service.prepare([json.dumps(late)])
+    clock.real()
+
+    def store() -> list[str]:
+        settled = runtime.service.settle(prepared, lambda raw, exc: None)
+        runtime.service.project(settled)
+        return [o.outcome for o in settled.outcomes]
+
+    ran = _while_checkpointing(monkeypatch, store)
+    known = {name: c for name, c in runtime.config.ladders.items() if name != "fibs"}
+    done = archive(runtime.engine, replace(runtime.config, ladders=known), date(2026, 11, 1))
+    assert [["rated"]] == ran
+    assert {"gammon42": 3} == {p.ladder: p.events for p in done.checkpoints}
+    with runtime.engine.connect() as conn:
+        stored = conn.execute(select(events.c.processed_at).where(events.c.ladder == "fibs"))
+        assert stored.scalar_one() >= BOUNDARY
+        marked = {ladder for ladder, _ in conn.execute(select(ladder_archives))}
+    assert "fibs" not in marked  # the archive never named it
     assert {} == _mismatches(_verified(runtime))

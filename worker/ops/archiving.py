@@ -34,7 +34,7 @@ from sqlalchemy.engine import Engine
 from worker import failpoints
 from worker.ladders import Config, LadderConfig
 from worker.store import checkpoints, game_players, marks, moderation, partitions, replays
-from worker.store.locks import LOCK_IMPORT_COMMITS, LOCK_LADDERS
+from worker.store.locks import LOCK_BATCHES, LOCK_IMPORT_COMMITS, LOCK_LADDERS
 from worker.store.log import event_of
 from worker.store.windowcache import COUNT_WRITES
 
@@ -120,16 +120,16 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
 
 def mark(engine: Engine, config: Config, boundary: datetime) -> None:
     """Mark every ladder of the database and of ``config`` archived at ``boundary``
-    (``worker.store.marks``), holding each as an import's commit would, then exclusively as a
-    moderation action does (``worker.store.locks``): the imports committing and the batches in
-    flight commit first, every later batch validated before the boundary finds the mark and
-    takes an instant on or after it, every later import taken before it is refused. Nothing
-    placed before the boundary is stored after this returns, so the log the checkpoints read
-    holds every row they must count."""
+    (``worker.store.marks``), holding each as an import's commit would, then the database's
+    batch key exclusively (``worker.store.locks``): the imports committing and the batches in
+    flight, of every ladder, commit first; every later batch validated before the boundary, of
+    whatever ladder, finds the mark and takes an instant on or after it; every later import
+    taken before it is refused. Nothing placed before the boundary is stored after this
+    returns, so the log the checkpoints read holds every row they must count."""
     with engine.begin() as conn:
         ladders = sorted(set(config.ladders) | set(moderation.stored_ladders(conn)))
         conn.exec_driver_sql(LOCK_IMPORT_COMMITS, {"ladders": ladders})
-        conn.exec_driver_sql(LOCK_LADDERS, {"ladders": ladders})  # sorted, as batches do
+        conn.exec_driver_sql(LOCK_BATCHES)
         conn.exec_driver_sql(marks.ARCHIVED, {"ladders": ladders, "before": boundary})
 
 

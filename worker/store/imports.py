@@ -351,7 +351,7 @@ class Staging:
         (``marks.ArchivedMeanwhile``, nothing committed) if it was archived after ``at``."""
         assert self._conn is not None
         self._driver.execute(locks.IMPORT_COMMIT, {"ladder": self.ladder})  # archives wait
-        marks.refuse_archived(self._driver, self.ladder, at)
+        marks.refuse_archived(self._driver, at)
         self._driver.execute(marks.IMPORTED, {"ladder": self.ladder, "at": at})
         self._conn.commit()
 

@@ -11,19 +11,21 @@ either can commit in between:
   its ladder with its instant in its transaction (``IMPORTED``).
 - An archive. Its checkpoint replays every row before its boundary, read before the months are
   detached; a batch validated before the boundary and stored after that read would land in an
-  archived month without being in the checkpoint. An archive marks every ladder with its
-  boundary (``ARCHIVED``) holding each exclusively, as a moderation action does
-  (``worker.store.locks``), and commits, before it reads the log: the batches that hold a
-  ladder then commit first, and every later one finds the mark. An import is placed by its
+  archived month without being in the checkpoint. An archive marks every ladder it knows with
+  its boundary (``ARCHIVED``) holding the database's batch key exclusively
+  (``worker.store.locks``), and commits, before it reads the log: the batches in flight then
+  commit first, and every later one finds the mark. The months are the database's, so a batch
+  reads the latest boundary of any ladder, and one of a ladder the archive did not know (only
+  in a worker's configuration, no player yet) finds it too. An import is placed by its
   instant too: it reads the mark while it commits, holding its ladder's import key (which the
   archive takes before it marks), and one taken before the boundary is refused
   (``refuse_archived``).
 
-A batch reads the marks of its ladders once its players are locked, in the claim's round trip
-(``since``): a mark at or after its instant sends it back to start again at a later one
+A batch reads the marks once its players are locked, in the claim's round trip (``since``): a
+mark at or after its instant sends it back to start again at a later one
 (``worker.service.batch``). Read once the locks are granted, every mark that matters is there:
 a player an import created is locked by a batch only after the import commits, and an archive
-commits its marks under its ladders' locks.
+commits its marks under the batch key.
 """
 
 from __future__ import annotations
@@ -54,19 +56,20 @@ SELECT max(at) FROM (
     SELECT imported_at AS at FROM ladder_imports
     WHERE ladder = ANY(%(ladders)s) AND imported_at >= %(now)s
     UNION ALL
-    SELECT before - interval '1 microsecond' FROM ladder_archives
-    WHERE ladder = ANY(%(ladders)s) AND before > %(now)s
+    SELECT max(before) - interval '1 microsecond' FROM ladder_archives WHERE before > %(now)s
 ) AS marks
 """
+# An archive's boundary is the database's, whatever ladders it named: the latest after ``at``.
 _ARCHIVED_SINCE: Final = """
-SELECT before FROM ladder_archives WHERE ladder = %(ladder)s AND before > %(at)s
+SELECT max(before) FROM ladder_archives WHERE before > %(at)s
 """
 
 
 def since(ladders: Iterable[str], now: datetime) -> Read[datetime | None]:
-    """The latest mark of ``ladders`` a batch at ``now`` must start again after; None if there
-    is none (a primary-key probe per ladder and table; ``max`` answers one row, NULL when none
-    matched)."""
+    """The latest mark a batch of ``ladders`` at ``now`` must start again after: an import of
+    one of them, or an archive's boundary (the database's); None if there is none (a
+    primary-key probe per ladder for the imports, the archives' table is a row per ladder;
+    ``max`` answers one row, NULL when none matched)."""
 
     def make(rows: Sequence[Any]) -> datetime | None:
         latest: datetime | None = rows[0][0]
@@ -75,17 +78,16 @@ def since(ladders: Iterable[str], now: datetime) -> Read[datetime | None]:
     return Read(_SINCE, {"ladders": sorted(set(ladders)), "now": now}, make)
 
 
-def refuse_archived(driver: Any, ladder: str, at: datetime) -> None:
-    """Raise ``ArchivedMeanwhile`` if ``ladder`` was marked archived at a boundary after
-    ``at`` (read on the psycopg connection ``driver``): rows placed at ``at`` would land in an
-    archived month."""
-    row = driver.execute(_ARCHIVED_SINCE, {"ladder": ladder, "at": at}).fetchone()
-    if row is not None:
-        raise ArchivedMeanwhile(row[0])
+def refuse_archived(driver: Any, at: datetime) -> None:
+    """Raise ``ArchivedMeanwhile`` if an archive marked a boundary after ``at`` (read on the
+    psycopg connection ``driver``): rows placed at ``at`` would land in an archived month."""
+    (before,) = driver.execute(_ARCHIVED_SINCE, {"at": at}).fetchone()
+    if before is not None:
+        raise ArchivedMeanwhile(before)
 
 
 class ArchivedMeanwhile(Exception):
-    """The ladder was archived at a boundary (``before``) after an import's instant."""
+    """An archive's boundary (``before``) is after an import's instant."""
 
     def __init__(self, before: datetime) -> None:
         super().__init__(before)
