@@ -425,6 +425,41 @@ def test_a_burst_workers_job_ends_when_the_inbox_is_empty(runtime, monkeypatch):
     runtime.inbox.release(batch)
 
 
+def test_a_job_goes_on_past_its_follow_on_time_only_while_no_other_job_waits(runtime, monkeypatch):
+    """A batch job takes follow-on batches for ``FOLLOW_ON_SECONDS``, and after that while no
+    other job waits in the queue (up to a quarter of the job timeout): with one waiting it
+    ends at its next batch, and the events left wait in the inbox for the next job."""
+    from worker.entrypoints.worker import batches as jobs
+
+    monkeypatch.setattr(jobs, "FOLLOW_ON_SECONDS", 0.0)  # past it from the start
+    monkeypatch.setattr(runtime.inbox, "batch_size", 1)
+    publish(runtime, *(game("alice", "bob", event_id=f"g-{n}") for n in range(3)))
+    batch, payloads = runtime.inbox.claim()
+    assert 3 == jobs.process_batch(runtime, payloads)  # nobody waits: all three in this job
+    runtime.inbox.release(batch)
+    publish(runtime, *(game("carol", "dave", event_id=f"h-{n}") for n in range(3)))
+    batch, payloads = runtime.inbox.claim()
+    runtime.inbox.queue.enqueue(len, [])  # another job waits (a replay, say)
+    assert 1 == jobs.process_batch(runtime, payloads)  # its own batch only
+    runtime.inbox.release(batch)
+    assert 2 == runtime.inbox.pending()  # h-1 and h-2, for the next job
+
+
+def test_a_job_takes_follow_on_batches_for_a_quarter_of_its_timeout_at_most(make_runtime):
+    """However short the job timeout (``LADDER_JOB_TIMEOUT``), a job stops taking follow-on
+    batches at a quarter of it, waiting job or not: RQ never stops it for its follow-ons."""
+    import time
+
+    from worker.entrypoints.worker import batches as jobs
+
+    rt = make_runtime(job_timeout=1)
+    deadline = jobs._Deadline.of(rt)
+    assert deadline.soft == deadline.hard <= time.monotonic() + 0.25  # not FOLLOW_ON_SECONDS
+    assert not deadline.passed(rt)
+    time.sleep(0.3)
+    assert deadline.passed(rt) and 0 == rt.inbox.queue.count
+
+
 def test_a_claim_that_waits_registers_its_batch_before_it_blocks(runtime):
     """An event moved by the blocking claim is in a staging list ``recover`` can find."""
     assert runtime.inbox.claim_blocking(0.05) is None

@@ -79,7 +79,10 @@ class _Activity:
 activity = _Activity()
 
 
-# How long a batch job goes on taking events from the inbox itself after its own batch.
+# How long a batch job goes on taking events from the inbox itself after its own batch while
+# another job waits in the queue (a dead letter replayed, a batch recovered or enqueued by a
+# pump); with none waiting it goes on up to a quarter of the job timeout
+# (``LADDER_JOB_TIMEOUT``), so RQ's loop between jobs is paid for less often under load.
 FOLLOW_ON_SECONDS = 2.0
 # How long it waits for the next event when the inbox is empty, in a worker that runs until
 # stopped (``Runtime.serving``) and has no other job queued: an event published then is taken at
@@ -109,10 +112,11 @@ def process_batch(rt: Runtime, payloads: list[str]) -> int:
 
 def _follow_on(rt: Runtime) -> int:
     """While events wait in the inbox, take them in this job, a batch at a time, for up to
-    ``FOLLOW_ON_SECONDS``: under load a worker goes from one batch to the next without an RQ
-    job (and the pump's hand-over) in between. A serving worker with no other job queued
-    waits up to ``FOLLOW_ON_WAIT_SECONDS`` for the next event when the inbox is empty
-    (``Runtime.serving``).
+    ``FOLLOW_ON_SECONDS`` (longer while no other job waits, ``_Deadline``): under load a worker
+    goes from one batch to the next without an RQ job (and the pump's hand-over) in between. A
+    serving worker with no other job queued waits up to ``FOLLOW_ON_WAIT_SECONDS`` for the next
+    event when the inbox is empty (``Runtime.serving``). On SIGTERM it takes none after the
+    batch in hand (``stopping``).
 
     Each batch is staged exactly as the pump stages it, so a crash loses nothing (``recover``
     makes it a job). Once a batch is committed, a batch is taken from the inbox, then the
@@ -133,7 +137,7 @@ def _follow_on(rt: Runtime) -> int:
     # taken, not yet settled, in order (at most two: the next, validated while the batch
     # before it committed, and the one after it)
     held: deque[tuple[tuple[str, list[str]], Prepared | None]] = deque()
-    deadline = time.monotonic() + FOLLOW_ON_SECONDS
+    deadline = _Deadline.of(rt)
     try:
         while True:
             if not held:
@@ -198,10 +202,29 @@ class _Ahead:
             log.warning("validation_ahead_failed", error=faults.said(exc, 300))
 
 
-def _next(rt: Runtime, deadline: float, *, wait: bool) -> tuple[str, list[str]] | None:
+@dataclass(frozen=True)
+class _Deadline:
+    """When a job stops taking follow-on batches: after ``FOLLOW_ON_SECONDS`` if another job
+    waits in the queue then, at a quarter of the job timeout in any case (and never after
+    that quarter, however short the timeout)."""
+
+    soft: float
+    hard: float
+
+    @classmethod
+    def of(cls, rt: Runtime) -> _Deadline:
+        now, most = time.monotonic(), rt.settings.job_timeout / 4
+        return cls(now + min(FOLLOW_ON_SECONDS, most), now + most)
+
+    def passed(self, rt: Runtime) -> bool:
+        now = time.monotonic()
+        return now >= self.hard or (now >= self.soft and rt.inbox.queue.count > 0)
+
+
+def _next(rt: Runtime, deadline: _Deadline, *, wait: bool) -> tuple[str, list[str]] | None:
     """The next follow-on batch, staged, while the job's time lasts; ``wait``: a serving
     worker with no other job queued waits a moment for an event (``FOLLOW_ON_WAIT_SECONDS``)."""
-    if time.monotonic() >= deadline or stopping.is_set():
+    if stopping.is_set() or deadline.passed(rt):
         return None
     claimed = rt.inbox.claim()
     if claimed is None and wait and rt.serving.is_set() and not rt.inbox.queue.count:

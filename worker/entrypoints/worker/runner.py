@@ -41,6 +41,7 @@ def _burst_worker(rt: Runtime) -> Worker:
     worker = Worker([rt.inbox.queue], connection=rt.redis)
     worker.handlers = batches.Handlers(rt)
     worker.listening = False
+    _hand_back_on_stop(worker)  # SIGTERM: the job takes no follow-on batch after the one in hand
     return worker
 
 
@@ -53,7 +54,8 @@ def _work(worker: Worker, *, burst: bool) -> None:
 
 
 def _hand_back_on_stop(worker: Worker) -> None:
-    """RQ's own SIGTERM handler also tells a batch held through an outage to hand it back."""
+    """RQ's own SIGTERM handler also tells the job in hand to take no more follow-on batches,
+    and a batch held through an outage to hand it back."""
     request_stop = worker.request_stop
 
     def stop_requested(signum: Any, frame: Any) -> None:
