@@ -74,7 +74,8 @@ def test_an_import_a_void_of_an_imported_players_game_then_an_archive_beside_wor
     imported, _, archived = [out for out, _ in said]
     assert 2 == json.loads(imported)["imported"], said
     assert "ladder: detached 2 tables: archived_events_" in archived, said
-    assert all(meanwhile for _, meanwhile in said), "the workers scored while each action ran"
+    scored = [meanwhile for _, meanwhile in said]
+    assert all(scored), f"the workers scored {scored} events while each action ran"
     _agrees(cli, database_url, stream, lived + stream)
     redis = Redis.from_url(cli.env["REDIS_URL"], decode_responses=True)
     kept = json.loads(redis.get(f"ladder:receipt:{voided[0]}") or "{}")

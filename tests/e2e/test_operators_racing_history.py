@@ -187,10 +187,10 @@ def _agrees(
 
 def _beside(engine: Any, ladder: str, *args: str, cli: Any) -> tuple[str, int]:
     """``ladder ARGS``'s output, and how many events of ``ladder`` the workers scored while it
-    ran."""
-    before = len(_scored(engine, ladder))
+    ran (stored after it started: an archive takes the events of its months out of the log)."""
+    before = set(_scored(engine, ladder))
     out = cli.ladder(*args).stdout
-    return out, len(_scored(engine, ladder)) - before
+    return out, len(set(_scored(engine, ladder)) - before)
 
 
 def _ks(engine: Any, event_ids: list[str]) -> dict[str, set[float]]:
