@@ -34,7 +34,7 @@ from worker.jsontext import compact
 from worker.store import locks, marks, windowcache, windows
 from worker.store.copying import DIALECT as _DIALECT
 from worker.store.copying import copy_into, copy_rows
-from worker.store.driver import KEYS, Read, pipeline, run_all, sent, split
+from worker.store.driver import KEYS, Read, items, listed, pipeline, run_all, sent, split
 from worker.store.receipts import made_originals, original_reads
 from worker.store.tables import events, game_players, links, players, rating_changes, tournaments
 from worker.store.windowcache import CacheUse, WindowCache
@@ -82,10 +82,10 @@ def chunks(items: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
 
 _SELECT_PLAYER = ", ".join(f"p.{c}" for c in STORED_FIELDS)
 
-_PG_CLAIM_PLAYERS = """
+_PG_CLAIM_PLAYERS = f"""
 INSERT INTO players (ladder, player_id, rating, updated_at)
 SELECT k.ladder, k.player_id, k.rating, %(now)s
-FROM unnest(%(ladders)b::text[], %(ids)b::text[], %(ratings)b::float8[])
+FROM unnest({items("ladders")}, {items("ids")}, {items("ratings")}::float8[])
      WITH ORDINALITY AS k(ladder, player_id, rating, n)
 ORDER BY k.n
 ON CONFLICT (ladder, player_id) DO UPDATE SET version = players.version WHERE false
@@ -181,16 +181,20 @@ def claim_players(
     batch's ladders' advisory locks, shared (``worker.store.locks``): a moderation action of one
     of them holds the claim until it commits.
     """
-    params = split(starts)
+    ordered = sorted(starts)
     extra = set(existing)
-    read = split([*starts, *extra]) if extra else params
+    read = split([*starts, *extra])
     with pipeline(conn) as driver:  # the claim, the read of the locked rows, then ``then``
         if starts:
-            driver.execute(locks.SHARE_LADDERS, {"ladders": sorted(set(params["ladders"]))})
-            ordered = zip(params["ladders"], params["ids"], strict=True)
+            ladders = sorted({ladder for ladder, _ in ordered})
+            driver.execute(locks.SHARE_LADDERS, {"ladders": ladders})
             driver.execute(
                 _PG_CLAIM_PLAYERS,
-                {**params, "ratings": [starts[k] for k in ordered], "now": now},
+                {
+                    **split(ordered),
+                    "ratings": listed(repr(float(starts[k])) for k in ordered),
+                    "now": now,
+                },
             )
         locked = driver.execute(_PG_SELECT_PLAYERS, read) if read["ladders"] else None
         cursors = [driver.execute(r.sql, r.params) for r in then]
