@@ -52,13 +52,16 @@ def _while_checkpointing(monkeypatch: pytest.MonkeyPatch, action: Any) -> list[A
     return ran
 
 
-def _late_batch(rt: Any, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
-    """Three October games scored, then a batch validated in October's last moment: returns
-    what stores it (its outcomes)."""
+def _late_batch(
+    rt: Any, monkeypatch: pytest.MonkeyPatch, ladder: str = "gammon42"
+) -> Callable[[], list[str]]:
+    """Three October games of gammon42 scored, then a batch of ``ladder`` validated in October's
+    last moment: returns what stores it (its outcomes)."""
     clock = _Clock(monkeypatch)
     _month_of_games(rt, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
     clock.at(LAST_MOMENT)
-    late = game("p1", "p2", ended_at=LAST_MOMENT - timedelta(minutes=1), event_id="late")
+    ended = LAST_MOMENT - timedelta(minutes=1)
+    late = game("p1", "p2", ladder=ladder, ended_at=ended, event_id="late")
     prepared = rt.service.prepare([json.dumps(late)])
     clock.real()
 
@@ -241,19 +244,7 @@ def test_a_batch_of_a_ladder_the_archive_does_not_know_also_starts_again(runtime
     archive makes its checkpoints, finds the archive's boundary all the same (the months are
     the database's) and is stored after it; verify agrees (without it: the game detached
     with October, no checkpoint for its ladder, its players a game ahead of the replay)."""
-    clock = _Clock(monkeypatch)
-    _month_of_games(runtime, clock, datetime(2026, 10, 30, tzinfo=UTC), 3)
-    clock.at(LAST_MOMENT)
-    late = game("q1", "q2", ladder="fibs", ended_at=LAST_MOMENT - timedelta(minutes=1))
-    prepared = runtime.service.prepare([json.dumps(late)])
-    clock.real()
-
-    def store() -> list[str]:
-        settled = runtime.service.settle(prepared, lambda raw, exc: None)
-        runtime.service.project(settled)
-        return [o.outcome for o in settled.outcomes]
-
-    ran = _while_checkpointing(monkeypatch, store)
+    ran = _while_checkpointing(monkeypatch, _late_batch(runtime, monkeypatch, "fibs"))
     known = {name: c for name, c in runtime.config.ladders.items() if name != "fibs"}
     done = archive(runtime.engine, replace(runtime.config, ladders=known), date(2026, 11, 1))
     assert [["rated"]] == ran

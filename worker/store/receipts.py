@@ -28,8 +28,9 @@ from worker.store.log import RECEIPT_LEDGER, ShownLedgerRow, ledger_query, merge
 from worker.store.tables import events
 
 
-class _Stored(NamedTuple):
-    """An audit row as a receipt read back from the store reads it (``receipts.from_rows``)."""
+class Head(NamedTuple):
+    """An audit row as its receipt reads it (``receipt_log``, ``originals``;
+    ``receipts.from_rows``)."""
 
     ladder: str
     event_id: str
@@ -38,6 +39,7 @@ class _Stored(NamedTuple):
     reason: str | None
     ruleset_version: str | None
     processed_at: datetime
+    seq: int
 
 
 class _Change(NamedTuple):
@@ -71,7 +73,7 @@ def _by_key(table: str, columns: Sequence[str], order: str = "") -> str:
     )
 
 
-_PG_HEADS = _by_key("events", _Stored._fields)
+_PG_HEADS = _by_key("events", Head._fields)
 _PG_LEDGER = _by_key("rating_changes", _Change._fields, "id")
 _PG_EFFECTS = _by_key("event_effects", ("ladder", "event_id", "outcome", "reason"), "action_id")
 
@@ -91,7 +93,7 @@ def original_reads(keys: Iterable[tuple[str, str]]) -> list[Read[Any]]:
     (``worker.store.statements.after_reads``)."""
     params = split(keys)
     return [
-        Read(_PG_HEADS, params, lambda rows: [_Stored._make(r) for r in rows]),
+        Read(_PG_HEADS, params, lambda rows: [Head._make(r) for r in rows]),
         Read(_PG_LEDGER, params, lambda rows: [_Change._make(r) for r in rows]),
         Read(_PG_EFFECTS, params, list),
     ]
@@ -111,19 +113,6 @@ def made_originals(results: Sequence[Any]) -> dict[tuple[str, str], Receipt]:
         effect = moderated.get(key)
         found[key] = made if effect is None else receipts.moderated(made, *effect)
     return found
-
-
-class Head(NamedTuple):
-    """An audit row as its receipt reads it (``receipt_log``; ``receipts.from_rows``)."""
-
-    ladder: str
-    event_id: str
-    type: str
-    outcome: str
-    reason: str | None
-    ruleset_version: str | None
-    processed_at: datetime
-    seq: int
 
 
 def receipt_log(
