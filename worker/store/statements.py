@@ -188,14 +188,8 @@ def claim_players(
         if starts:
             ladders = sorted({ladder for ladder, _ in ordered})
             driver.execute(locks.SHARE_LADDERS, {"ladders": ladders})
-            driver.execute(
-                _PG_CLAIM_PLAYERS,
-                {
-                    **split(ordered),
-                    "ratings": listed(repr(float(starts[k])) for k in ordered),
-                    "now": now,
-                },
-            )
+            ratings = listed(repr(float(starts[k])) for k in ordered)
+            driver.execute(_PG_CLAIM_PLAYERS, {**split(ordered), "ratings": ratings, "now": now})
         locked = driver.execute(_PG_SELECT_PLAYERS, read) if read["ladders"] else None
         cursors = [driver.execute(r.sql, r.params) for r in then]
     players = {(r[0], r[1]): stored_player(r) for r in locked.fetchall()} if locked else {}
