@@ -149,9 +149,9 @@ def test_a_duplicates_receipt_reads_its_original_by_the_event(runtime):
 
 def test_a_workers_windows_in_memory_are_read_by_the_same_indexes(runtime):
     """The reads of a worker that keeps its windows in memory (``windowcache``): the ladder's
-    count of writes (a row per ladder, whatever the log holds), and its players' ranked games
-    by the winner's and the loser's window index, in the months the games may be stored in
-    only."""
+    mark (its counts, a row per ladder whatever the log holds, and the events stored after the
+    worker's, by the scoring-order index), and its players' ranked games by the winner's and
+    the loser's window index, in the months the games may be stored in only."""
     from worker.store.windowcache import WindowCache
 
     _busy_ladder(runtime)
@@ -160,7 +160,6 @@ def test_a_workers_windows_in_memory_are_read_by_the_same_indexes(runtime):
     ask = WindowAsk("gammon42", now - timedelta(minutes=10), now, ids, (168, 168), [], 24)
     named = {"gammon42": set(ids)}
     cache = WindowCache()
-    cache.ladder("gammon42").fill = True  # as after a claim that found nobody else wrote
     after = statements.after_reads(named, [], [ask], [], now, cache)
     assert after.cached is not None
     counted, filled = after.cached.reads
@@ -168,6 +167,11 @@ def test_a_workers_windows_in_memory_are_read_by_the_same_indexes(runtime):
     for read in (counted, filled):
         nodes = _plan(runtime, read)
         assert not _whole_reads(runtime, nodes), read.sql
+    cache.ladder("gammon42").warm = True  # as after a claim: the events after its mark
+    marked = statements.after_reads(named, [], [ask], [], now, cache).reads[-2]
+    assert marked.params["after"] == [0]
+    used = {n.get("Index Name", "") for n in _plan(runtime, marked)}
+    assert any("ladder_seq" in name for name in used), used
     planned = _plan(runtime, filled)
     used = {n.get("Index Name", "") for n in planned}
     assert any("winner_id_ended_at" in name for name in used), used

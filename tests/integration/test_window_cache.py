@@ -27,6 +27,7 @@ from worker.entrypoints.cli.main import dispatch
 from worker.ops.archiving import archive
 from worker.ops.verify import verify
 from worker.service.batch import Service
+from worker.store.copying import CopyInto
 from worker.store.windowcache import WindowCache
 
 PLAYERS = [f"p{i}" for i in range(6)]
@@ -102,20 +103,10 @@ def test_two_workers_with_memories_and_voids_between_them_decide_as_the_log(runt
 
 
 def test_a_worker_alone_reads_its_players_into_memory_once(runtime, monkeypatch):
-    """One worker alone on a ladder: its first batch reads the windows as without memory (the
-    ladder is cold); the second finds nobody else wrote since its commit, so the third reads
-    its players into memory and the fourth reads none. A void (another writer) makes the next
-    batch read them again and the ladder turn cold until a claim finds it quiet again."""
-    from worker.store import windowcache
-
-    filled: list[int] = []  # players read into memory, per read (two chances a batch)
-    fill = windowcache.CacheUse._fill
-
-    def counting(self: Any, asked: Any) -> Any:
-        filled.append(sum(len(ids) for ids in asked.values()))
-        return fill(self, asked)
-
-    monkeypatch.setattr(windowcache.CacheUse, "_fill", counting)
+    """One worker alone on a ladder: its first batch reads its players into memory, the next
+    ones read none. A void (an operator action) makes the next batch read its players from
+    the log again (its second chance), and the batches after it read none."""
+    filled = _counting_fills(monkeypatch)
     at = START + timedelta(days=1)
 
     def play(n: int) -> list[int]:
@@ -126,10 +117,92 @@ def test_a_worker_alone_reads_its_players_into_memory_once(runtime, monkeypatch)
             drain(runtime)
         return filled
 
-    assert [0, 0, 0, 0, 2, 0, 0, 0, 0, 0] == play(5)
+    assert [2, 0, 0, 0, 0, 0, 0, 0, 0, 0] == play(5)
     _void(runtime, next(r["event_id"] for r in audit(runtime, "gammon42")))
-    # stale at the claim: read again (second chance); cold; quiet at its claim; filled; warm
-    assert [0, 2, 0, 0, 2, 0, 0, 0] == play(4)
+    assert [0, 2, 0, 0, 0, 0, 0, 0] == play(4)  # an action since the mark: read again
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    assert [] == report.mismatches
+
+
+def _counting_fills(monkeypatch: Any) -> list[int]:
+    """The players each batch reads from the log into memory, per read (two chances a batch:
+    with the claim, and after it where the memory may miss games)."""
+    from worker.store import windowcache
+
+    filled: list[int] = []
+    fill = windowcache.CacheUse._fill
+
+    def counting(self: Any, asked: Any) -> Any:
+        filled.append(sum(len(ids) for ids in asked.values()))
+        return fill(self, asked)
+
+    monkeypatch.setattr(windowcache.CacheUse, "_fill", counting)
+    return filled
+
+
+def test_two_workers_taking_turns_read_the_others_games_not_their_players(runtime, monkeypatch):
+    """Workers A and B take turns, a game of p0 and p1 each: each reads the two players from
+    the log once, then only the game the other stored since (by its scoring number), and
+    each decides as the log: SPEC 2.4 step 5, "not rated once the pair already has N rated
+    games (default 3) in the 24 hours before ``ended_at``": the fourth game on is not rated,
+    whichever worker scores it."""
+    filled = _counting_fills(monkeypatch)
+    workers = [_worker(runtime), _worker(runtime)]
+    at = START + timedelta(days=1)
+    for i in range(6):
+        runtime.__dict__["service"] = workers[i % 2]
+        sides = ("p0", "p1") if i % 2 else ("p1", "p0")
+        publish(runtime, game(*sides, event_id=f"t{i}", ended_at=at + timedelta(minutes=i)))
+        drain(runtime)
+    assert [2, 0, 2, 0] + [0, 0] * 4 == filled  # two reads a batch: with the claim, after it
+    stored = {row["event_id"]: row["reason"] for row in audit(runtime, "gammon42")}
+    assert [None] * 3 + ["pair_limit"] * 3 == [stored[f"t{i}"] for i in range(6)]
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    assert [] == report.mismatches
+
+
+def test_a_batch_numbered_before_the_mark_and_committed_after_it_is_read_from_the_log(
+    runtime, monkeypatch
+):
+    """Worker B's game of p4 and p5 has its scoring number, not yet committed, when worker A
+    stores a game of p0 and p1 after it and commits first: A's mark is past B's number, so
+    its next claim reads no game after the mark, yet finds one more row stored than it read.
+    It reads p4 and p5 from the log after all, finds B's game, the pair's third rated one in
+    24 hours, and does not rate the fourth (SPEC 2.4 step 5)."""
+    import json
+
+    from worker.store import statements
+
+    a, b = _worker(runtime), _worker(runtime)
+    at = START + timedelta(days=1)
+    runtime.__dict__["service"] = a
+    for i, sides in enumerate([("p4", "p5"), ("p5", "p4"), ("p0", "p1")]):
+        publish(runtime, game(*sides, ended_at=at + timedelta(minutes=i)))
+        drain(runtime)
+    filled = _counting_fills(monkeypatch)
+    monkeypatch.setattr(statements, "COPY_ROWS", 1)  # B's rows by COPY: numbered before COMMIT
+    copy = statements._copy
+    raced: list[str] = []
+
+    def racing(conn: Any, into: CopyInto, rows: list[dict[str, Any]]) -> None:
+        copy(conn, into, rows)
+        if into == statements._COPY_AUDIT and rows[0]["event_id"] == "b-late" and not raced:
+            raced.append("a-between")
+            sent = game("p1", "p0", event_id="a-between", ended_at=at + timedelta(minutes=4))
+            a.process([json.dumps(sent)], lambda raw, error: pytest.fail(str(error)))
+
+    monkeypatch.setattr(statements, "_copy", racing)
+    runtime.__dict__["service"] = b
+    publish(runtime, game("p4", "p5", event_id="b-late", ended_at=at + timedelta(minutes=3)))
+    drain(runtime)
+    assert raced
+    runtime.__dict__["service"] = a
+    publish(runtime, game("p5", "p4", event_id="a-after", ended_at=at + timedelta(minutes=5)))
+    drain(runtime)
+    # per batch, with the claim and after it: B's first; A's between; A's after, again
+    assert [2, 0, 0, 0, 0, 2] == filled
+    stored = {row["event_id"]: row["reason"] for row in audit(runtime, "gammon42")}
+    assert (None, "pair_limit") == (stored["b-late"], stored["a-after"])
     report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
     assert [] == report.mismatches
 
@@ -148,11 +221,14 @@ def test_the_memory_is_per_database_and_off_when_asked(runtime):
     assert isinstance(on._windows[runtime.databases.default], WindowCache)
 
 
-def test_a_batch_committed_between_a_claim_and_its_commit_drops_the_memory(runtime, monkeypatch):
+def test_a_batch_committed_between_a_claim_and_its_commit_is_read_with_the_next_claim(
+    runtime, monkeypatch
+):
     """Worker B commits a game of p2 and p3 while worker A's batch (p0 and p1) is between its
-    claim and its commit: A's commit counts two writes where it read one less, so A does not
-    keep its memory of p2 and p3, and its next game between them is the pair's fourth rated
-    one in 24 hours: not rated (SPEC 2.4 step 5)."""
+    claim and its commit: A's commit counts two writes where it read one less, so A keeps its
+    claim's mark, and its next claim reads B's game (and its own) after it: its next game
+    between p2 and p3 is the pair's fourth rated one in 24 hours: not rated (SPEC 2.4
+    step 5)."""
     import json
 
     from worker import failpoints
@@ -160,8 +236,7 @@ def test_a_batch_committed_between_a_claim_and_its_commit_drops_the_memory(runti
     a, b = _worker(runtime), _worker(runtime)
     at = START + timedelta(days=1)
     runtime.__dict__["service"] = a
-    # A alone: two batches of p2 against p3 (cold, then quiet), then one that reads p0 to p3
-    # into memory
+    # A alone: two batches of p2 against p3, then one that reads p0 and p1 into memory
     for i in range(2):
         publish(runtime, game("p2", "p3", ended_at=at + timedelta(minutes=i)))
         drain(runtime)

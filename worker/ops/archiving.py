@@ -36,7 +36,7 @@ from worker.ladders import Config, LadderConfig
 from worker.store import checkpoints, game_players, marks, moderation, partitions, replays
 from worker.store.locks import LOCK_BATCHES, LOCK_IMPORT_COMMITS, LOCK_LADDERS
 from worker.store.log import event_of
-from worker.store.windowcache import COUNT_WRITES
+from worker.store.windowcache import COUNT_ACTION
 
 
 class ArchiveRefused(Exception):
@@ -114,7 +114,7 @@ def archive(engine: Engine, config: Config, before: date, now: datetime | None =
         game_players.delete_archived(conn, boundary)  # before the lock the detaching takes
         tables = partitions.detach(conn, before)
         # the ladders whose windows lose games: a worker's windows in memory are read again
-        conn.exec_driver_sql(COUNT_WRITES, {"ladders": archived})
+        conn.exec_driver_sql(COUNT_ACTION, {"ladders": archived})
     return Archived(before, made, tables)
 
 

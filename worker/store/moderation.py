@@ -28,7 +28,7 @@ from worker.store.tables import (
     players,
     rating_changes,
 )
-from worker.store.windowcache import COUNT_WRITES
+from worker.store.windowcache import COUNT_ACTION
 
 CHUNK = 5000
 VOIDED = "voided"
@@ -40,10 +40,10 @@ def lock_ladder(conn: Connection, ladder: str) -> None:
     exclusively (``worker.store.locks``: the batches of the ladder in flight commit
     first, new ones wait at their claim; other ladders are not touched), then every player
     of it, in the order workers lock them (``claim_players``: sorted keys, code-point
-    order), a player a batch created just before included. The ladder counts one more write
-    (``windowcache.COUNT_WRITES``): a worker's windows kept in memory are read again."""
+    order), a player a batch created just before included. The ladder counts one more action
+    (``windowcache.COUNT_ACTION``): a worker's windows kept in memory are read again."""
     conn.exec_driver_sql(LOCK_LADDER, {"ladder": ladder})
-    conn.exec_driver_sql(COUNT_WRITES, {"ladders": [ladder]})
+    conn.exec_driver_sql(COUNT_ACTION, {"ladders": [ladder]})
     query = (
         select(players.c.player_id)
         .where(players.c.ladder == ladder)

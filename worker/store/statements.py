@@ -297,7 +297,7 @@ def after_reads(
         reads += original_reads(originals)
     kept = [ask for ask in asks if windowcache.cached(ask)] if cache is not None else []
     use = cache.use(kept, now) if cache is not None and kept else None
-    unkept = [ask for ask in asks if ask not in kept] + ([] if use is None else use.cold)
+    unkept = [ask for ask in asks if ask not in kept]
     reads += windows.archived(asks, facts, now)  # every ask's, from memory or not
     reads += windows.reads(unkept, facts, now)
     if use is not None:
@@ -337,13 +337,13 @@ def write_batch(
     seat_rows: Sequence[dict[str, Any]] = (),
     commit: bool = False,
     meanwhile: Callable[[], None] | None = None,
-) -> dict[str, int]:
+) -> dict[str, windowcache.Counted]:
     """Audit rows, ledger rows (in order: their ids keep each player's ledger sequence),
     new links and settled tournaments, the players of draws and team games (``seat_rows``,
     ``game_players``), then the changed players. ``commit``: end the transaction too, in the
     same round trip, where the writes go in one (the caller's own commit then finds nothing
     left to commit; elsewhere it commits as before). Each ladder of the audit rows counts one
-    more write (``windowcache.COUNT_WRITES``): its count after it comes back."""
+    more write (``windowcache.count_writes``): its counts after it come back."""
     dirty = list(dirty)
     # Audit and ledger rows (and the players of draws and team games) by COPY in a large
     # batch (a round trip each), else in the one round trip that sends every other row as a
@@ -362,20 +362,18 @@ def write_batch(
         (_PG_INSERT_TOURNAMENTS, tournament_rows),
         (_PG_WRITE_PLAYERS, [_values(p, "ladder", "player_id") for p in dirty]),
     )
-    ladders = sorted({row["ladder"] for row in audit_rows})
+    count = windowcache.count_writes(audit_rows)
     with pipeline(conn) as driver:
         for sql, rows in documents:
             if rows:
                 driver.execute(sql, {"rows": compact(rows)})
-        counted = (
-            driver.execute(windowcache.COUNT_WRITES, {"ladders": ladders}) if ladders else None
-        )
+        counted = driver.execute(count.sql, count.params) if count is not None else None
         if commit:
             driver.execute("COMMIT")
         if meanwhile is not None:
             sent(driver)
             meanwhile()
-    return windowcache.counts_of(counted.fetchall()) if counted is not None else {}
+    return count.make(counted.fetchall()) if count is not None and counted is not None else {}
 
 
 # From this many audit and ledger rows on, a batch writes them by COPY: PostgreSQL takes COPY's

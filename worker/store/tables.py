@@ -273,6 +273,9 @@ ladder_writes = Table(
     metadata,
     Column("ladder", LadderName, primary_key=True),
     Column("writes", BigInteger, nullable=False),
+    # the audit rows worker batches stored, and the operator actions (migration 0019)
+    Column("stored", BigInteger, nullable=False, server_default="0"),
+    Column("actions", BigInteger, nullable=False, server_default="0"),
 )
 
 # What a batch's instant must come after (``worker.store.marks``): the instant of each ladder's

@@ -1,5 +1,6 @@
 """A worker's windows kept in memory: each player's ranked games since a time, so that a batch
-of a busy ladder reads from the audit log only the players it has not scored lately.
+of a busy ladder reads from the audit log only the players it has not scored, and the games
+other workers stored since its last read.
 
 Which windows (``engine.needs.WindowAsk``): a ladder whose rules count the K window's ranked
 games, and whose pair limit reads no game the K window's read does not (``folds_pairs``);
@@ -12,33 +13,33 @@ this batch's games). The games an archive took out of the log are never held: ea
 those its windows count from the ladder's checkpoint (``windows.archived``), whether its
 players' games come from memory or from the log, and the two never share a game.
 
-When it is true: ``ladder_writes`` counts, per ladder, the transactions that changed what a
-window reads; every batch that stores a ladder's events adds one (``write_batch``), and so
-does every operator action on it (``moderation.lock_ladder``; ``ladder archive``), in the
-transaction that makes the change. A batch reads the count once its players are locked, in
-the claim's round trip (``claim_players``). Its own players' entries read then are exact: a
-game of a locked player was committed before the lock was granted, and no other game of
-theirs can be until this batch commits. Every other entry is exact only if nobody else wrote
-the ladder since this worker last did, that is if the count is the one this worker's own
-last commit left. If it is not, the entries the batch took from memory are read again in a
-second round trip (still under the locks) and the ladder turns cold. At its commit the batch
-adds its own count; if that makes exactly one more than it read, nobody wrote in between,
-and the batch's own ranked games join the entries; else the ladder turns cold.
-
-A cold ladder keeps no entries: its batches read their windows as a worker without memory
-does (``windows.reads``), and the count beside them. A cold batch's claim that finds the
-count where this worker's last commit left it makes the next batch read all its players into
-memory, and the ladder is warm again. So a worker alone on a ladder reads the log only for
-players new to it, and workers that take turns on one ladder read it as before, plus the
-count.
+When it is true: a ladder's entries are exact at a *mark*, read in one statement: the last
+scoring number (``seq``) taken, so no event stored has a higher one, and two counts of
+``ladder_writes``: ``stored``, the audit rows worker batches stored (each batch adds its own
+in its transaction, ``COUNT_WRITES``), and ``actions``, the operator actions (each moderation
+action, season close, erase and archive adds one in its transaction, ``COUNT_ACTION``). A
+batch's claim, once its players are locked, reads the ladder's mark again and, in the same
+statement, every event stored after the old mark's number (the scoring-order index). If no
+action came and ``stored`` moved by exactly the rows read, the entries had every game but
+those, and those join them: two workers taking turns on a ladder each read the other's games,
+not their players' windows. Otherwise (an action; a batch that took its numbers before the
+mark and committed after it) the entries taken from memory are read from the log again in a
+second round trip, the others are dropped, and the batch's players alone are kept: they are
+locked, so nobody else's game of theirs can commit before this batch does. A ladder new to
+the worker reads all its players. At its commit the batch's ``COUNT_WRITES`` returns the
+ladder's ``writes`` (every transaction counts one): exactly one more than at its claim,
+nobody committed in between, and the batch's own games join the entries, at a mark of its
+own last number; else the mark stays its claim's, and the next claim reads the batch's own
+games with the others.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from engine.needs import WindowAsk
 from worker.jsontext import compact
@@ -53,15 +54,78 @@ from worker.store.windows import (
     folds_pairs,
 )
 
-#: One more write of each ladder of ``%(ladders)s`` (text[]), each row taken in sorted order
-#: (two transactions counting the same ladders cannot deadlock); the counts after it.
+#: A worker batch's write of each ladder of ``%(ladders)s`` (text[]), with the audit rows it
+#: stored of each (``%(rows)s``, bigint[]), each row taken in sorted order (two transactions
+#: counting the same ladders cannot deadlock); after it, the ladder's counts and the last
+#: scoring number this session took (the batch's own last: its rows were stored before).
 COUNT_WRITES: Final = """
-INSERT INTO ladder_writes (ladder, writes)
-SELECT l, 1 FROM unnest(%(ladders)s::text[]) AS l ORDER BY l
-ON CONFLICT (ladder) DO UPDATE SET writes = ladder_writes.writes + 1
-RETURNING ladder, writes
+INSERT INTO ladder_writes AS w (ladder, writes, stored)
+SELECT l, 1, n FROM unnest(%(ladders)s::text[], %(rows)s::bigint[]) AS c(l, n) ORDER BY l
+ON CONFLICT (ladder) DO UPDATE SET writes = w.writes + 1, stored = w.stored + excluded.stored
+RETURNING w.ladder, w.writes, w.stored, currval('events_seq_seq')
 """
-_READ_WRITES: Final = "SELECT ladder, writes FROM ladder_writes WHERE ladder = ANY(%(ladders)s)"
+#: An operator action on each ladder of ``%(ladders)s``: one more write and one more action.
+COUNT_ACTION: Final = """
+INSERT INTO ladder_writes AS w (ladder, writes, actions)
+SELECT l, 1, 1 FROM unnest(%(ladders)s::text[]) AS l ORDER BY l
+ON CONFLICT (ladder) DO UPDATE SET writes = w.writes + 1, actions = w.actions + 1
+"""
+# Per ladder (``after``: the scoring number of the worker's mark, NULL where it keeps none):
+# its counts, the last scoring number taken (the new mark's: no event stored has a higher
+# one) and the events stored after ``after``, counted, and the ranked games among them not
+# voided, in one statement (one snapshot). A game stored after a mark was processed at most
+# a day before the batch's earliest window, less the margin. The scoring numbers bounded on
+# both sides: the planner takes a range it cannot see for a small one (one side alone, for a
+# third of the ladder, and it read the month whole).
+_RANKED = "e.type = 'game.finished' AND e.mode = 'ranked' AND e.outcome <> 'voided'"
+_PG_MARK: Final = f"""
+SELECT a.ladder, coalesce(w.writes, 0), coalesce(w.stored, 0), coalesce(w.actions, 0), s.last,
+  d.n, d.winners, d.losers, d.ends, d.rated
+FROM unnest(%(ladders)s::text[], %(after)s::bigint[]) AS a(ladder, after)
+CROSS JOIN (SELECT coalesce(pg_sequence_last_value('events_seq_seq'), 0) AS last) AS s
+LEFT JOIN ladder_writes w ON w.ladder = a.ladder
+CROSS JOIN LATERAL (
+  SELECT count(*) AS n, array_agg(e.winner_id) FILTER (WHERE {_RANKED}) AS winners,
+    array_agg(e.loser_id) FILTER (WHERE {_RANKED}) AS losers,
+    array_agg(e.ended_at) FILTER (WHERE {_RANKED}) AS ends,
+    array_agg(e.outcome = 'rated') FILTER (WHERE {_RANKED}) AS rated
+  FROM events e WHERE e.ladder = a.ladder AND e.seq > a.after AND e.seq <= s.last
+    AND e.processed_at >= %(earliest)s AND e.processed_at < %(latest)s) AS d
+"""
+
+
+class Counted(NamedTuple):
+    """A ladder's counts after a batch's ``COUNT_WRITES``, and the batch's last scoring number."""
+
+    writes: int
+    stored: int
+    seq: int
+
+
+def count_writes(audit_rows: Sequence[Mapping[str, Any]]) -> Read[dict[str, Counted]] | None:
+    """``COUNT_WRITES`` of a batch's audit rows (None when it has none), and its answer."""
+    stored = Counter(row["ladder"] for row in audit_rows)
+    if not stored:
+        return None
+    ladders = sorted(stored)
+    params = {"ladders": ladders, "rows": [stored[ladder] for ladder in ladders]}
+
+    def made(rows: Sequence[Any]) -> dict[str, Counted]:
+        return {ladder: Counted(int(w), int(n), int(seq)) for ladder, w, n, seq in rows}
+
+    return Read(COUNT_WRITES, params, made)
+
+
+class _Mark(NamedTuple):
+    """A ladder as the claim's ``_PG_MARK`` found it."""
+
+    writes: int
+    stored: int
+    actions: int
+    seq: int
+    read: int  # events stored after the worker's mark
+    games: list[tuple[str | None, str | None, datetime, bool]]  # the ranked ones among them
+
 
 # Per asked player, every ranked game not voided that ended at or after the ask's ``since``:
 # their ends, and the rated ones' opponents and ends.
@@ -136,24 +200,38 @@ class _Entry:
 
 
 class _Ladder:
-    """One ladder's entries and the count of its writes at this worker's last commit (None:
-    not known). ``warm``: the entries hold at that count. Cold, a batch reads its windows as
-    a worker without memory does; a cold batch's claim that finds the count unchanged since
-    this worker's commit makes the next batch read all its players into memory (``fill``):
-    workers that take turns on one ladder stay cold, and pay for the count alone."""
+    """One ladder's entries and the mark they are exact at (``warm``; see the module's text):
+    its ``writes``, ``stored`` and ``actions`` counts and scoring number ``seq``."""
 
-    __slots__ = ("writes", "entries", "warm", "fill")
+    __slots__ = ("writes", "stored", "actions", "seq", "entries", "warm")
 
     def __init__(self) -> None:
-        self.writes: int | None = None
+        self.writes = self.stored = self.actions = self.seq = 0
         self.entries: dict[str, _Entry] = {}
         self.warm = False
-        self.fill = False
 
-    def cool(self, writes: int | None) -> None:
-        self.writes = writes
+    def cool(self) -> None:
         self.entries = {}
-        self.warm = self.fill = False
+        self.warm = False
+
+    def caught_up(self, mark: _Mark) -> bool:
+        """The games stored after this ladder's mark join its entries, if they are all of
+        them (no action, ``stored`` moved by as many rows as were read); else False."""
+        if not self.warm or mark.actions != self.actions or mark.stored - self.stored != mark.read:
+            return False
+        for winner, loser, ended_at, rated in mark.games:
+            _played(self.entries, winner, loser, ended_at, rated)
+        return True
+
+
+def _played(
+    entries: Mapping[str, _Entry], winner: str | None, loser: str | None, at: datetime, rated: bool
+) -> None:
+    """One ranked game into the entries of its two players that hold games of its end."""
+    if winner is not None and (entry := entries.get(winner)) is not None and at >= entry.since:
+        entry.add(at, loser, rated)
+    if loser is not None and (entry := entries.get(loser)) is not None and at >= entry.since:
+        entry.add(at, winner, rated)
 
 
 class WindowCache:
@@ -163,9 +241,8 @@ class WindowCache:
         self._ladders: dict[str, _Ladder] = {}
 
     def use(self, asks: Sequence[WindowAsk], now: datetime) -> CacheUse:
-        """A batch's use of the entries for ``asks`` (each ``cached``), processed at
-        ``now``: the reads it sends with its claim (``CacheUse.reads``; the asks of its
-        ladders that are cold, ``CacheUse.cold``, are read as without memory)."""
+        """A batch's use of the entries for ``asks`` (each ``cached``, one a ladder),
+        processed at ``now``: the reads it sends with its claim (``CacheUse.reads``)."""
         return CacheUse(self, asks, now)
 
     def ladder(self, name: str) -> _Ladder:
@@ -174,59 +251,46 @@ class WindowCache:
             found = self._ladders[name] = _Ladder()
         return found
 
-    def written(self, claimed: Mapping[str, int], counts: Mapping[str, int], rows: Any) -> None:
-        """A batch committed: ``counts``, each ladder's count after the batch's own
-        (``COUNT_WRITES``); ``claimed``, the counts the batch read at its claim for the ladders
-        whose windows it asked; ``rows``, its audit rows (dicts keyed by column)."""
+    def written(self, claimed: Mapping[str, int], counts: Mapping[str, Counted], rows: Any) -> None:
+        """A batch committed: ``counts``, each ladder's after the batch's own
+        (``count_writes``); ``claimed``, the ``writes`` the batch read at its claim for the
+        ladders whose windows it asked; ``rows``, its audit rows (dicts keyed by column).
+        Where nobody committed in between, its games join the entries."""
         grown: set[str] = set()
         for ladder, count in counts.items():
             state = self._ladders.get(ladder)
-            if state is None:
+            if state is None or not state.warm or ladder not in claimed:
                 continue
-            if not state.warm:  # cold: its claim decided whether the next batch fills
-                state.writes, state.entries = count, {}
-            elif ladder in claimed and count == claimed[ladder] + 1:
-                state.writes = count
+            if count.writes == claimed[ladder] + 1:
+                state.writes, state.stored, state.seq = count.writes, count.stored, count.seq
                 grown.add(ladder)
-            else:  # another commit came between the claim and this one
-                state.cool(count)
-        if not grown:
-            return
-        for row in rows:
+        for row in rows if grown else ():
             ladder = row["ladder"]
             if ladder not in grown or row["type"] != "game.finished" or row["mode"] != "ranked":
                 continue
-            entries = self._ladders[ladder].entries
-            winner, loser, ended_at = row["winner_id"], row["loser_id"], row["ended_at"]
-            rated = row["outcome"] == "rated"
-            if winner is not None and (entry := entries.get(winner)) is not None:
-                entry.add(ended_at, loser, rated)
-            if loser is not None and (entry := entries.get(loser)) is not None:
-                entry.add(ended_at, winner, rated)
+            if row["outcome"] != "voided":
+                entries = self._ladders[ladder].entries
+                rated = row["outcome"] == "rated"
+                _played(entries, row["winner_id"], row["loser_id"], row["ended_at"], rated)
 
 
 class CacheUse:
     """One batch's use of a ``WindowCache``: the players it reads from the log (``reads``,
-    with the ladders' counts), those it takes from memory, and what it hands the engine."""
+    with the ladders' marks), those it takes from memory, and what it hands the engine."""
 
     def __init__(self, cache: WindowCache, asks: Sequence[WindowAsk], now: datetime) -> None:
         self.cache = cache
         self.now = now
-        self.claimed: dict[str, int] = {}  # each ladder's count, read at the claim
-        self.asks: list[WindowAsk] = []  # those answered from memory
-        self.cold: list[WindowAsk] = []  # those read as without memory
+        self.claimed: dict[str, int] = {}  # each ladder's writes, read at the claim
+        self.asks = list(asks)
+        self._marks: dict[str, _Mark] = {}
         self._served: dict[str, list[str]] = {}  # per ladder, the players taken from memory
         self._filled: dict[str, dict[str, _Entry]] = {}  # per ladder, the players read
-        self._ladders = sorted({ask.ladder for ask in asks})
         asked: dict[str, list[str]] = {}
         for ask in asks:
             state = cache.ladder(ask.ladder)
             if len(state.entries) > LIMIT:
-                state.cool(state.writes)
-            if not (state.warm or state.fill):
-                self.cold.append(ask)
-                continue
-            self.asks.append(ask)
+                state.cool()
             since = ask.since
             served, read = [], []
             entries = state.entries if state.warm else {}
@@ -240,16 +304,26 @@ class CacheUse:
                 served.append(pid)
             self._served[ask.ladder] = served
             asked[ask.ladder] = read
-        self.reads: list[Read[Any]] = [
-            Read(_READ_WRITES, {"ladders": self._ladders}, self._counted)
-        ]
+        ladders = sorted(self._served)
+        states = [cache.ladder(ladder) for ladder in ladders]
+        after = [state.seq if state.warm else None for state in states]
+        params = {"ladders": ladders, "after": after, **self._bounds(self.asks)}
+        self.reads: list[Read[Any]] = [Read(_PG_MARK, params, self._marked)]
         fill = self._fill(asked)
         if fill is not None:
             self.reads.append(fill)
 
-    def _counted(self, rows: Sequence[Any]) -> None:
-        counts = counts_of(rows)
-        self.claimed = {ladder: counts.get(ladder, 0) for ladder in self._ladders}
+    def _bounds(self, asks: Sequence[WindowAsk]) -> dict[str, datetime]:
+        return {
+            "earliest": min(ask.since for ask in asks) - PROCESSED_MARGIN,
+            "latest": self.now + PROCESSED_MARGIN,
+        }
+
+    def _marked(self, rows: Sequence[Any]) -> None:
+        for ladder, writes, stored, actions, seq, read, winners, losers, ends, rated in rows:
+            games = list(zip(winners, losers, ends, rated, strict=True)) if ends else []
+            self._marks[ladder] = _Mark(writes, stored, actions, seq, read, games)
+            self.claimed[ladder] = writes
 
     def _fill(self, asked: Mapping[str, Sequence[str]]) -> Read[None] | None:
         """The read of ``asked`` (per ladder, the players) from the log, into ``_filled``."""
@@ -272,44 +346,37 @@ class CacheUse:
             }
             for ask in asks
         ]
-        bounds = {
-            "earliest": min(since.values()) - PROCESSED_MARGIN,
-            "latest": self.now + PROCESSED_MARGIN,
-        }
         for ask in asks:
             filled = self._filled.setdefault(ask.ladder, {})
             for pid in asked[ask.ladder]:  # a player with no game in the window has no row
                 filled[pid] = _Entry(since[ask.ladder], [], [], [])
-        return Read(_PG_FILL, {"asks": compact(document), **bounds}, made)
+        return Read(_PG_FILL, {"asks": compact(document), **self._bounds(asks)}, made)
 
     def again(self) -> list[Read[Any]]:
-        """Once the claim's reads are in: the players taken from memory of a ladder someone
-        else wrote since this worker's last commit, to be read from the log after all (empty
-        when there are none); the ladder's other entries are dropped, and it turns cold once
-        this batch commits. A cold ladder whose count nobody else changed fills next time."""
+        """Once the claim's reads are in, each ladder at its claim's mark: the games stored
+        since the worker's mark join its entries; where they may not be all (see the module's
+        text), the players taken from memory are read from the log after all (the read
+        returned, empty when there are none) and the ladder keeps this batch's players only."""
         stale: dict[str, list[str]] = {}
-        for ask in self.cold:
-            state = self.cache.ladder(ask.ladder)
-            state.fill = state.writes == self.claimed[ask.ladder]
         for ladder, served in self._served.items():
             state = self.cache.ladder(ladder)
-            if state.warm and state.writes != self.claimed[ladder]:
-                stale[ladder] = served
-                self._served[ladder] = []
-            elif not state.warm:  # filled: its entries are this batch's players
+            mark = self._marks[ladder]
+            if not state.caught_up(mark):
+                if served:
+                    stale[ladder] = served
+                    self._served[ladder] = []
                 state.entries = {}
-            state.warm, state.fill = ladder not in stale, False
-            state.writes = self.claimed[ladder]
+            state.warm = True
+            state.writes, state.stored, state.actions = mark.writes, mark.stored, mark.actions
+            state.seq = mark.seq
         fill = self._fill(stale)
         return [] if fill is None else [fill]
 
     def facts(self, facts: WindowFacts) -> None:
-        """The windows of every player asked from memory into ``facts``; the entries read
-        from the log join the cache."""
+        """The windows of every player asked into ``facts``; the entries read from the log
+        join the cache."""
         for ask in self.asks:
-            state = self.cache.ladder(ask.ladder)
-            # a ladder found stale at the claim keeps none: this batch's entries, for it alone
-            entries = state.entries if state.warm else {}
+            entries = self.cache.ladder(ask.ladder).entries
             entries.update(self._filled.get(ask.ladder, {}))
             ladder = ask.ladder
             for pid in ask.ranked_ids:
@@ -320,8 +387,3 @@ class CacheUse:
             for a, b in ask.pairs:
                 for at in entries[a].against(b):
                     pairs.append((ladder, a, b, at))
-
-
-def counts_of(rows: Iterable[Any]) -> dict[str, int]:
-    """``COUNT_WRITES``'s (or the claim's read of the counts') rows as {ladder: count}."""
-    return {ladder: int(n) for ladder, n in rows}
