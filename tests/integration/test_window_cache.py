@@ -207,6 +207,49 @@ def test_a_batch_numbered_before_the_mark_and_committed_after_it_is_read_from_th
     assert [] == report.mismatches
 
 
+def test_a_batch_rolled_back_after_its_claim_read_the_others_game_counts_it_once(
+    runtime, monkeypatch
+):
+    """Worker A holds one rated game of p2 and p3; worker B stores a second. A's next game of
+    the pair reads B's with its claim, then its transaction fails before the commit (a
+    conflict, tried again): the retry and the next batch count B's game once and A's own once
+    it is stored. SPEC 2.4 step 5, "not rated once the pair already has N rated games
+    (default 3) in the 24 hours before ``ended_at``": the third game is rated, the fourth not
+    (B's game counted twice would refuse the third; missed, rate the fourth)."""
+    from sqlalchemy.exc import IntegrityError
+
+    from worker import failpoints
+
+    a, b = _worker(runtime), _worker(runtime)
+    at = START + timedelta(days=1)
+    runtime.__dict__["service"] = a
+    publish(runtime, game("p2", "p3", event_id="a1", ended_at=at))
+    drain(runtime)
+    runtime.__dict__["service"] = b
+    publish(runtime, game("p3", "p2", event_id="b2", ended_at=at + timedelta(minutes=1)))
+    drain(runtime)
+    hit = failpoints.hit
+    failed: list[str] = []
+
+    def fail_once(name: str) -> None:
+        if name == "service.before_commit" and not failed:
+            failed.append(name)
+            raise IntegrityError("COMMIT", None, Exception("a conflict, tried again"))
+        hit(name)
+
+    monkeypatch.setattr(failpoints, "hit", fail_once)
+    runtime.__dict__["service"] = a
+    publish(runtime, game("p2", "p3", event_id="a3", ended_at=at + timedelta(minutes=2)))
+    drain(runtime)
+    assert failed
+    publish(runtime, game("p3", "p2", event_id="a4", ended_at=at + timedelta(minutes=3)))
+    drain(runtime)
+    stored = {row["event_id"]: row["reason"] for row in audit(runtime, "gammon42")}
+    assert [None, None, None, "pair_limit"] == [stored[e] for e in ("a1", "b2", "a3", "a4")]
+    report = verify(runtime.engine, runtime.leaderboard_redis, runtime.config.ladders["gammon42"])
+    assert [] == report.mismatches
+
+
 def test_the_memory_is_per_database_and_off_when_asked(runtime):
     """A service without the memory keeps none; with it, one per database engine."""
     off = _worker(runtime, window_cache=False)
