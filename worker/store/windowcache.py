@@ -117,9 +117,8 @@ def count_writes(audit_rows: Sequence[Mapping[str, Any]]) -> Read[dict[str, Coun
 
 
 class _Mark(NamedTuple):
-    """A ladder as the claim's ``_PG_MARK`` found it."""
+    """A ladder as the claim's ``_PG_MARK`` found it (its ``writes``: ``CacheUse.claimed``)."""
 
-    writes: int
     stored: int
     actions: int
     seq: int
@@ -201,12 +200,12 @@ class _Entry:
 
 class _Ladder:
     """One ladder's entries and the mark they are exact at (``warm``; see the module's text):
-    its ``writes``, ``stored`` and ``actions`` counts and scoring number ``seq``."""
+    its ``stored`` and ``actions`` counts and scoring number ``seq``."""
 
-    __slots__ = ("writes", "stored", "actions", "seq", "entries", "warm")
+    __slots__ = ("stored", "actions", "seq", "entries", "warm")
 
     def __init__(self) -> None:
-        self.writes = self.stored = self.actions = self.seq = 0
+        self.stored = self.actions = self.seq = 0
         self.entries: dict[str, _Entry] = {}
         self.warm = False
 
@@ -262,7 +261,7 @@ class WindowCache:
             if state is None or not state.warm or ladder not in claimed:
                 continue
             if count.writes == claimed[ladder] + 1:
-                state.writes, state.stored, state.seq = count.writes, count.stored, count.seq
+                state.stored, state.seq = count.stored, count.seq
                 grown.add(ladder)
         for row in rows if grown else ():
             ladder = row["ladder"]
@@ -322,7 +321,7 @@ class CacheUse:
     def _marked(self, rows: Sequence[Any]) -> None:
         for ladder, writes, stored, actions, seq, read, winners, losers, ends, rated in rows:
             games = list(zip(winners, losers, ends, rated, strict=True)) if ends else []
-            self._marks[ladder] = _Mark(writes, stored, actions, seq, read, games)
+            self._marks[ladder] = _Mark(stored, actions, seq, read, games)
             self.claimed[ladder] = writes
 
     def _fill(self, asked: Mapping[str, Sequence[str]]) -> Read[None] | None:
@@ -367,8 +366,7 @@ class CacheUse:
                     self._served[ladder] = []
                 state.entries = {}
             state.warm = True
-            state.writes, state.stored, state.actions = mark.writes, mark.stored, mark.actions
-            state.seq = mark.seq
+            state.stored, state.actions, state.seq = mark.stored, mark.actions, mark.seq
         fill = self._fill(stale)
         return [] if fill is None else [fill]
 
