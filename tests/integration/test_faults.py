@@ -5,7 +5,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
-from sqlalchemy.exc import OperationalError
+from redis.exceptions import NoPermissionError
+from sqlalchemy.exc import OperationalError, ProgrammingError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from engine import apply as real_apply
@@ -86,6 +87,16 @@ def test_an_invalid_event_in_a_split_batch_is_dead_lettered_once(runtime, monkey
         (TimeoutError("timed out"), "redis"),
         (ArithmeticError("year 0"), None),
         (ValueError("bad"), None),
+        # A store refusing the worker's role: no event's fault, held like an outage.
+        (
+            ProgrammingError(
+                "INSERT", {}, psycopg.errors.InsufficientPrivilege("permission denied for table")
+            ),
+            "postgresql",
+        ),
+        (psycopg.errors.InvalidPassword("password authentication failed"), "postgresql"),
+        (NoPermissionError("this user has no permissions to run the 'eval' command"), "redis"),
+        (ProgrammingError("INSERT", {}, psycopg.errors.UndefinedColumn("no column")), None),
     ],
 )
 def test_an_outage_is_told_from_a_fault_of_the_batch(exc, store):

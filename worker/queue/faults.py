@@ -1,9 +1,12 @@
 """Which failures are outages: the one question the batch job asks of an exception.
 
 An outage (PostgreSQL or Redis unreachable, hung, restarting) is *transient*: the batch is
-kept and tried again until the store is back, and no event is dead-lettered for it. Any
-other exception while applying a batch is the batch's own fault: the batch is split until
-the one event that fails is alone (``worker.entrypoints.worker.batches``).
+kept and tried again until the store is back, and no event is dead-lettered for it. So is a
+store's refusal of the worker's role (PostgreSQL's ``insufficient_privilege`` or a failed
+login, Redis's ``NOPERM``): a grant the deployment forgot is no event's fault, and the batch
+goes through once it is given. Any other exception while applying a batch is the batch's own
+fault: the batch is split until the one event that fails is alone
+(``worker.entrypoints.worker.batches``).
 
 An exception of an unexpected type counts as an outage too when a store does not answer a
 short probe right after it (a statement cut by the job's timeout because PostgreSQL hung).
@@ -17,7 +20,13 @@ import time
 from collections.abc import Callable
 
 import structlog
-from redis.exceptions import BusyLoadingError, ClusterDownError, ClusterError, TryAgainError
+from redis.exceptions import (
+    BusyLoadingError,
+    ClusterDownError,
+    ClusterError,
+    NoPermissionError,
+    TryAgainError,
+)
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
@@ -33,8 +42,11 @@ _REDIS_DOWN = (
     ClusterDownError,
     ClusterError,
     TryAgainError,
+    NoPermissionError,
 )
 _POSTGRESQL_DOWN = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
+# SQLSTATEs of PostgreSQL refusing the role: insufficient_privilege; the class of a failed login.
+_REFUSED = ("42501", "28")
 
 
 def unavailable_store(exc: BaseException) -> str | None:
@@ -49,10 +61,16 @@ def unavailable_store(exc: BaseException) -> str | None:
             return POSTGRESQL
         if isinstance(current, DBAPIError) and current.connection_invalidated:
             return POSTGRESQL
+        if _refuses(getattr(getattr(current, "orig", current), "sqlstate", None)):
+            return POSTGRESQL  # a psycopg error, or SQLAlchemy's wrapping of one
         if isinstance(current, (ConnectionError, socket.timeout, TimeoutError)):
             return POSTGRESQL if "psycopg" in type(current).__module__ else REDIS
         current = current.__cause__ or current.__context__
     return None
+
+
+def _refuses(sqlstate: object) -> bool:
+    return isinstance(sqlstate, str) and sqlstate.startswith(_REFUSED)
 
 
 def classify(exc: BaseException, probes: dict[str, Callable[[], object]]) -> str | None:
