@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from redis import Redis
 from starlette.testclient import TestClient
+from structlog.testing import capture_logs
 
 from tests.conftest import drain, publish
 from tests.events import game
@@ -199,9 +200,13 @@ def test_an_unreachable_redis_is_503_not_500(runtime):
     """Infrastructure trouble is 'unavailable', never a server error."""
     down = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.2)
     app = create_app(runtime.config, down, runtime.engine, access=EVERYONE)
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, raise_server_exceptions=False) as client, capture_logs() as said:
         response = client.get(f"/ladders/{L}/top")
     assert (503, "no-store") == (response.status_code, response.headers["cache-control"])
+    # The operator's log says which store and why; the answer only which store.
+    (line,) = [s for s in said if s["event"] == "store_unavailable"]
+    assert ("redis", f"/ladders/{L}/top") == (line["store"], line["path"])
+    assert line["error"].startswith("ConnectionError: ") and "\n" not in line["error"]
 
 
 def test_the_openapi_document_lists_every_route(client):

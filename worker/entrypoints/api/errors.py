@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import structlog
 from fastapi import Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -22,6 +23,9 @@ from starlette.exceptions import HTTPException
 from worker.boards import reader
 from worker.entrypoints.api.caching import CACHE_OK, NO_STORE
 from worker.entrypoints.api.models import Error, Unavailable
+from worker.queue.faults import said
+
+log = structlog.get_logger("ladder")
 
 
 class BadRequest(Exception):
@@ -85,6 +89,10 @@ async def _unavailable(request: Request, exc: Exception) -> Response:
         store = exc.store
     else:
         store = "postgresql" if isinstance(exc, DBAPIError | SQLAlchemyTimeout) else "redis"
+    # The driver's own error, not SQLAlchemy's text of it (which repeats the statement and
+    # its parameters): what the operator needs to tell an outage from, say, a missing grant.
+    cause = getattr(exc, "orig", None) or exc
+    log.warning("store_unavailable", store=store, path=request.url.path, error=said(cause, 300))
     body = {"error": "unavailable", "detail": f"{store} is unavailable", "store": store}
     return _json(body, 503, NO_STORE)
 
