@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 KUBERNETES_VERSION = "1.30"
-BUILT_IN = {"Namespace", "ConfigMap", "Secret", "Deployment", "Job", "Service"}
+BUILT_IN = {"Namespace", "ConfigMap", "Secret", "Deployment", "Job", "CronJob", "Service"}
 BUILT_IN |= {"PodDisruptionBudget", "NetworkPolicy"}
 COMPOSE_ENV = {
     "LADDER_NETWORK_KEY": "compose-config-test-key",
@@ -52,6 +52,17 @@ MANIFESTS = _manifests()
 def _one(kind: str, name: str) -> dict[str, Any]:
     (doc,) = [d for _, d in MANIFESTS if d["kind"] == kind and d["metadata"]["name"] == name]
     return doc
+
+
+def _pods() -> list[tuple[str, dict[str, Any]]]:
+    """Each Deployment's, Job's and CronJob's pod template: (the manifest's name, template)."""
+    found = []
+    for _, doc in MANIFESTS:
+        if doc["kind"] in {"Deployment", "Job"}:
+            found.append((doc["metadata"]["name"], doc["spec"]["template"]))
+        elif doc["kind"] == "CronJob":
+            found.append((doc["metadata"]["name"], doc["spec"]["jobTemplate"]["spec"]["template"]))
+    return found
 
 
 def _compose() -> dict[str, Any]:
@@ -139,10 +150,8 @@ def test_the_worker_probes_are_ladder_health_commands():
 
 def test_the_pods_run_as_a_non_root_user_with_a_read_only_root():
     """Every pod runs as the image's unprivileged user and cannot escalate."""
-    for _, doc in MANIFESTS:
-        if doc["kind"] not in {"Deployment", "Job"}:
-            continue
-        pod = doc["spec"]["template"]["spec"]
+    for _, template in _pods():
+        pod = template["spec"]
         assert pod["securityContext"]["runAsNonRoot"] is True
         assert pod["securityContext"]["runAsUser"] != 0
         for container in pod.get("initContainers", []) + pod["containers"]:
@@ -154,10 +163,8 @@ def test_the_pods_run_as_a_non_root_user_with_a_read_only_root():
 def test_every_referenced_config_map_and_secret_exists():
     """envFrom and volumes name only ConfigMaps and Secrets that the folder defines."""
     defined = {(doc["kind"], doc["metadata"]["name"]) for _, doc in MANIFESTS}
-    for _, doc in MANIFESTS:
-        if doc["kind"] not in {"Deployment", "Job"}:
-            continue
-        pod = doc["spec"]["template"]["spec"]
+    for _, template in _pods():
+        pod = template["spec"]
         for container in pod.get("initContainers", []) + pod["containers"]:
             for source in container.get("envFrom", []):
                 if "configMapRef" in source:
@@ -253,12 +260,36 @@ def test_the_migration_job_runs_ladder_migrate_once():
     assert job["backoffLimit"] > 0
 
 
+def test_each_pod_reaches_postgresql_as_the_role_deploy_security_gives_it():
+    """deploy/SECURITY.md's roles: workers as ladder_worker, the API as ladder_reader, the
+    migration (once per release, and on the first of each month, which makes the months'
+    partitions the workers cannot) as ladder_owner, whose URL no other pod is given."""
+
+    def user(secret: str) -> str:
+        url = _one("Secret", secret)["stringData"]["DATABASE_URL"]
+        return str(re.match(r"postgresql://([^:@]+)", url).group(1))  # type: ignore[union-attr]
+
+    roles = {}
+    for name, template in _pods():
+        (container,) = template["spec"]["containers"]
+        secrets = [s["secretRef"]["name"] for s in container["envFrom"] if "secretRef" in s]
+        assert "DATABASE_URL" not in {v["name"] for v in container.get("env", [])}, name
+        with_url = [s for s in secrets if "DATABASE_URL" in _one("Secret", s)["stringData"]]
+        roles[name] = user(with_url[-1])  # envFrom: the last source wins
+    assert {
+        "ladder-worker": "ladder_worker",
+        "ladder-api": "ladder_reader",
+        "ladder-migrate": "ladder_owner",
+        "ladder-migrate-monthly": "ladder_owner",
+    } == roles
+    monthly = _one("CronJob", "ladder-migrate-monthly")["spec"]
+    (container,) = monthly["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert ["migrate"] == container["args"]
+    assert "1" == monthly["schedule"].split()[2] and "Forbid" == monthly["concurrencyPolicy"]
+
+
 def _pod_names() -> set[str]:
-    return {
-        doc["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/name"]
-        for _, doc in MANIFESTS
-        if doc["kind"] in {"Deployment", "Job"}
-    }
+    return {template["metadata"]["labels"]["app.kubernetes.io/name"] for _, template in _pods()}
 
 
 def test_only_the_workers_the_api_and_the_migration_reach_postgresql():
