@@ -257,6 +257,35 @@ def test_a_grant_the_worker_lacks_holds_its_batch_until_it_is_given(roles, redis
     assert [] == json.loads(_ok(worker, "dlq", "list", "--json"))
 
 
+@pytest.mark.long
+def test_a_command_the_role_lacks_a_grant_for_fails_in_one_line(roles, redis_url, tmp_path):
+    """An operator command refused a table says so in one line naming the table, whether
+    SQLAlchemy or the command's own psycopg connection (``ladder import``'s COPY) met it."""
+    before, after = blocks()
+    roles.admin(roles.mine(before))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
+    env["REDIS_URL"] = redis_url
+    _ok({**env, "DATABASE_URL": roles.url("ladder_owner")}, "migrate")
+    roles.admin(roles.mine(after))
+    revoke = "REVOKE UPDATE ON ladder_imports, ladder_writes FROM ladder_worker"
+    roles.admin(roles.mine(f"SET search_path = ladder; {revoke}"))
+    worker = {**env, "DATABASE_URL": roles.url("ladder_worker")}
+    players = tmp_path / "players.jsonl"
+    players.write_text('{"player_id": "imported-1", "rating": 1612}\n', encoding="utf-8")
+    for command, table in (
+        (["import", "gammon42", str(players)], "ladder_imports"),
+        (["season", "close", "gammon42", "--name", "S1"], "ladder_writes"),
+    ):
+        done = _ladder(worker, *command)
+        said = [line for line in done.stderr.splitlines() if not line.startswith("{")]
+        assert 1 == done.returncode, done.stderr
+        where = roles.url("ladder_worker").replace(":unused@", ":***@").replace("+psycopg", "")
+        assert [f"ladder: the database at {where} failed: permission denied for table {table}"] == [
+            line for line in said if line.startswith("ladder: ")
+        ], done.stderr
+        assert "Traceback" not in done.stderr
+
+
 def _stored(roles: Roles) -> int:
     with psycopg.connect(roles.plain("ladder_owner")) as conn:
         found = conn.execute("SELECT count(*) FROM events").fetchone()

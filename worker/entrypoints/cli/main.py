@@ -125,7 +125,10 @@ def dispatch(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
-    """(exit code, one line) for a failure an operator can act on; (0, None) for a bug."""
+    """(exit code, one line) for a failure an operator can act on; (0, None) for a bug.
+    PostgreSQL's failures come wrapped by SQLAlchemy, or bare from the commands that drive
+    psycopg themselves (``ladder import``'s COPY)."""
+    import psycopg
     from redis.exceptions import RedisError
     from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 
@@ -134,7 +137,7 @@ def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
 
     if isinstance(exc, EmbeddedError):
         return EXIT_FAILED, str(exc)
-    if isinstance(exc, ProgrammingError):  # a missing table: an unmigrated database, said so
+    if isinstance(exc, ProgrammingError | psycopg.errors.UndefinedTable):  # unmigrated: said so
         try:
             for engine in rt.databases.all():
                 require_current(engine)
@@ -149,13 +152,14 @@ def _ordinary_failure(exc: Exception, rt: Runtime) -> tuple[int, str | None]:
     if isinstance(exc, RedisError):
         url = rt.__dict__.get("redis_url", rt.given.redis_url)
         return EXIT_FAILED, f"Redis at {_hide_password(url)} failed: {_first(exc)}"
-    if isinstance(exc, OperationalError | DBAPIError):
+    if isinstance(exc, OperationalError | DBAPIError | psycopg.Error):
+        said = _first(getattr(exc, "orig", None) or exc)  # the driver's own line
         databases = rt.__dict__.get("databases")
         if databases is not None and databases.routes:  # which primary: the driver's line says
-            return EXIT_FAILED, f"a database failed: {_hide_password(_first(exc.orig or exc))}"
+            return EXIT_FAILED, f"a database failed: {_hide_password(said)}"
         url = rt.__dict__.get("database_url", rt.given.database_url)
         where = _hide_password(url).replace("+psycopg", "", 1)
-        return EXIT_FAILED, f"the database at {where} failed: {_first(exc.orig or exc)}"
+        return EXIT_FAILED, f"the database at {where} failed: {said}"
     if isinstance(exc, OSError):
         name = f" {exc.filename}" if exc.filename else ""
         return EXIT_FAILED, f"cannot open{name}: {exc.strerror or exc}"
