@@ -183,6 +183,17 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
     ):
         _ok(worker, *command)
 
+    # Two more dead letters, the older moved to PostgreSQL (one kept in Redis), its receipt's
+    # Redis copy gone (expired): the API builds it from the PostgreSQL archive.
+    bad = [{"event_id": f"bad-{n}", "ladder": "gammon42", "type": "game"} for n in (2, 3)]
+    for event in bad:
+        inbox.rpush(keys.INBOX, json.dumps(event))
+        _ok({**worker, "LADDER_DLQ_MAX": "1"}, "worker", "--burst")
+    inbox.delete(keys.receipt("bad-2"))
+    with psycopg.connect(roles.plain("ladder_owner")) as conn:
+        archived = conn.execute("SELECT event_id FROM dead_letters").fetchall()
+    assert ("bad-2",) in archived  # (bad-1, replayed above and refused again, is there too)
+
     tokens = "ops:reader-token-0123456789:boards|history|export"
     said: list[str] = []
     answers = {}
@@ -193,7 +204,8 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
             "/ladders/gammon42/players/g-player-00/history",  # scored in an archived month
             "/ladders/gammon42/events/r-1",
             "/ladders/gammon42/events/r-2",  # voided
-            "/ladders/gammon42/events/bad-1",  # discarded: read from PostgreSQL
+            "/ladders/gammon42/events/bad-1",  # replayed, refused again
+            "/ladders/gammon42/events/bad-2",  # built from the dead letter in PostgreSQL
         ):
             asked = urllib.request.Request(
                 base + path, headers={"Authorization": "Bearer reader-token-0123456789"}
@@ -207,6 +219,7 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
     assert all(isinstance(a, dict | list) for a in answers.values()), (answers, said)
     assert "voided" == answers["/ladders/gammon42/events/r-2"]["outcome"]
     assert "dead_lettered" == answers["/ladders/gammon42/events/bad-1"]["outcome"]
+    assert "dead_lettered" == answers["/ladders/gammon42/events/bad-2"]["outcome"]
 
     # What the page keeps from each role.
     with psycopg.connect(roles.plain("ladder_worker")) as conn:
@@ -215,7 +228,11 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
                 conn.execute(sql)
             conn.rollback()
     with psycopg.connect(roles.plain("ladder_reader")) as conn:
-        for sql in ("SELECT payload FROM dead_letters", "UPDATE players SET rating = 0"):
+        for sql in (
+            "SELECT * FROM links",
+            "SELECT * FROM imported_players",
+            "UPDATE players SET rating = 0",
+        ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(sql)
             conn.rollback()
