@@ -191,8 +191,8 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
         _ok({**worker, "LADDER_DLQ_MAX": "1"}, "worker", "--burst")
     inbox.delete(keys.receipt("bad-2"))
     with psycopg.connect(roles.plain("ladder_owner")) as conn:
-        archived = conn.execute("SELECT event_id FROM dead_letters").fetchall()
-    assert ("bad-2",) in archived  # (bad-1, replayed above and refused again, is there too)
+        letters = conn.execute("SELECT event_id FROM dead_letters").fetchall()
+    assert ("bad-2",) in letters  # (bad-1, replayed above and refused again, is there too)
 
     tokens = "ops:reader-token-0123456789:boards|history|export"
     said: list[str] = []
@@ -243,12 +243,7 @@ def test_a_grant_the_worker_lacks_holds_its_batch_until_it_is_given(roles, redis
     """A store refusing the worker's role is no event's fault: the batch is held, as through
     an outage, with one warning naming the refusal; nothing is dead-lettered; once the grant
     is given the same batch is scored."""
-    before, after = blocks()
-    roles.admin(roles.mine(before))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
-    env["REDIS_URL"] = redis_url
-    _ok({**env, "DATABASE_URL": roles.url("ladder_owner")}, "migrate")
-    roles.admin(roles.mine(after))
+    env = _migrated(roles, redis_url)
     roles.admin(roles.mine("SET search_path = ladder; REVOKE UPDATE ON players FROM ladder_worker"))
     worker = {**env, "DATABASE_URL": roles.url("ladder_worker")}
     Redis.from_url(redis_url).rpush(
@@ -278,12 +273,7 @@ def test_a_grant_the_worker_lacks_holds_its_batch_until_it_is_given(roles, redis
 def test_a_command_the_role_lacks_a_grant_for_fails_in_one_line(roles, redis_url, tmp_path):
     """An operator command refused a table says so in one line naming the table, whether
     SQLAlchemy or the command's own psycopg connection (``ladder import``'s COPY) met it."""
-    before, after = blocks()
-    roles.admin(roles.mine(before))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
-    env["REDIS_URL"] = redis_url
-    _ok({**env, "DATABASE_URL": roles.url("ladder_owner")}, "migrate")
-    roles.admin(roles.mine(after))
+    env = _migrated(roles, redis_url)
     revoke = "REVOKE UPDATE ON ladder_imports, ladder_writes FROM ladder_worker"
     roles.admin(roles.mine(f"SET search_path = ladder; {revoke}"))
     worker = {**env, "DATABASE_URL": roles.url("ladder_worker")}
@@ -301,6 +291,18 @@ def test_a_command_the_role_lacks_a_grant_for_fails_in_one_line(roles, redis_url
             line for line in said if line.startswith("ladder: ")
         ], done.stderr
         assert "Traceback" not in done.stderr
+
+
+def _migrated(roles: Roles, redis_url: str) -> dict[str, str]:
+    """The page's block before the migration, ``ladder migrate`` as the owner, the block
+    after it; the environment of a command (no ``DATABASE_URL`` yet)."""
+    before, after = blocks()
+    roles.admin(roles.mine(before))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
+    env["REDIS_URL"] = redis_url
+    _ok({**env, "DATABASE_URL": roles.url("ladder_owner")}, "migrate")
+    roles.admin(roles.mine(after))
+    return env
 
 
 def _stored(roles: Roles) -> int:
