@@ -21,10 +21,12 @@ class Cli:
         self.env = env
 
     def ladder(
-        self, *args: str, check: bool = True, timeout: float = 300
+        self, *args: str, check: bool = True, timeout: float = 300, faked: str | None = None
     ) -> subprocess.CompletedProcess[str]:
+        """``ladder ARGS``; ``faked``: under ``faketime -f FAKED`` (``-60d``: two months ago)."""
+        command = [LADDER, *args] if faked is None else ["faketime", "-f", faked, LADDER, *args]
         result = subprocess.run(
-            [LADDER, *args], env=self.env, capture_output=True, text=True, timeout=timeout
+            command, env=self.env, capture_output=True, text=True, timeout=timeout
         )
         if check and result.returncode != 0:
             raise AssertionError(

@@ -14,7 +14,7 @@ import sys
 import time
 import urllib.request
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,6 +34,22 @@ def free_port() -> int:
 
 
 LADDER = str(Path(sys.executable).with_name("ladder"))
+
+
+def wait_for(
+    condition: Callable[[], bool],
+    timeout: float,
+    step: float = 0.25,
+    said: Callable[[], str] = lambda: "",
+) -> float:
+    """Seconds until ``condition`` held; fails the test after ``timeout`` (with ``said()``,
+    say a log's tail)."""
+    started = time.monotonic()
+    while not condition():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"not within {timeout} s {said()}".rstrip())
+        time.sleep(step)
+    return time.monotonic() - started
 
 
 @contextmanager

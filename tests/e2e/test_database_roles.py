@@ -1,4 +1,4 @@
-"""deploy/SECURITY.md's PostgreSQL roles, run as written (SPEC 6, "Access").
+"""deploy/SECURITY.md's PostgreSQL roles, run as written.
 
 The page's SQL blocks run with the role and schema names made this test's own: the block
 before ``ladder migrate``, the migration as the owner, then the block after it. Every command
@@ -15,7 +15,6 @@ import json
 import os
 import re
 import subprocess
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -29,7 +28,8 @@ import pytest
 from redis import Redis
 from sqlalchemy.engine import make_url
 
-from tests.e2e.private import LADDER, ladder_serve
+from tests.e2e.conftest import Cli
+from tests.e2e.private import LADDER, ladder_serve, wait_for
 from tests.events import game
 from tests.ladders import ladder, with_shipped
 from worker import keys
@@ -95,51 +95,21 @@ def roles(base_database_url: str) -> Iterator[Roles]:
         made.admin(";\n".join(drops))
 
 
-def _ladder(env: dict[str, str], *args: str, faked: str | None = None) -> Any:
-    command = [LADDER, *args]
-    if faked:
-        command = ["faketime", "-f", faked, *command]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-
-
-def _ok(env: dict[str, str], *args: str, faked: str | None = None) -> str:
-    done = _ladder(env, *args, faked=faked)
-    assert 0 == done.returncode, (args, done.stderr[-3000:])
-    return str(done.stdout)
-
-
-def test_the_page_has_a_block_before_and_a_block_after_the_migration():
-    before, after = blocks()
-    assert "CREATE ROLE ladder_owner" in before and "ALTER DEFAULT PRIVILEGES" in before
-    assert "ladder_reader" in after
-
-
 @pytest.mark.long
 def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url, tmp_path):
-    before, after = blocks()
-    roles.admin(roles.mine(before))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
-    env.pop("DATABASE_URL", None)
-    env["REDIS_URL"] = redis_url
     # The shipped ladders and one that switches to glicko2 half an hour ago (for ``rerate``).
     switch = datetime.now(UTC) - timedelta(minutes=30)
     switched = {"version": "g-1", "ruleset": "glicko2", "effective_from": switch}
     club = ladder("club", "gammon42", {"version": "1.3.1"}, switched)
-    env["LADDER_CONFIG"] = str(with_shipped(tmp_path, club))
-    owner = {**env, "DATABASE_URL": roles.url("ladder_owner")}
-    worker = {**env, "DATABASE_URL": roles.url("ladder_worker")}
-    reader = {**env, "DATABASE_URL": roles.url("ladder_reader")}
-
-    # The owner migrates: two months ago (the sample below is scored then) and now.
-    _ok(owner, "migrate", faked="-60d")
-    _ok(owner, "migrate")
-    roles.admin(roles.mine(after))
+    config = str(with_shipped(tmp_path, club))
+    # The owner migrates two months ago too: the sample below is scored then.
+    owner, worker, reader = _migrated(roles, redis_url, LADDER_CONFIG=config, back="-60d")
 
     inbox = Redis.from_url(redis_url)
     old = list(sample(42, now=datetime.now(UTC) - timedelta(days=60)))
     inbox.rpush(keys.INBOX, *(json.dumps(e) for e in old), '{"type": "game.finished", cut')
-    _ok(worker, "worker", "--burst", faked="-60d")
-    archived = _ok(owner, "archive", "--before", datetime.now(UTC).strftime("%Y-%m"))
+    worker.ladder("worker", "--burst", faked="-60d")
+    archived = owner.ladder("archive", "--before", datetime.now(UTC).strftime("%Y-%m")).stdout
     assert "detached 4 tables: archived_events_" in archived  # two months, two tables each
 
     recent = [game("alice", "bob", event_id=f"r-{i}") for i in range(1, 5)]
@@ -149,9 +119,9 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
     recent += [game("dan", "erin", ladder="club", event_id="c-1", ended_at=earlier)]
     recent += [game("erin", "dan", ladder="club", event_id="c-2")]
     inbox.rpush(keys.INBOX, *(json.dumps(e) for e in recent))
-    _ok(worker, "worker", "--burst")
-    _ok(worker, "health", "--ready")
-    verified = json.loads(_ok(worker, "verify", "--json"))
+    worker.ladder("worker", "--burst")
+    worker.ladder("health", "--ready")
+    verified = worker.ladder_json("verify")
     assert {"gammon42", "fibs", "prostriker"} <= set(verified["ladders"])
     assert all(not found["mismatches"] for found in verified["ladders"].values()), verified
 
@@ -181,14 +151,14 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
         ["player", "erase", "gammon42", "bob", "--yes", "--by", "test"],
         ["verify"],
     ):
-        _ok(worker, *command)
+        worker.ladder(*command)
 
     # Two more dead letters, the older moved to PostgreSQL (one kept in Redis), its receipt's
     # Redis copy gone (expired): the API builds it from the PostgreSQL archive.
     bad = [{"event_id": f"bad-{n}", "ladder": "gammon42", "type": "game"} for n in (2, 3)]
     for event in bad:
         inbox.rpush(keys.INBOX, json.dumps(event))
-        _ok({**worker, "LADDER_DLQ_MAX": "1"}, "worker", "--burst")
+        Cli({**worker.env, "LADDER_DLQ_MAX": "1"}).ladder("worker", "--burst")
     inbox.delete(keys.receipt("bad-2"))
     with psycopg.connect(roles.plain("ladder_owner")) as conn:
         letters = conn.execute("SELECT event_id FROM dead_letters").fetchall()
@@ -197,7 +167,7 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
     tokens = "ops:reader-token-0123456789:boards|history|export"
     said: list[str] = []
     answers = {}
-    with ladder_serve({**reader, "LADDER_API_TOKENS": tokens}, log=said) as base:
+    with ladder_serve({**reader.env, "LADDER_API_TOKENS": tokens}, log=said) as base:
         for path in (
             "/ladders/gammon42/top",
             "/ladders/gammon42/players/alice/history",
@@ -222,20 +192,20 @@ def test_each_role_runs_what_the_page_gives_it_and_nothing_more(roles, redis_url
     assert "dead_lettered" == answers["/ladders/gammon42/events/bad-2"]["outcome"]
 
     # What the page keeps from each role.
-    with psycopg.connect(roles.plain("ladder_worker")) as conn:
-        for sql in ("DELETE FROM events", "DROP TABLE players", "CREATE TABLE t (i int)"):
-            with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                conn.execute(sql)
-            conn.rollback()
-    with psycopg.connect(roles.plain("ladder_reader")) as conn:
-        for sql in (
+    forbidden = {
+        "ladder_worker": ("DELETE FROM events", "DROP TABLE players", "CREATE TABLE t (i int)"),
+        "ladder_reader": (
             "SELECT * FROM links",
             "SELECT * FROM imported_players",
             "UPDATE players SET rating = 0",
-        ):
-            with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                conn.execute(sql)
-            conn.rollback()
+        ),
+    }
+    for role, statements in forbidden.items():
+        with psycopg.connect(roles.plain(role)) as conn:
+            for sql in statements:
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(sql)
+                conn.rollback()
 
 
 @pytest.mark.long
@@ -243,47 +213,49 @@ def test_a_grant_the_worker_lacks_holds_its_batch_until_it_is_given(roles, redis
     """A store refusing the worker's role is no event's fault: the batch is held, as through
     an outage, with one warning naming the refusal; nothing is dead-lettered; once the grant
     is given the same batch is scored."""
-    env = _migrated(roles, redis_url)
+    _, worker, _ = _migrated(roles, redis_url)
     roles.admin(roles.mine("SET search_path = ladder; REVOKE UPDATE ON players FROM ladder_worker"))
-    worker = {**env, "DATABASE_URL": roles.url("ladder_worker")}
     Redis.from_url(redis_url).rpush(
         keys.INBOX, *(json.dumps(game("ann", "ben", event_id=f"h-{i}")) for i in range(3))
     )
     log = tmp_path / "worker.log"
     with log.open("w") as out:
-        running = subprocess.Popen([LADDER, "worker"], env=worker, stdout=out, stderr=out)
+        running = subprocess.Popen([LADDER, "worker"], env=worker.env, stdout=out, stderr=out)
+
+    def tail() -> str:
+        return log.read_text()[-3000:]
+
     try:
-        _until(lambda: "permission denied for table players" in log.read_text(), log)
-        assert [] == json.loads(_ok(worker, "dlq", "list", "--json"))
+        wait_for(lambda: "permission denied for table players" in log.read_text(), 60, said=tail)
+        assert [] == worker.ladder_json("dlq", "list")
         assert 0 == _stored(roles)
         roles.admin(
             roles.mine("SET search_path = ladder; GRANT UPDATE ON players TO ladder_worker")
         )
-        _until(lambda: _stored(roles) == 3, log)
+        wait_for(lambda: _stored(roles) == 3, 60, said=tail)
     finally:
         running.terminate()
         running.wait(timeout=60)
     said = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
     assert 1 == sum(line["event"] == "store_unavailable" for line in said)
     assert not [line for line in said if line.get("outcome") == "dead_lettered"]
-    assert [] == json.loads(_ok(worker, "dlq", "list", "--json"))
+    assert [] == worker.ladder_json("dlq", "list")
 
 
 @pytest.mark.long
 def test_a_command_the_role_lacks_a_grant_for_fails_in_one_line(roles, redis_url, tmp_path):
     """An operator command refused a table says so in one line naming the table, whether
     SQLAlchemy or the command's own psycopg connection (``ladder import``'s COPY) met it."""
-    env = _migrated(roles, redis_url)
+    _, worker, _ = _migrated(roles, redis_url)
     revoke = "REVOKE UPDATE ON ladder_imports, ladder_writes FROM ladder_worker"
     roles.admin(roles.mine(f"SET search_path = ladder; {revoke}"))
-    worker = {**env, "DATABASE_URL": roles.url("ladder_worker")}
     players = tmp_path / "players.jsonl"
     players.write_text('{"player_id": "imported-1", "rating": 1612}\n', encoding="utf-8")
     for command, table in (
         (["import", "gammon42", str(players)], "ladder_imports"),
         (["season", "close", "gammon42", "--name", "S1"], "ladder_writes"),
     ):
-        done = _ladder(worker, *command)
+        done = worker.ladder(*command, check=False)
         said = [line for line in done.stderr.splitlines() if not line.startswith("{")]
         assert 1 == done.returncode, done.stderr
         where = roles.url("ladder_worker").replace(":unused@", ":***@").replace("+psycopg", "")
@@ -293,26 +265,23 @@ def test_a_command_the_role_lacks_a_grant_for_fails_in_one_line(roles, redis_url
         assert "Traceback" not in done.stderr
 
 
-def _migrated(roles: Roles, redis_url: str) -> dict[str, str]:
-    """The page's block before the migration, ``ladder migrate`` as the owner, the block
-    after it; the environment of a command (no ``DATABASE_URL`` yet)."""
+def _migrated(roles: Roles, redis_url: str, back: str | None = None, **env: str) -> list[Cli]:
+    """The page's block before the migration, ``ladder migrate`` as the owner (``back``: under
+    ``faketime`` that far back first, then now), the block after it; a command line for each
+    role (owner, worker, reader), with ``env`` besides."""
     before, after = blocks()
     roles.admin(roles.mine(before))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
-    env["REDIS_URL"] = redis_url
-    _ok({**env, "DATABASE_URL": roles.url("ladder_owner")}, "migrate")
+    base = {k: v for k, v in os.environ.items() if not k.startswith("LADDER_")}
+    base.update(REDIS_URL=redis_url, **env)
+    owner, worker, reader = (Cli({**base, "DATABASE_URL": roles.url(role)}) for role in ROLES)
+    if back is not None:
+        owner.ladder("migrate", faked=back)
+    owner.ladder("migrate")
     roles.admin(roles.mine(after))
-    return env
+    return [owner, worker, reader]
 
 
 def _stored(roles: Roles) -> int:
     with psycopg.connect(roles.plain("ladder_owner")) as conn:
         found = conn.execute("SELECT count(*) FROM events").fetchone()
     return int(found[0]) if found else 0
-
-
-def _until(done: Any, log: Path, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():
-        assert time.monotonic() < deadline, log.read_text()[-3000:]
-        time.sleep(0.2)

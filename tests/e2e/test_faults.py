@@ -29,7 +29,7 @@ from sqlalchemy.pool import NullPool
 from tests.conftest import record_figure
 from tests.e2e.conftest import LADDER, Cli
 from tests.e2e.invariants import check_stores
-from tests.e2e.private import PrivatePostgres, free_port
+from tests.e2e.private import PrivatePostgres, free_port, wait_for
 from tests.e2e.test_outage_redis import PrivateRedis
 from tests.e2e.test_reliability import expected_ids, hot_events, kill_group, publish
 from tests.events import game
@@ -65,16 +65,6 @@ def _spawn(env: dict[str, str], *args: str, log: Path | None = None) -> subproce
             stderr=out,
             start_new_session=True,
         )
-
-
-def _wait(condition: Callable[[], bool], timeout: float, step: float = 0.25) -> float:
-    """Seconds until ``condition`` held; fails the test after ``timeout``."""
-    started = time.monotonic()
-    while not condition():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"not within {timeout} s")
-        time.sleep(step)
-    return time.monotonic() - started
 
 
 def _audited(database_url: str) -> Callable[[], int]:
@@ -154,9 +144,9 @@ def run_postgresql_outage(private_postgres, redis_url, tmp_path, *, outage_secon
         # Both workers running before the store goes: a worker still starting when it does
         # fails its start-up check and exits with one line (``ladder worker`` with no
         # database), which is not what this test is about.
-        _wait(lambda: Worker.count(connection=redis) == len(workers), 60)
+        wait_for(lambda: Worker.count(connection=redis) == len(workers), 60)
         publish(redis, events[:400])
-        _wait(lambda: audited() >= 100, 60)
+        wait_for(lambda: audited() >= 100, 60)
         private_postgres.stop()
         stopped = time.monotonic()
         for i in range(400, 1200, 100):  # published during the outage
@@ -166,8 +156,8 @@ def run_postgresql_outage(private_postgres, redis_url, tmp_path, *, outage_secon
         private_postgres.start()
         outage = time.monotonic() - stopped
         before = audited()
-        resumed = _wait(lambda: audited() > before, 60)
-        drained = _wait(lambda: audited() == len(events), 120, step=0.5)
+        resumed = wait_for(lambda: audited() > before, 60)
+        drained = wait_for(lambda: audited() == len(events), 120, step=0.5)
         assert all(w.poll() is None for w in workers), "a worker died during the outage"
     finally:
         for w in workers:
@@ -222,7 +212,7 @@ def test_poison_events_are_dead_lettered_alone_and_valid_neighbours_applied_in_s
     worker = _spawn({**cli.env, "LADDER_METRICS_PORT": "0"})
     audited = _audited(database_url)
     try:
-        seconds = _wait(lambda: audited() >= len(valid), 30)
+        seconds = wait_for(lambda: audited() >= len(valid), 30)
     finally:
         kill_group(worker, signal.SIGTERM)
         redis.close()
@@ -248,7 +238,7 @@ def _retry_runs(redis: Redis, env: dict[str, str], database_url: str, since: flo
     audited = _audited(database_url)
     try:
         _schedule_retry(redis, game("r1", "r2", event_id="retried"))
-        _wait(lambda: audited() == 1, 60)
+        wait_for(lambda: audited() == 1, 60)
         return time.monotonic() - since
     finally:
         kill_group(worker, signal.SIGTERM)
@@ -265,7 +255,7 @@ def test_kill_9_leaves_no_process_a_free_metrics_port_and_retries_still_run(
     env = {**cli.env, "LADDER_METRICS_PORT": str(port)}
     redis = Redis.from_url(redis_url)
     first = _spawn(env)
-    _wait(lambda: redis.get(keys.SCHEDULER_LOCK) is not None, 20)
+    wait_for(lambda: redis.get(keys.SCHEDULER_LOCK) is not None, 20)
     os.kill(first.pid, signal.SIGKILL)
     first.wait(timeout=10)
     killed = time.monotonic()
@@ -285,7 +275,7 @@ def test_a_redis_restart_with_a_dead_workers_scheduler_lock_still_runs_retries(
     Cli(env).ladder("migrate")
     redis = Redis.from_url(private_redis.url)
     first = _spawn(env)
-    _wait(lambda: redis.get(keys.SCHEDULER_LOCK) is not None, 20)
+    wait_for(lambda: redis.get(keys.SCHEDULER_LOCK) is not None, 20)
     kill_group(first, signal.SIGKILL)
     private_redis.stop()  # the lock is in the AOF
     private_redis.start()
@@ -313,7 +303,7 @@ def test_a_worker_killed_mid_batch_has_its_work_applied_within_60_s(
     killed = time.monotonic()
     second = _spawn(env)
     try:
-        _wait(lambda: redis.zscore(keys.rating("gammon42"), "k1") is not None, 60)
+        wait_for(lambda: redis.zscore(keys.rating("gammon42"), "k1") is not None, 60)
         seconds = time.monotonic() - killed
     finally:
         kill_group(second, signal.SIGTERM)
@@ -436,7 +426,7 @@ def test_serve_answers_503_within_5_s_while_postgresql_is_frozen(private_postgre
     )
     base = f"http://127.0.0.1:{port}/ladders/gammon42"
     try:
-        _wait(lambda: _up(base + "/top"), 30)
+        wait_for(lambda: _up(base + "/top"), 30)
         assert 404 == _get(base + "/players/nobody/history")[0]  # PostgreSQL answers
         private_postgres.freeze()
         slow = [_get(base + "/players/nobody/history") for _ in range(3)]
