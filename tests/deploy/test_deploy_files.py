@@ -267,7 +267,9 @@ def test_each_pod_reaches_postgresql_as_the_role_deploy_security_gives_it():
 
     def user(secret: str) -> str:
         url = _one("Secret", secret)["stringData"]["DATABASE_URL"]
-        return str(re.match(r"postgresql://([^:@]+)", url).group(1))  # type: ignore[union-attr]
+        found = re.match(r"postgresql://([^:@]+)", url)
+        assert found is not None, url
+        return found.group(1)
 
     roles = {}
     for name, template in _pods():
